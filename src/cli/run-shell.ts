@@ -1,0 +1,60 @@
+import { mkdirSync, openSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "../core/config.js";
+import { ConfigError } from "../core/errors.js";
+import { createLogger } from "../core/log.js";
+import { startRuntime } from "../runtime.js";
+import { shellPlatform, type ShellRoom } from "../shell/shell-platform.js";
+import { stateDir } from "./paths.js";
+import { resolveRedis } from "./redis-target.js";
+
+/** Options of a terminal room run from the CLI. */
+export interface RunShellOptions {
+  config: Config;
+  namespace: string;
+  room?: string;
+}
+
+/**
+ * Runs a terminal room with its own worker until input ends (scripted) or Ctrl-D
+ * (interactive). Logs go to a file under the state folder so the terminal shows
+ * only the conversation.
+ */
+export async function runShell(options: RunShellOptions): Promise<void> {
+  const { config, namespace } = options;
+  if (!config.namespaces[namespace]) {
+    const known = Object.keys(config.namespaces).join(", ") || "none";
+    throw new ConfigError(`namespace "${namespace}" is not configured (configured: ${known})`);
+  }
+  const logDir = join(stateDir(), "logs");
+  mkdirSync(logDir, { recursive: true });
+  const log = createLogger({ destination: openSync(join(logDir, "roomgate.log"), "a") });
+  const redis = await resolveRedis(config, log);
+  let room: ShellRoom | undefined;
+  const interactive = Boolean(process.stdin.isTTY);
+  const runtime = await startRuntime({
+    config,
+    redisUrl: redis.url,
+    log,
+    platforms: [
+      shellPlatform(
+        {
+          name: options.room ?? namespace,
+          namespace,
+          input: process.stdin,
+          output: process.stdout,
+          interactive,
+        },
+        (r) => (room = r),
+      ),
+    ],
+  });
+  const shutdown = async () => {
+    await runtime.stop();
+    await redis.stop();
+  };
+  process.once("SIGINT", () => void shutdown().then(() => process.exit(130)));
+  process.once("SIGTERM", () => void shutdown().then(() => process.exit(143)));
+  await room!.finished;
+  await shutdown();
+}

@@ -1,0 +1,48 @@
+import type { Logger } from "./log.js";
+import type { InboundEvent } from "./event.js";
+import type { Platform } from "./room.js";
+import type { TurnOutcome } from "./reply.js";
+
+/** Where adapters put what they receive: de-duplicated by event id, then queued for a worker. */
+export interface Inbox {
+  /** Queues the event for its room; resolves false when the event id was seen before. */
+  enqueue(event: InboundEvent): Promise<boolean>;
+}
+
+/**
+ * What was already sent for one turn, so a turn retried after a worker died sends
+ * each part once: part key → platform message ref.
+ */
+export interface DeliveryLedger {
+  get(partKey: string): Promise<string | null>;
+  set(partKey: string, messageRef: string): Promise<void>;
+}
+
+/** What a sender gets for one turn besides the outcome itself. */
+export interface DeliveryContext {
+  /** Stable id of the turn (the inbound event id): idempotency keys derive from it. */
+  turnId: string;
+  ledger: DeliveryLedger;
+  log: Logger;
+}
+
+/**
+ * The sending half of a platform adapter, used by workers: it renders a turn's
+ * outcome for its platform and delivers it within the platform's limits.
+ */
+export interface PlatformSender {
+  readonly platform: Platform;
+  /**
+   * Delivers the outcome for the event's room and returns the platform refs of the
+   * messages that carry the reply (the last one carries the options).
+   */
+  deliver(event: InboundEvent, outcome: TurnOutcome, context: DeliveryContext): Promise<string[]>;
+  /** Shows that a turn is being worked on (typing) until the returned function is called. */
+  working(event: InboundEvent): () => void;
+}
+
+/** The receiving half of a platform adapter: started by `roomgate start`, stopped on SIGTERM. */
+export interface Receiver {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,168 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { parse as parseYaml } from "yaml";
+import { ConfigError } from "./errors.js";
+
+/** One namespace: a stdio command or a Streamable HTTP url (DESIGN §10). */
+export const NamespaceConfigSchema = z
+  .object({
+    command: z.array(z.string()).min(1).optional(),
+    cwd: z.string().optional(),
+    env: z.record(z.string(), z.string()).default({}),
+    url: z.url().optional(),
+    headers: z.record(z.string(), z.string()).default({}),
+    /** Tool-name prefix of the namespace; default `<name>.`, `""` means the whole server. */
+    prefix: z.string().optional(),
+    /** Per-call timeout in milliseconds. */
+    timeoutMs: z.number().int().positive().default(30_000),
+  })
+  .refine((ns) => (ns.command === undefined) !== (ns.url === undefined), {
+    message: "a namespace needs exactly one of `command` (stdio) or `url` (Streamable HTTP)",
+  });
+export type NamespaceConfig = z.infer<typeof NamespaceConfigSchema>;
+
+const TelegramGroupSchema = z.object({
+  chat: z.number().int(),
+  users: z.array(z.number().int()).default([]),
+});
+
+const TelegramBotSchema = z.object({
+  token: z.string().min(1),
+  namespace: z.string().min(1),
+  /** Allowed user ids for direct messages. */
+  users: z.array(z.number().int()).default([]),
+  /** Groups are closed unless listed, each with its own sender allowlist. */
+  groups: z.array(TelegramGroupSchema).default([]),
+});
+
+const TelegramSchema = z.object({
+  apiRoot: z.url().optional(),
+  mode: z.enum(["polling", "webhook"]).default("polling"),
+  webhook: z
+    .object({
+      url: z.url(),
+      port: z.number().int().positive().default(8443),
+      host: z.string().default("0.0.0.0"),
+      secretToken: z.string().min(1),
+    })
+    .optional(),
+  bots: z.array(TelegramBotSchema).default([]),
+});
+
+const MatrixRoomSchema = z.object({
+  room: z.string().min(1),
+  namespace: z.string().min(1),
+  users: z.array(z.string()).default([]),
+  /** Users at or above this power level are allowed too. */
+  powerLevel: z.number().int().optional(),
+});
+
+const MatrixSchema = z.object({
+  homeserver: z.url(),
+  accessToken: z.string().min(1),
+  /** Users whose invites to a configured room are accepted; default: the room's users. */
+  inviters: z.array(z.string()).default([]),
+  rooms: z.array(MatrixRoomSchema).default([]),
+});
+
+/** The YAML configuration file (DESIGN §10), validated at load; types derive from it. */
+export const ConfigSchema = z.object({
+  redis: z
+    .object({
+      url: z.string().optional(),
+      prefix: z.string().min(1).default("rg"),
+    })
+    .default({ prefix: "rg" }),
+  namespaces: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), NamespaceConfigSchema).default({}),
+  sessions: z
+    .object({
+      idleSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(7 * 24 * 3600),
+      historyTurns: z.number().int().positive().default(20),
+      choiceSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(24 * 3600),
+    })
+    .default({ idleSeconds: 7 * 24 * 3600, historyTurns: 20, choiceSeconds: 24 * 3600 }),
+  limits: z
+    .object({
+      /** Largest inbound message accepted, in characters. */
+      maxMessageChars: z.number().int().positive().default(16_000),
+      /** Largest text file accepted as an argument, in bytes. */
+      maxFileBytes: z.number().int().positive().default(1_000_000),
+    })
+    .default({ maxMessageChars: 16_000, maxFileBytes: 1_000_000 }),
+  worker: z.object({ concurrency: z.number().int().positive().default(8) }).default({ concurrency: 8 }),
+  http: z
+    .object({ port: z.number().int().nonnegative().default(9464), host: z.string().default("127.0.0.1") })
+    .optional(),
+  telegram: TelegramSchema.optional(),
+  matrix: MatrixSchema.optional(),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+export type TelegramConfig = z.infer<typeof TelegramSchema>;
+export type MatrixConfig = z.infer<typeof MatrixSchema>;
+
+/** Replaces `${VAR}` in every string of a parsed YAML tree from the environment. */
+export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[] = []): unknown {
+  if (typeof value === "string") {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+      const v = env[name];
+      if (v === undefined) {
+        throw new ConfigError(`${path.join(".") || "(root)"}: environment variable ${name} is not set`);
+      }
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, [...path, String(i)]));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandEnv(v, env, [...path, k])]));
+  }
+  return value;
+}
+
+/** Parses and validates configuration text; an error names the path of the bad field. */
+export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env): Config {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new ConfigError(`the configuration is not valid YAML: ${(err as Error).message}`, { cause: err });
+  }
+  const result = ConfigSchema.safeParse(expandEnv(raw, env));
+  if (!result.success) {
+    const first = result.error.issues[0];
+    const where = first && first.path.length > 0 ? first.path.join(".") : "(root)";
+    throw new ConfigError(`${where}: ${first?.message ?? "invalid"}`, { cause: result.error });
+  }
+  const config = result.data;
+  for (const bot of config.telegram?.bots ?? []) {
+    if (!config.namespaces[bot.namespace]) {
+      throw new ConfigError(`telegram.bots: namespace "${bot.namespace}" is not configured under namespaces`);
+    }
+  }
+  for (const room of config.matrix?.rooms ?? []) {
+    if (!config.namespaces[room.namespace]) {
+      throw new ConfigError(`matrix.rooms: namespace "${room.namespace}" is not configured under namespaces`);
+    }
+  }
+  return config;
+}
+
+/** Reads, expands and validates a YAML configuration file. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`cannot read configuration file ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return parseConfig(text, env);
+}

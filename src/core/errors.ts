@@ -1,0 +1,50 @@
+/**
+ * Base of roomgate's errors: `message` is for the log, `userText` is the one line a
+ * person may see (hookshot's CommandError split), `cause` is kept.
+ */
+export class RoomgateError extends Error {
+  readonly userText: string;
+  constructor(message: string, options: { cause?: unknown; userText?: string } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.userText = options.userText ?? message;
+  }
+}
+
+/** The configuration file or environment is wrong; the message names the field. */
+export class ConfigError extends RoomgateError {}
+
+/** A namespace server failed, timed out or could not be reached. */
+export class NamespaceError extends RoomgateError {
+  constructor(
+    readonly namespace: string,
+    message: string,
+    options: { cause?: unknown; userText?: string } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** A namespace returned a result that does not validate as an Answer. */
+export class MalformedAnswerError extends NamespaceError {
+  constructor(
+    namespace: string,
+    readonly tool: string,
+    readonly ref: string,
+    cause: unknown,
+  ) {
+    super(namespace, `${tool} returned a result that is not a valid Answer (ref ${ref})`, {
+      cause,
+      userText: `The "${namespace}" agent sent a malformed reply, so it is not shown (ref ${ref}).`,
+    });
+  }
+}
+
+/** A call was refused before reaching a namespace: outside the room's scope or not enabled. */
+export class ScopeError extends RoomgateError {}
+
+/** Arguments did not validate against a tool's input schema; nothing was called. */
+export class ArgumentError extends RoomgateError {}
+
+/** `redis-server` is needed for the embedded default and is not installed. */
+export class RedisMissingError extends RoomgateError {}

@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { PlatformSchema } from "./room.js";
+
+/** Who sent an event, as the adapter saw them; `allowed` is the adapter's allowlist verdict. */
+export const SenderSchema = z.object({
+  id: z.string().min(1),
+  name: z.string().optional(),
+  allowed: z.boolean(),
+});
+export type Sender = z.infer<typeof SenderSchema>;
+
+/** A text file a person sent, already downloaded and size-checked by the adapter. */
+export const InboundFileSchema = z.object({
+  name: z.string(),
+  mime: z.string(),
+  size: z.number().int().nonnegative(),
+  /** The file's text when the adapter could read it as text within the size cap. */
+  text: z.string().optional(),
+  /** Why the adapter could not take the file (too large, not text), shown to the person. */
+  rejected: z.string().optional(),
+});
+export type InboundFile = z.infer<typeof InboundFileSchema>;
+
+const base = {
+  /** Globally unique platform event id, used to de-duplicate (`tg:<bot>:<update_id>`, `mx:<event_id>`). */
+  eventId: z.string().min(1),
+  room: z.string().min(1),
+  namespace: z.string(),
+  platform: PlatformSchema,
+  sender: SenderSchema,
+  receivedAt: z.number(),
+  /**
+   * What the adapter needs to answer this event on its platform (chat id, message id,
+   * callback query id, thread root). Opaque to the engine; the adapter parses it.
+   */
+  origin: z.record(z.string(), z.unknown()).default({}),
+};
+
+/**
+ * One normalised inbound event: what an adapter enqueues and a worker turns into a
+ * turn. Platform types never appear here (Hubot's envelope).
+ */
+export const InboundEventSchema = z.discriminatedUnion("kind", [
+  z.object({ ...base, kind: z.literal("message"), text: z.string() }),
+  /** A button press or keycap reaction naming a pending choice by its opaque token. */
+  z.object({ ...base, kind: z.literal("choice"), token: z.string() }),
+  /** A keycap reaction on an offer message: the offer is known by the platform message it was sent as. */
+  z.object({
+    ...base,
+    kind: z.literal("reaction"),
+    messageRef: z.string(),
+    number: z.number().int().positive(),
+  }),
+  z.object({ ...base, kind: z.literal("file"), file: InboundFileSchema }),
+]);
+export type InboundEvent = z.infer<typeof InboundEventSchema>;

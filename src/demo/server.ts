@@ -1,0 +1,149 @@
+import { appendFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { AnswerSchema } from "../core/answer.js";
+import type { Answer } from "../core/answer.js";
+import { feedTools } from "./feed.js";
+import { kgTools } from "./kg.js";
+import { runsTools } from "./runs.js";
+import { symTools } from "./sym.js";
+import type { AnswerTool, DemoTool } from "./tool.js";
+
+/** The namespaces the demo server can serve, in registration order. */
+export const DEMO_NAMESPACES = ["feed", "runs", "kg", "sym"] as const;
+
+/** One demo namespace name. */
+export type DemoNamespace = (typeof DEMO_NAMESPACES)[number];
+
+const TOOLS: Readonly<Record<DemoNamespace, readonly DemoTool[]>> = {
+  feed: feedTools,
+  runs: runsTools,
+  kg: kgTools,
+  sym: symTools,
+};
+
+/** A string no renderer may ever show: it rides in the malformed `feed.ask` result. */
+export const MALFORMED_SENTINEL = "MALFORMED-REPLY-MUST-NOT-BE-SHOWN";
+
+/** The `structuredContent` `feed.ask` sends in malformed mode: `ok` is not a boolean and `items` is not a list. */
+export const MALFORMED_RESULT = { ok: "yes", answer: MALFORMED_SENTINEL, items: "none" } as const;
+
+/** How the demo server behaves; `demoOptionsFromEnv` reads these from the environment. */
+export interface DemoServerOptions {
+  /** Register only these namespaces (ATTEST_TOOLS); the rest are absent from tools/list. Default: all. */
+  readonly namespaces?: readonly DemoNamespace[];
+  /** Make `feed.ask` return a result that is not an Answer (DEMO_MALFORMED=1). */
+  readonly malformed?: boolean;
+  /** Delay every `*.ask` answer by this many milliseconds (DEMO_SLOW_MS). */
+  readonly slowMs?: number;
+  /** Append `<tool>\t<json args>` for every tools/call request received (DEMO_CALL_LOG). */
+  readonly callLog?: string;
+}
+
+function isNamespace(name: string): name is DemoNamespace {
+  return (DEMO_NAMESPACES as readonly string[]).includes(name);
+}
+
+/**
+ * Reads ATTEST_TOOLS, DEMO_MALFORMED, DEMO_SLOW_MS and DEMO_CALL_LOG; a value that
+ * cannot be honoured throws, because a server that silently ignored a restriction
+ * would serve tools it was told to hide.
+ */
+export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoServerOptions {
+  const names = (env.ATTEST_TOOLS ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== "");
+  const unknown = names.filter((name) => !isNamespace(name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `ATTEST_TOOLS names unknown namespaces: ${unknown.join(", ")} (known: ${DEMO_NAMESPACES.join(", ")})`,
+    );
+  }
+  const slowMs = Number(env.DEMO_SLOW_MS ?? 0);
+  if (!Number.isFinite(slowMs) || slowMs < 0)
+    throw new Error(`DEMO_SLOW_MS must be a number of milliseconds`);
+  return {
+    // An empty ATTEST_TOOLS counts as unset: all namespaces, as with no variable at all.
+    ...(names.length > 0 ? { namespaces: names.filter(isNamespace) } : {}),
+    malformed: env.DEMO_MALFORMED === "1",
+    slowMs,
+    ...(env.DEMO_CALL_LOG ? { callLog: env.DEMO_CALL_LOG } : {}),
+  };
+}
+
+function answerResult(answer: Answer): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };
+}
+
+function registerAnswerTool(server: McpServer, tool: AnswerTool, options: DemoServerOptions): void {
+  const isAsk = tool.name.endsWith(".ask");
+  const info = { title: tool.title, description: tool.description, inputSchema: tool.input };
+  const pause = async (): Promise<void> => {
+    if (isAsk && options.slowMs) await sleep(options.slowMs);
+  };
+  if (options.malformed && tool.name === "feed.ask") {
+    // The SDK server checks structuredContent against a declared outputSchema and would turn
+    // this into an error result, so the misbehaving tool declares none: the broken reply
+    // then reaches the client exactly as a buggy namespace server would send it.
+    server.registerTool(tool.name, info, async () => {
+      await pause();
+      return {
+        content: [{ type: "text", text: JSON.stringify(MALFORMED_RESULT) }],
+        structuredContent: MALFORMED_RESULT,
+      };
+    });
+    return;
+  }
+  server.registerTool(tool.name, { ...info, outputSchema: AnswerSchema }, async (args) => {
+    await pause();
+    return answerResult(tool.run(args));
+  });
+}
+
+/** Builds the demo MCP server with the chosen namespaces' tools registered; it does no I/O until connected. */
+export function createDemoServer(options: DemoServerOptions = {}): McpServer {
+  const server = new McpServer({
+    name: "roomgate-demo",
+    title: "roomgate demo namespaces",
+    version: "0.1.0",
+  });
+  for (const namespace of options.namespaces ?? DEMO_NAMESPACES) {
+    for (const tool of TOOLS[namespace]) {
+      if (tool.kind === "answer") registerAnswerTool(server, tool, options);
+      else {
+        server.registerTool(
+          tool.name,
+          { title: tool.title, description: tool.description, inputSchema: tool.input },
+          (args) => ({
+            content: [{ type: "text", text: tool.run(args) }],
+          }),
+        );
+      }
+    }
+  }
+  return server;
+}
+
+/** A transport `onmessage` hook that logs each tools/call request before the server handles it. */
+function callLogger(path: string): (message: JSONRPCMessage) => void {
+  return (message) => {
+    if (!isJSONRPCRequest(message) || message.method !== "tools/call") return;
+    const { name, arguments: args } = message.params ?? {};
+    appendFileSync(path, `${String(name)}\t${JSON.stringify(args ?? {})}\n`);
+  };
+}
+
+/** Runs the demo server on stdin/stdout with options from the environment. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const options = demoOptionsFromEnv(env);
+  const transport = new StdioServerTransport();
+  // Logged at the transport, not in the handlers, so calls the SDK rejects (unknown tool,
+  // bad arguments) are counted too: they reached the server all the same. The SDK's
+  // Protocol.connect keeps an onmessage already set and calls it first.
+  if (options.callLog !== undefined) transport.onmessage = callLogger(options.callLog);
+  await createDemoServer(options).connect(transport);
+}

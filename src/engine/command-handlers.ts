@@ -1,0 +1,124 @@
+import { newSession } from "../sessions/session.js";
+import { coerceKeyValues, describeParameters } from "./arguments.js";
+import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
+import { COMMANDS } from "./commands.js";
+import { texts } from "./texts.js";
+import { enable, runTool } from "./tool-runner.js";
+import { searchTools } from "./tool-search.js";
+import type { Turn } from "./turn.js";
+
+type Handler = (turn: Turn, rest: string) => Promise<void>;
+
+const handlers: Record<string, Handler> = {
+  help: async (turn) => {
+    const ns = turn.namespace.name;
+    turn.say(
+      [
+        `This room talks to the "${ns}" agent. Send a question and its answer is shown exactly as the agent wrote it.`,
+        "When it asks back, choose an option with a button or by sending its number.",
+        "",
+        ...COMMANDS.map((c) => `/${c.command} — ${c.description}`),
+      ].join("\n"),
+    );
+  },
+
+  tools: async (turn, rest) => {
+    const ns = turn.namespace;
+    const tools = await ns.tools();
+    if (rest !== "") {
+      const matches = searchTools(tools, rest);
+      if (matches.length === 0) return turn.say(texts.noMatches(rest));
+      enable(
+        turn,
+        matches.map((t) => t.name),
+      );
+      turn.say(
+        [
+          `Tools matching "${rest}" (now enabled):`,
+          ...matches.map((t) => toolLine(t.name, t.title, t.description)),
+        ].join("\n"),
+      );
+      return;
+    }
+    enable(
+      turn,
+      tools.map((t) => t.name),
+    );
+    if (tools.some((t) => t.name === ns.toolsTool)) {
+      await runTool(turn, ns.toolsTool, {});
+      turn.say(`All ${tools.length} tools of "${ns.name}" are now enabled in this conversation.`);
+      return;
+    }
+    turn.say(
+      [
+        `"${ns.name}" has ${tools.length} tools, now enabled in this conversation:`,
+        ...tools.map((t) => toolLine(t.name, t.title, t.description)),
+      ].join("\n"),
+    );
+  },
+
+  describe: async (turn, rest) => {
+    if (rest === "") return turn.say(texts.describeUsage);
+    const tool = (await turn.namespace.tools()).find((t) => t.name === rest);
+    if (!tool) return turn.say(texts.unknownTool(rest));
+    const params = describeParameters(tool.inputSchema);
+    turn.say(
+      [
+        tool.title ? `${tool.title} (${tool.name})` : tool.name,
+        ...(tool.description ? [tool.description] : []),
+        params.length > 0 ? "Arguments:" : "No arguments.",
+        ...params,
+      ].join("\n"),
+    );
+  },
+
+  call: async (turn, rest) => {
+    const parsed = parseCallArguments(rest);
+    if (!parsed.ok) return turn.say(parsed.problem);
+    const tool = (await turn.namespace.tools()).find((t) => t.name === parsed.tool);
+    if (!tool) return turn.say(texts.notInNamespace(parsed.tool, turn.namespace.name));
+    let explicit = parsed.json;
+    if (!explicit) {
+      const coerced = coerceKeyValues(tool.inputSchema, parsed.pairs ?? {});
+      if (coerced.bad) return turn.say(texts.invalidArguments(tool.name, coerced.bad));
+      explicit = coerced.args;
+    }
+    await runTool(turn, tool.name, { explicit });
+  },
+
+  reset: async (turn) => {
+    turn.session = newSession(turn.namespace.name);
+    turn.resetHistory = true;
+    turn.say(texts.reset(turn.namespace.name));
+  },
+
+  status: async (turn) => {
+    const { session, namespace } = turn;
+    const pending = session.slot
+      ? `waiting for ${session.slot.missing[0]!.name} of ${session.slot.tool}`
+      : session.offers.some((o) => !o.chosen && o.expiresAt > Date.now())
+        ? "options waiting to be chosen"
+        : "nothing";
+    turn.say(
+      [
+        `Agent: ${namespace.name}`,
+        `Conversation: ${session.conversationId} (since ${new Date(session.createdAt).toISOString()})`,
+        `Enabled tools: ${[namespace.askTool, namespace.toolsTool, ...session.enabled.filter((t) => t !== namespace.askTool && t !== namespace.toolsTool)].join(", ")}`,
+        `Pending: ${pending}`,
+        `Turns so far: ${session.turns}`,
+      ].join("\n"),
+    );
+  },
+};
+
+function toolLine(name: string, title: string | undefined, description: string | undefined): string {
+  const head = title ? `${name} — ${title}` : name;
+  return description ? `• ${head}: ${description}` : `• ${head}`;
+}
+
+/** Runs one chat command; an unknown one gets a clear line and changes nothing. */
+export async function handleCommand(turn: Turn, command: ParsedCommand): Promise<void> {
+  const handler = handlers[command.name];
+  if (!handler) return turn.say(texts.unknownCommand(command.name));
+  await handler(turn, command.rest);
+}

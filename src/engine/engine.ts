@@ -1,0 +1,173 @@
+import type { InboundEvent } from "../core/event.js";
+import type { Logger } from "../core/log.js";
+import type { NamespaceClient } from "../namespace/namespace-client.js";
+import type { HistoryEntry, MissingArg, Offer, OfferOption, Session } from "../sessions/session.js";
+import { coerceArgument } from "./arguments.js";
+import { handleCommand } from "./command-handlers.js";
+import { parseCommand } from "./command-parser.js";
+import { findByToken, openOffer, optionFromText } from "./offers.js";
+import { referenceId } from "./tool-result.js";
+import { texts } from "./texts.js";
+import { callChecked, enable, runTool } from "./tool-runner.js";
+import { Turn, type TurnResult, type TurnSettings } from "./turn.js";
+
+/** How often a stranger is told they are not allowed, at most. */
+const REFUSAL_INTERVAL_MS = 3600_000;
+
+/** What the engine needs from the rest of the system. */
+export interface EngineDeps {
+  namespaces: { get(name: string): NamespaceClient };
+  /** The offer a platform message carries (for reactions), from the session store. */
+  offerByRef(room: string, messageRef: string): Promise<string | null>;
+  settings: TurnSettings;
+  log: Logger;
+}
+
+/**
+ * The platform-neutral turn: one inbound event and the room's session in, a neutral
+ * outcome and the new session out. It knows no platform and does no sending.
+ */
+export class Engine {
+  constructor(private readonly deps: EngineDeps) {}
+
+  /** Runs one turn. Failures become a line for the person; the session stays consistent. */
+  async run(event: InboundEvent, state: { session: Session; history: HistoryEntry[] }): Promise<TurnResult> {
+    const log = this.deps.log.child({ turn: event.eventId, room: event.room });
+    const turn = new Turn(
+      event,
+      structuredClone(state.session),
+      state.history,
+      this.deps.namespaces.get(event.namespace),
+      this.deps.settings,
+      log,
+    );
+    try {
+      await this.dispatch(turn);
+    } catch (err) {
+      const ref = referenceId();
+      log.error({ err, ref }, "turn failed");
+      turn.say(texts.internal(ref));
+    }
+    return turn.result();
+  }
+
+  private async dispatch(turn: Turn): Promise<void> {
+    const { event } = turn;
+    if (!event.sender.allowed) return this.refuse(turn);
+    switch (event.kind) {
+      case "message":
+        return this.message(turn, event.text);
+      case "choice": {
+        const found = findByToken(turn.session, event.token);
+        if ("problem" in found) {
+          turn.toast = texts.choice[found.problem];
+          return;
+        }
+        return this.choose(turn, found.offer, found.option);
+      }
+      case "reaction": {
+        const offerId = await this.deps.offerByRef(event.room, event.messageRef);
+        const offer = turn.session.offers.find((o) => o.id === offerId);
+        const option = offer?.options[event.number - 1];
+        if (!offer || !option) return;
+        const found = findByToken(turn.session, option.token);
+        if ("problem" in found) {
+          turn.toast = texts.choice[found.problem];
+          return;
+        }
+        return this.choose(turn, found.offer, found.option);
+      }
+      case "file":
+        return this.file(turn, event.file);
+    }
+  }
+
+  private refuse(turn: Turn): void {
+    const { event, session } = turn;
+    if (event.kind === "choice" || event.kind === "reaction") {
+      turn.toast = texts.refusalToast;
+      return;
+    }
+    const last = session.refused[event.sender.id] ?? 0;
+    if (Date.now() - last < REFUSAL_INTERVAL_MS) return;
+    session.refused = { ...session.refused, [event.sender.id]: Date.now() };
+    turn.say(texts.refusal);
+  }
+
+  private async message(turn: Turn, raw: string): Promise<void> {
+    const { maxMessageChars } = turn.settings;
+    if (raw.length > maxMessageChars) return turn.say(texts.tooLong(raw.length, maxMessageChars));
+    const text = raw.trim();
+    if (text === "") return;
+    if (text.startsWith("/")) {
+      const command = parseCommand(text);
+      if (command) return handleCommand(turn, command);
+    }
+    turn.remember("user", text);
+    if (turn.session.slot) return this.fillSlot(turn, text);
+    const offer = openOffer(turn.session);
+    if (offer) {
+      const option = optionFromText(offer, text);
+      if (option) return this.choose(turn, offer, option);
+      if (/^\d{1,3}$/.test(text)) return turn.say(texts.numberOutOfRange(Number(text), offer.options.length));
+    }
+    const ns = turn.namespace;
+    if (!(await ns.has(ns.askTool))) return turn.say(texts.noRouter(ns.name, ns.askTool));
+    await runTool(turn, ns.askTool, { question: text });
+  }
+
+  /** DESIGN §4: a tool option is enabled and called with the original question; any other option is typed. */
+  private async choose(turn: Turn, offer: Offer, option: OfferOption): Promise<void> {
+    offer.chosen = { token: option.token, label: option.label, at: Date.now() };
+    turn.chosen = { offerId: offer.id, label: option.label, messageRefs: offer.messageRefs };
+    turn.toast = texts.chosen(option.label);
+    if (await turn.namespace.has(option.option)) {
+      enable(turn, [option.option]);
+      await runTool(turn, option.option, { question: offer.question });
+      return;
+    }
+    await this.message(turn, option.option);
+  }
+
+  private async fillSlot(turn: Turn, text: string): Promise<void> {
+    const slot = turn.session.slot!;
+    if (text.toLowerCase() === "cancel") {
+      turn.session.slot = null;
+      return turn.say(texts.slotCancelled);
+    }
+    const [arg, ...rest] = slot.missing;
+    const value = coerceArgument(text, arg!.type);
+    if (!value.ok) return turn.say(texts.badArgument(arg!.name, arg!.type));
+    await this.continueSlot(turn, { ...slot.args, [arg!.name]: value.value }, rest);
+  }
+
+  private async continueSlot(
+    turn: Turn,
+    args: Record<string, unknown>,
+    missing: MissingArg[],
+  ): Promise<void> {
+    const slot = turn.session.slot!;
+    const tool = (await turn.namespace.tools()).find((t) => t.name === slot.tool);
+    if (missing.length > 0) {
+      turn.session.slot = { ...slot, args, missing };
+      const next = missing[0]!;
+      return turn.say(texts.askForArgument(tool?.title ?? slot.tool, next.name, next.description, next.type));
+    }
+    turn.session.slot = null;
+    if (!tool) return turn.say(texts.notInNamespace(slot.tool, turn.namespace.name));
+    await callChecked(turn, tool, args, slot.question);
+  }
+
+  private async file(turn: Turn, file: Extract<InboundEvent, { kind: "file" }>["file"]): Promise<void> {
+    const slot = turn.session.slot;
+    if (!slot) return turn.say(texts.fileNotExpected);
+    const [arg, ...rest] = slot.missing;
+    if (arg!.type !== undefined && arg!.type !== "string")
+      return turn.say(texts.fileWrongArgument(arg!.name, arg!.type));
+    if (file.rejected !== undefined || file.text === undefined) {
+      return turn.say(texts.fileRejected(file.rejected ?? "it could not be read as text"));
+    }
+    turn.remember("user", `[file ${file.name}]`);
+    await this.continueSlot(turn, { ...slot.args, [arg!.name]: file.text }, rest);
+  }
+}

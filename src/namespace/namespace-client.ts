@@ -1,0 +1,210 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { NamespaceConfig } from "../core/config.js";
+import { NamespaceError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import { createTransport } from "./transport.js";
+import { parseToolInfo, type ToolInfo } from "./tool-info.js";
+
+const MAX_BACKOFF_MS = 30_000;
+
+/** Options of one call: a timeout (default from config) and a signal that cancels it. */
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * One namespace served over MCP: keeps a connection (restarting a crashed stdio child
+ * with backoff), lists only the namespace's own tools, and calls them with a timeout.
+ */
+export class NamespaceClient {
+  readonly prefix: string;
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  private connecting: Promise<void> | undefined;
+  private toolList: ToolInfo[] = [];
+  private closed = false;
+  private failures = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly config: NamespaceConfig,
+    private readonly log: Logger,
+  ) {
+    this.prefix = config.prefix ?? `${name}.`;
+  }
+
+  /** Name of the namespace's router tool. */
+  get askTool(): string {
+    return `${this.prefix}ask`;
+  }
+
+  /** Name of the namespace's tool-listing tool. */
+  get toolsTool(): string {
+    return `${this.prefix}tools`;
+  }
+
+  /** Process id of the stdio child, when there is one (tests kill it to check restarts). */
+  get pid(): number | null {
+    const t = this.transport as { pid?: number | null } | undefined;
+    return t?.pid ?? null;
+  }
+
+  /** Connects now; later calls reconnect by themselves. */
+  async start(): Promise<void> {
+    await this.ensureConnected();
+  }
+
+  /** The namespace's own tools, as of the last `tools/list` (refreshed on list_changed). */
+  async tools(): Promise<ToolInfo[]> {
+    await this.ensureConnected();
+    return this.toolList;
+  }
+
+  /** True when `tool` is one of this namespace's tools. */
+  async has(tool: string): Promise<boolean> {
+    return (await this.tools()).some((t) => t.name === tool);
+  }
+
+  /**
+   * Calls a tool and returns its raw result; protocol failures, timeouts and crashes
+   * become a NamespaceError with a line the person can read.
+   */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    options: CallOptions = {},
+  ): Promise<CallToolResult> {
+    await this.ensureConnected();
+    const client = this.client!;
+    const timeout = options.timeoutMs ?? this.config.timeoutMs;
+    try {
+      // The low-level request skips the SDK's own outputSchema check: roomgate
+      // validates Answers itself so that a malformed one becomes a clear line.
+      return await client.request(
+        { method: "tools/call", params: { name: tool, arguments: args } },
+        CallToolResultSchema,
+        {
+          timeout,
+          signal: options.signal,
+        },
+      );
+    } catch (err) {
+      throw this.callError(tool, err, timeout);
+    }
+  }
+
+  /** Closes the connection (and stops the stdio child) for good. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.restartTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.close().catch(() => undefined);
+  }
+
+  private callError(tool: string, err: unknown, timeout: number): NamespaceError {
+    const agent = `The "${this.name}" agent`;
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      return new NamespaceError(this.name, `${tool} timed out after ${timeout} ms`, {
+        cause: err,
+        userText: `${agent} did not answer in time; please try again.`,
+      });
+    }
+    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+      return new NamespaceError(this.name, `${tool}: connection closed during the call`, {
+        cause: err,
+        userText: `${agent} stopped while answering and is being restarted; please try again.`,
+      });
+    }
+    if (err instanceof Error && err.name === "AbortError") {
+      return new NamespaceError(this.name, `${tool}: cancelled`, { cause: err, userText: "Cancelled." });
+    }
+    return new NamespaceError(this.name, `${tool} failed: ${(err as Error)?.message ?? String(err)}`, {
+      cause: err,
+      userText: `${agent} could not answer (${tool} failed).`,
+    });
+  }
+
+  private async ensureConnected(): Promise<void> {
+    if (this.closed) throw new NamespaceError(this.name, "namespace client is closed");
+    if (this.client) return;
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    await this.connecting;
+  }
+
+  private async connect(): Promise<void> {
+    const transport = createTransport(this.config);
+    const client = new Client({ name: "roomgate", version: "0.1.0" });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      await this.refreshTools(client).catch((err: unknown) =>
+        this.log.warn({ err }, "refreshing tools after list_changed failed"),
+      );
+    });
+    try {
+      await client.connect(transport);
+      this.pipeStderr(transport);
+      await this.refreshTools(client);
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      this.failures += 1;
+      throw new NamespaceError(this.name, `cannot start namespace ${this.name}: ${(err as Error).message}`, {
+        cause: err,
+        userText: `The "${this.name}" agent is not reachable right now; please try again in a moment.`,
+      });
+    }
+    client.onclose = () => this.onClosed(client);
+    this.client = client;
+    this.transport = transport;
+    this.failures = 0;
+    this.log.info({ tools: this.toolList.length }, "namespace connected");
+  }
+
+  private onClosed(client: Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.transport = undefined;
+    if (this.closed) return;
+    this.failures += 1;
+    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(this.failures, 8));
+    this.log.warn({ delayMs: delay }, "namespace connection closed; restarting");
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      this.ensureConnected().catch((err: unknown) =>
+        this.log.error({ err }, "namespace restart failed; will retry on next use"),
+      );
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private async refreshTools(client: Client): Promise<void> {
+    const tools: ToolInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      for (const raw of page.tools) {
+        const tool = parseToolInfo(raw);
+        if (tool && tool.name.startsWith(this.prefix)) tools.push(tool);
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+    this.toolList = tools;
+  }
+
+  private pipeStderr(transport: Transport): void {
+    const stderr = (transport as { stderr?: NodeJS.ReadableStream | null }).stderr;
+    stderr?.on("data", (chunk: Buffer) => {
+      const text = chunk.toString().trim();
+      if (text) this.log.debug({ stderr: text }, "namespace stderr");
+    });
+  }
+}

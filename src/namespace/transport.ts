@@ -1,0 +1,23 @@
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { NamespaceConfig } from "../core/config.js";
+
+/** A fresh MCP transport for a namespace: a stdio child process or a Streamable HTTP endpoint. */
+export function createTransport(config: NamespaceConfig): Transport {
+  if (config.command) {
+    const [command, ...args] = config.command;
+    return new StdioClientTransport({
+      command: command!,
+      args,
+      cwd: config.cwd,
+      // The child gets a minimal environment plus its own settings, so the bot's
+      // secrets (tokens in our environment) are not handed to namespace servers.
+      env: { ...getDefaultEnvironment(), ...config.env },
+      stderr: "pipe",
+    });
+  }
+  return new StreamableHTTPClientTransport(new URL(config.url!), {
+    requestInit: { headers: config.headers },
+  });
+}

@@ -1,0 +1,103 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { Redis } from "ioredis";
+import { RedisMissingError } from "../core/errors.js";
+
+/** A private `redis-server` child process, for the embedded default and for tests. */
+export interface EmbeddedRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Finds a free loopback TCP port by binding port 0. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
+const INSTALL_HINT =
+  "redis-server was not found on PATH: install it with `sudo apt-get install -y redis-server` " +
+  "(Debian/Ubuntu), or set REDIS_URL to an existing Redis.";
+
+/** Throws a RedisMissingError naming how to install redis-server when it is not on PATH. */
+export function assertRedisServerInstalled(): void {
+  const probe = spawnSync("redis-server", ["--version"], { stdio: "ignore" });
+  if (probe.error || probe.status !== 0) throw new RedisMissingError(INSTALL_HINT);
+}
+
+/**
+ * Starts `redis-server` on a free loopback port with its data in `dir`; append-only
+ * persistence is on unless `persist` is false, so a restart of the demo loses nothing.
+ */
+export async function startEmbeddedRedis(options: {
+  dir: string;
+  persist?: boolean;
+}): Promise<EmbeddedRedis> {
+  assertRedisServerInstalled();
+  mkdirSync(options.dir, { recursive: true });
+  const port = await freePort();
+  const persist = options.persist ?? true;
+  const child: ChildProcess = spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      options.dir,
+      "--appendonly",
+      persist ? "yes" : "no",
+      "--save",
+      "",
+      "--daemonize",
+      "no",
+      "--protected-mode",
+      "yes",
+      "--loglevel",
+      "warning",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const url = `redis://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited at start: ${stderr.trim()}`);
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on("error", () => undefined);
+    try {
+      await probe.connect();
+      await probe.ping();
+      probe.disconnect();
+      break;
+    } catch {
+      probe.disconnect();
+      if (Date.now() > deadline) {
+        child.kill("SIGKILL");
+        throw new Error(`redis-server did not answer on port ${port}: ${stderr.trim()}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    url,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}

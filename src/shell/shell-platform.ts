@@ -1,0 +1,141 @@
+import { randomBytes } from "node:crypto";
+import { createInterface, type Interface } from "node:readline";
+import type { PlatformSender, Receiver } from "../core/adapter.js";
+import type { InboundEvent } from "../core/event.js";
+import type { TurnOutcome } from "../core/reply.js";
+import { shellRoom } from "../core/room.js";
+import { renderPlain } from "../render/plain.js";
+import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
+import { laneOf } from "../queue/lanes.js";
+
+/** Options of a terminal room. */
+export interface ShellOptions {
+  /** Room name; the same name continues the same conversation across runs. */
+  name: string;
+  namespace: string;
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  /** Interactive (prompt, keep reading) or scripted (one message per line, exit at end of input). */
+  interactive: boolean;
+  user?: string;
+}
+
+/**
+ * A terminal room (the Hubot shell adapter): each input line is a message in the
+ * room `shell:<name>`, queued like any platform's; replies are printed as plain text.
+ */
+export class ShellRoom implements Receiver, PlatformSender {
+  readonly platform = "shell" as const;
+  readonly room: string;
+  private readonly run = randomBytes(4).toString("hex");
+  private count = 0;
+  private readonly pending = new Set<string>();
+  private readline: Interface | undefined;
+  private ended!: () => void;
+  /** Resolves when input has ended and every message read has been answered. */
+  readonly finished: Promise<void>;
+  private inputDone = false;
+  /** Enqueues one line after another, so the room's FIFO has them in typed order. */
+  private queued: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly options: ShellOptions,
+    private readonly deps: Pick<RuntimeDeps, "inbox" | "log">,
+  ) {
+    this.room = shellRoom(options.name);
+    this.finished = new Promise((resolve) => (this.ended = resolve));
+  }
+
+  /** The queue lane of this room: only this process can print to this terminal. */
+  get lane(): string {
+    return laneOf(this.room);
+  }
+
+  async start(): Promise<void> {
+    const { input, output, interactive } = this.options;
+    this.readline = createInterface({
+      input,
+      output: interactive ? output : undefined,
+      terminal: interactive,
+    });
+    if (interactive) {
+      output.write(
+        `roomgate shell — room ${this.room}, agent "${this.options.namespace}". /help for commands, Ctrl-D to leave.\n`,
+      );
+      this.readline.setPrompt(`${this.options.namespace}> `);
+      this.readline.prompt();
+    }
+    this.readline.on("line", (line) => this.submit(line));
+    this.readline.on("close", () => {
+      this.inputDone = true;
+      this.checkFinished();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.readline?.close();
+  }
+
+  private submit(line: string): void {
+    if (line.trim() === "") {
+      if (this.options.interactive) this.readline?.prompt();
+      return;
+    }
+    this.count += 1;
+    const event: InboundEvent = {
+      kind: "message",
+      text: line,
+      eventId: `shell:${this.options.name}:${this.run}:${this.count}`,
+      room: this.room,
+      namespace: this.options.namespace,
+      platform: "shell",
+      sender: { id: `shell:${this.options.user ?? process.env.USER ?? "local"}`, allowed: true },
+      receivedAt: Date.now(),
+      origin: {},
+    };
+    this.pending.add(event.eventId);
+    this.queued = this.queued.then(() =>
+      this.deps.inbox.enqueue(event).catch((err: unknown) => {
+        this.deps.log.error({ err }, "shell input could not be queued");
+        this.options.output.write("That message could not be queued; see the log.\n");
+        this.pending.delete(event.eventId);
+        this.checkFinished();
+      }),
+    );
+  }
+
+  async deliver(event: InboundEvent, outcome: TurnOutcome): Promise<string[]> {
+    const { output } = this.options;
+    const refs: string[] = [];
+    if (outcome.chosen) output.write(`→ ${outcome.chosen.label}\n`);
+    if (outcome.reply) {
+      for (const [i, part] of renderPlain(outcome.reply).entries()) {
+        output.write(`${part}\n\n`);
+        refs.push(`${event.eventId}:${i}`);
+      }
+    } else if (outcome.toast) {
+      output.write(`${outcome.toast}\n\n`);
+    }
+    this.pending.delete(event.eventId);
+    if (this.options.interactive && !this.inputDone) this.readline?.prompt();
+    this.checkFinished();
+    return refs;
+  }
+
+  working(): () => void {
+    return () => undefined;
+  }
+
+  private checkFinished(): void {
+    if (this.inputDone && this.pending.size === 0) this.ended();
+  }
+}
+
+/** The platform factory of one terminal room. */
+export function shellPlatform(options: ShellOptions, onRoom: (room: ShellRoom) => void): PlatformFactory {
+  return (deps) => {
+    const room = new ShellRoom(options, deps);
+    onRoom(room);
+    return { sender: room, receiver: room, lanes: [room.lane] };
+  };
+}

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.js";
+import { callsIn, startSpine, type Spine } from "../support/spine.js";
+
+describe("durable state and retries", () => {
+  let spine: Spine;
+  beforeAll(async () => {
+    spine = await startSpine();
+  });
+  afterAll(async () => {
+    await spine.stop();
+  });
+
+  it("keeps enabled tools and the conversation across a worker restart", async () => {
+    await spine.rooms.ask("durable", "/tools");
+    const before = await spine.rooms.ask("durable", "/status");
+    const conversation = /Conversation: (\S+)/.exec(before.text)![1];
+    await spine.restart();
+    const after = await spine.rooms.ask("durable", "/status");
+    expect(after.text).toContain(`Conversation: ${conversation}`);
+    expect(after.text).toMatch(/Enabled tools: .*feed\.list.*feed\.digest/);
+    const listed = await spine.rooms.ask("durable", "/call feed.list");
+    expect(listed.outcome.reply?.blocks[0]?.type).toBe("answer");
+  });
+
+  it("retries a failed delivery without asking the namespace again, and delivers once", async () => {
+    const before = callsIn(spine.callLog).length;
+    spine.rooms.failNext = 2;
+    const d = await spine.rooms.ask("outage", "what should I read today?");
+    expect(d.text).toContain("Today's digest");
+    expect(spine.rooms.delivered.filter((x) => x.event.eventId === d.event.eventId)).toHaveLength(1);
+    expect(
+      callsIn(spine.callLog)
+        .slice(before)
+        .filter((c) => c.startsWith("feed.ask")),
+    ).toHaveLength(1);
+  });
+
+  it("restarts a killed namespace child; the next turn works", async () => {
+    await spine.rooms.ask("crash", "what should I read today?");
+    const client = spine.runtime.namespaces.get("feed");
+    const pid = client.pid!;
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid, "SIGKILL");
+    await new Promise((r) => setTimeout(r, 200));
+    // A turn during the restart gets a clear line, never a crash; soon after, answers are back.
+    let text = "";
+    for (let i = 0; i < 20 && !text.includes("Today's digest"); i += 1) {
+      text = (await spine.rooms.ask("crash", "what should I read today?")).text;
+      if (!text.includes("Today's digest")) {
+        expect(text).toMatch(/agent/);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    expect(text).toContain("Today's digest");
+    expect(client.pid).not.toBe(pid);
+  });
+
+  it("a turn left half-done by a dead worker is picked up from Redis by a new one", async () => {
+    // Simulate a crash between enqueue and kick: the event sits in the inbox with no job.
+    const { redis, keys } = spine.redis;
+    const room = "telegram:0:orphan";
+    const event = {
+      kind: "message",
+      text: "what should I read today?",
+      eventId: "orphan-1",
+      room,
+      namespace: "feed",
+      platform: "telegram",
+      sender: { id: "test:alice", allowed: true },
+      receivedAt: Date.now(),
+      origin: {},
+    };
+    await redis.rpush(keys.inbox(room), JSON.stringify(event));
+    await spine.restart();
+    const d = await spine.rooms.reply("orphan-1");
+    expect(d.text).toContain("Today's digest");
+    await eventually(async () => expect(await redis.llen(keys.inbox(room))).toBe(0));
+  });
+});

@@ -1,0 +1,35 @@
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { inject } from "vitest";
+import { Keys } from "../../src/sessions/keys.js";
+
+/** A connection to the run's real Redis with a fresh random key prefix, removed by `cleanup`. */
+export interface TestRedis {
+  url: string;
+  redis: Redis;
+  prefix: string;
+  keys: Keys;
+  cleanup(): Promise<void>;
+}
+
+/** Connects to the test Redis under a random prefix so tests never see each other's keys. */
+export async function testRedis(): Promise<TestRedis> {
+  const url = inject("redisUrl");
+  const prefix = `t${randomBytes(5).toString("hex")}`;
+  const redis = new Redis(url, { maxRetriesPerRequest: null });
+  return {
+    url,
+    redis,
+    prefix,
+    keys: new Keys(prefix),
+    async cleanup() {
+      let cursor = "0";
+      do {
+        const [next, found] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+        cursor = next;
+        if (found.length > 0) await redis.del(...found);
+      } while (cursor !== "0");
+      redis.disconnect();
+    },
+  };
+}
