@@ -5,6 +5,7 @@ import type { Config } from "./core/config.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
+import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { KickQueues } from "./queue/kick-queues.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
@@ -52,6 +53,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   deps: RuntimeDeps;
   namespaces: NamespaceRegistry;
+  /** The health and metrics server, when `config.http` asks for one. */
+  health?: HealthServer;
   stop(): Promise<void>;
 }
 
@@ -110,11 +113,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const receivers =
     (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [];
   for (const r of receivers) await r.start();
+  const health = config.http ? await startHealthServer({ ...config.http, redis, log }) : undefined;
 
   return {
     deps,
     namespaces,
+    health,
     async stop() {
+      await health?.close();
       for (const r of receivers)
         await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
       await worker?.stop();

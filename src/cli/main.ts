@@ -2,12 +2,31 @@ import { Command } from "commander";
 import { loadConfig } from "../core/config.js";
 import { RoomgateError } from "../core/errors.js";
 import { demoConfig } from "./demo-config.js";
+import { runBench } from "./run-bench.js";
+import { runCheck } from "./run-check.js";
+import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
 
 const program = new Command()
   .name("roomgate")
   .description("Chat rooms in front of MCP agent namespaces; Answers shown verbatim.")
   .showHelpAfterError();
+
+program
+  .command("start")
+  .description("Adapters and workers from a YAML configuration (Telegram bots, Matrix rooms)")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .action(async (opts: { config: string }) => {
+    await runService({ config: loadConfig(opts.config), receivers: true });
+  });
+
+program
+  .command("worker")
+  .description("Workers only: run turns queued by `start` processes, sharing the load through Redis")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .action(async (opts: { config: string }) => {
+    await runService({ config: loadConfig(opts.config), receivers: false });
+  });
 
 program
   .command("demo")
@@ -29,6 +48,27 @@ program
   });
 
 program
+  .command("check")
+  .description("Check a namespace server against the Answer contract (the demo namespaces without -c)")
+  .option("-c, --config <file>", "YAML configuration")
+  .requiredOption("-n, --namespace <name>", "namespace to check")
+  .option("-q, --question <text...>", "questions to ask the router instead of the default probes")
+  .action(async (opts: { config?: string; namespace: string; question?: string[] }) => {
+    const config = opts.config ? loadConfig(opts.config) : demoConfig();
+    process.exitCode = await runCheck({ config, namespace: opts.namespace, questions: opts.question ?? [] });
+  });
+
+program
+  .command("bench")
+  .description("Throughput and latency of the whole pipeline against direct namespace calls, side by side")
+  .option("-t, --turns <n>", "turns to run", "400")
+  .option("-r, --rooms <n>", "rooms (and concurrency)", "8")
+  .option("-n, --namespace <name>", "demo namespace", "feed")
+  .action(async (opts: { turns: string; rooms: string; namespace: string }) => {
+    await runBench({ turns: Number(opts.turns), rooms: Number(opts.rooms), namespace: opts.namespace });
+  });
+
+program
   .command("demo-server")
   .description("The bundled demo MCP server on stdio (ATTEST_TOOLS=feed,… restricts it)")
   .action(async () => {
@@ -43,7 +83,7 @@ program
   .then(() => {
     // Every command has shut its parts down by now; libraries' leftover timers
     // (bullmq, ioredis) should not hold a scripted shell open.
-    process.exit(0);
+    process.exit(process.exitCode ?? 0);
   })
   .catch((err: unknown) => {
     if (err instanceof RoomgateError) {

@@ -10,6 +10,7 @@ import {
 import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
+import { namespaceCalls } from "../ops/metrics.js";
 import { createTransport } from "./transport.js";
 import { parseToolInfo, type ToolInfo } from "./tool-info.js";
 
@@ -90,15 +91,15 @@ export class NamespaceClient {
     try {
       // The low-level request skips the SDK's own outputSchema check: roomgate
       // validates Answers itself so that a malformed one becomes a clear line.
-      return await client.request(
+      const result = await client.request(
         { method: "tools/call", params: { name: tool, arguments: args } },
         CallToolResultSchema,
-        {
-          timeout,
-          signal: options.signal,
-        },
+        { timeout, signal: options.signal },
       );
+      namespaceCalls.inc({ namespace: this.name, outcome: result.isError ? "tool_error" : "ok" });
+      return result;
     } catch (err) {
+      namespaceCalls.inc({ namespace: this.name, outcome: "failed" });
       throw this.callError(tool, err, timeout);
     }
   }

@@ -1,5 +1,6 @@
 import type { Inbox } from "../core/adapter.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
+import { eventsTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
 import type { KickQueues } from "./kick-queues.js";
 import type { QueueScripts } from "./scripts.js";
@@ -27,8 +28,12 @@ export class RedisInbox implements Inbox {
       JSON.stringify(parsed),
       DEDUPE_SECONDS,
     );
-    if (added === 0) return false;
+    if (added === 0) {
+      eventsTotal.inc({ platform: parsed.platform, result: "duplicate" });
+      return false;
+    }
     await this.kicks.kick(parsed.room);
+    eventsTotal.inc({ platform: parsed.platform, result: "queued" });
     return true;
   }
 }

@@ -2,6 +2,7 @@ import type { PlatformSender } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { Engine } from "../engine/engine.js";
+import { turnSeconds, turnsTotal } from "../ops/metrics.js";
 import type { RedisSessionStore } from "../sessions/session-store.js";
 
 /**
@@ -22,11 +23,12 @@ export class TurnRunner {
     const log = this.log.child({ turn: event.eventId, room: event.room });
     const sender = this.senders.get(event.platform);
     if (!sender) throw new Error(`no sender for platform ${event.platform} in this process`);
+    const started = Date.now();
     let outcome = await this.store.outcome(event.room, event.eventId);
+    const redelivery = outcome !== null;
     if (outcome) {
       log.info("turn outcome found; delivering again");
     } else {
-      const started = Date.now();
       const stopWorking = event.sender.allowed ? sender.working(event) : () => undefined;
       try {
         const state = await this.store.load(event.room, event.namespace);
@@ -38,11 +40,19 @@ export class TurnRunner {
       }
       log.info({ kind: event.kind, ms: Date.now() - started }, "turn computed");
     }
-    const refs = await sender.deliver(event, outcome, {
-      turnId: event.eventId,
-      ledger: this.store.ledger(event.room, event.eventId),
-      log,
-    });
+    let refs: string[];
+    try {
+      refs = await sender.deliver(event, outcome, {
+        turnId: event.eventId,
+        ledger: this.store.ledger(event.room, event.eventId),
+        log,
+      });
+    } catch (err) {
+      turnsTotal.inc({ platform: event.platform, result: "failed" });
+      throw err;
+    }
+    turnsTotal.inc({ platform: event.platform, result: redelivery ? "redelivered" : "delivered" });
+    turnSeconds.observe({ platform: event.platform }, (Date.now() - started) / 1000);
     const offerId = outcome.reply?.offerId;
     const last = refs.at(-1);
     if (offerId && last) await this.store.linkOffer(event.room, offerId, [last]);

@@ -1,0 +1,52 @@
+import type { Config } from "../core/config.js";
+import { ConfigError } from "../core/errors.js";
+import { createLogger, registerSecret } from "../core/log.js";
+import { matrixPlatform } from "../matrix/matrix-platform.js";
+import { startRuntime, type PlatformFactory } from "../runtime.js";
+import { telegramPlatform } from "../telegram/telegram-platform.js";
+import { resolveRedis } from "./redis-target.js";
+
+/**
+ * Runs the configured platforms until SIGTERM/SIGINT: `start` receives and works,
+ * `worker` only works (receivers: false), so any number of worker processes can
+ * share the load through Redis.
+ */
+export async function runService(options: { config: Config; receivers: boolean }): Promise<void> {
+  const { config } = options;
+  const log = createLogger();
+  for (const bot of config.telegram?.bots ?? []) registerSecret(bot.token);
+  registerSecret(config.matrix?.accessToken);
+  for (const ns of Object.values(config.namespaces)) Object.values(ns.headers).forEach(registerSecret);
+
+  const platforms: PlatformFactory[] = [];
+  if ((config.telegram?.bots.length ?? 0) > 0) platforms.push(telegramPlatform);
+  if (config.matrix) platforms.push(matrixPlatform);
+  if (platforms.length === 0) {
+    throw new ConfigError(
+      "nothing to run: the configuration has no telegram.bots and no matrix section (for a terminal room use `roomgate shell`)",
+    );
+  }
+  const redis = await resolveRedis(config, log);
+  const runtime = await startRuntime({
+    config,
+    redisUrl: redis.url,
+    log,
+    receivers: options.receivers,
+    platforms,
+  });
+  log.info(
+    {
+      receivers: options.receivers,
+      telegramBots: config.telegram?.bots.length ?? 0,
+      matrixRooms: config.matrix?.rooms.length ?? 0,
+    },
+    options.receivers ? "roomgate started" : "roomgate worker started",
+  );
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  log.info("shutting down");
+  await runtime.stop();
+  await redis.stop();
+}
