@@ -24,6 +24,9 @@ export function createLogger(options: { level?: string; name?: string; destinati
         ],
         censor: "[secret]",
       },
+      formatters: {
+        log: (object) => scrubDeep(object) as Record<string, unknown>,
+      },
       hooks: {
         logMethod(args, method) {
           method.apply(
@@ -49,6 +52,20 @@ export function scrubSecrets(text: string): string {
   let out = text;
   for (const s of secrets) out = out.split(s).join("[secret]");
   return out;
+}
+
+/** Masks registered secrets in every string of a log record, errors' messages and stacks included. */
+function scrubDeep(value: unknown, depth = 0): unknown {
+  if (secrets.size === 0 || depth > 6) return value;
+  if (typeof value === "string") return scrubSecrets(value);
+  if (value instanceof Error) {
+    return { type: value.name, message: scrubSecrets(value.message), stack: scrubSecrets(value.stack ?? "") };
+  }
+  if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubDeep(v, depth + 1)]));
+  }
+  return value;
 }
 
 /** A logger that discards everything, for tests and library use. */
