@@ -1,0 +1,34 @@
+import { createHash } from "node:crypto";
+import type { Api } from "grammy";
+import type { Redis } from "ioredis";
+import type { Logger } from "../core/log.js";
+import { COMMANDS } from "../engine/commands.js";
+import type { Keys } from "../sessions/keys.js";
+import { loggableError } from "./loggable-error.js";
+
+/**
+ * Registers the command menu with setMyCommands only when the list changed since the
+ * last start (a hash is kept in Redis), so restarts cost no API call; a failure is
+ * logged and does not keep the bot from starting.
+ */
+export async function registerCommands(
+  api: Api,
+  botId: number,
+  redis: Redis,
+  keys: Keys,
+  log: Logger,
+): Promise<boolean> {
+  const commands = COMMANDS.map(({ command, description }) => ({ command, description }));
+  const hash = createHash("sha256").update(JSON.stringify(commands)).digest("hex");
+  const key = keys.telegramCommands(botId);
+  try {
+    if ((await redis.get(key)) === hash) return false;
+    await api.setMyCommands(commands);
+    await redis.set(key, hash);
+    log.info({ botId, count: commands.length }, "telegram: registered the command menu");
+    return true;
+  } catch (err) {
+    log.warn({ err: loggableError(err), botId }, "telegram: could not register the command menu");
+    return false;
+  }
+}

@@ -1,0 +1,64 @@
+import type { Api } from "grammy";
+import type { Document } from "grammy/types";
+import type { InboundFile } from "../core/event.js";
+import type { Logger } from "../core/log.js";
+import { loggableError } from "./loggable-error.js";
+
+const TEXT_MIMES = new Set(["text/plain", "text/markdown", "text/x-markdown", "text/csv"]);
+const TEXT_EXTENSIONS = /\.(md|markdown|txt|csv)$/i;
+const ACCEPTED = "Only text files (Markdown, plain text or CSV) are accepted.";
+
+/**
+ * Turns a Telegram document into an inbound file: text files within the size cap are
+ * downloaded through getFile and decoded as UTF-8; anything else carries the reason
+ * it was not taken, so the person gets a clear message instead of silence.
+ */
+export class DocumentReader {
+  constructor(
+    private readonly api: Api,
+    /** `<apiRoot>/file/bot<token>`: where the Bot API serves files. */
+    private readonly fileRoot: string,
+    private readonly maxBytes: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Reads one document, never throwing: a failure becomes `rejected`. */
+  async read(doc: Document): Promise<InboundFile> {
+    const name = doc.file_name ?? "file";
+    const mime = doc.mime_type ?? "application/octet-stream";
+    const size = doc.file_size ?? 0;
+    const base = { name, mime, size };
+    if (!TEXT_MIMES.has(mime.toLowerCase()) && !TEXT_EXTENSIONS.test(name)) {
+      return { ...base, rejected: `"${name}" is not a text file. ${ACCEPTED}` };
+    }
+    if (size > this.maxBytes) return { ...base, rejected: this.tooLarge(name, size) };
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.download(doc.file_id);
+    } catch (err) {
+      this.log.warn({ err: loggableError(err), file: name }, "telegram: could not download a document");
+      return { ...base, rejected: `"${name}" could not be downloaded from Telegram; please send it again.` };
+    }
+    if (bytes.byteLength > this.maxBytes) {
+      return { ...base, size: bytes.byteLength, rejected: this.tooLarge(name, bytes.byteLength) };
+    }
+    try {
+      const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+      return { ...base, size: bytes.byteLength, text };
+    } catch {
+      return { ...base, rejected: `"${name}" is not UTF-8 text. ${ACCEPTED}` };
+    }
+  }
+
+  private tooLarge(name: string, size: number): string {
+    return `"${name}" is too large (${size} bytes); the limit is ${this.maxBytes} bytes.`;
+  }
+
+  private async download(fileId: string): Promise<Uint8Array> {
+    const file = await this.api.getFile(fileId);
+    if (file.file_path === undefined) throw new Error("getFile returned no file_path");
+    const res = await fetch(`${this.fileRoot}/${file.file_path}`);
+    if (!res.ok) throw new Error(`file download answered HTTP ${res.status}`);
+    return new Uint8Array(await res.arrayBuffer());
+  }
+}

@@ -1,0 +1,161 @@
+import {
+  createRunner,
+  createSequentialSink,
+  createSource,
+  type RunnerHandle,
+  type UpdateSupplier,
+} from "@grammyjs/runner";
+import { GrammyError, type Api } from "grammy";
+import type { Update } from "grammy/types";
+import type { Redis } from "ioredis";
+import type { Receiver } from "../core/adapter.js";
+import type { Logger } from "../core/log.js";
+import type { Keys } from "../sessions/keys.js";
+import { loggableError } from "./loggable-error.js";
+
+/** The update kinds roomgate reads; everything else is never fetched. */
+export const ALLOWED_UPDATES = ["message", "callback_query"] as const;
+
+/** Tuning of one poller; tests shorten the waits. */
+export interface PollingOptions {
+  /** Long-poll timeout of getUpdates, in seconds. */
+  timeoutSeconds: number;
+  /** First and longest wait after a failed getUpdates or enqueue, in ms. */
+  backoffMs: { initial: number; max: number };
+}
+
+/** The runner hands out its own AbortSignal implementation; grammY's Api accepts the same one. */
+type PollSignal = Parameters<UpdateSupplier<Update>["supply"]>[1];
+
+/** The part of either AbortSignal implementation that a wait needs. */
+interface Abortable {
+  readonly aborted: boolean;
+  addEventListener(type: "abort", listener: () => void): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+const DEFAULTS: PollingOptions = { timeoutSeconds: 30, backoffMs: { initial: 1000, max: 30_000 } };
+
+/**
+ * Long polling for one bot with @grammyjs/runner, whose source keeps the next offset
+ * in Redis: an update is enqueued first and the stored offset advanced after, so a
+ * restart neither replays confirmed updates nor loses unconfirmed ones. Failures
+ * (a 409 from a second poller, network errors) are logged and retried with backoff.
+ */
+export class PollingReceiver implements Receiver {
+  private runner: RunnerHandle | undefined;
+  private offset = 0;
+  private stopping = new AbortController();
+  private readonly options: PollingOptions;
+
+  constructor(
+    private readonly api: Api,
+    private readonly botId: number,
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly receive: (update: Update) => Promise<void>,
+    private readonly log: Logger,
+    options: Partial<PollingOptions> = {},
+  ) {
+    this.options = { ...DEFAULTS, ...options };
+  }
+
+  /** Loads the stored offset, drops any webhook (getUpdates refuses to run beside one) and starts polling. */
+  async start(): Promise<void> {
+    if (this.runner?.isRunning()) return;
+    this.stopping = new AbortController();
+    await this.api.deleteWebhook({ drop_pending_updates: false });
+    this.offset = Number((await this.redis.get(this.keys.telegramOffset(this.botId))) ?? 0);
+    const source = createSource({ supply: (limit, signal) => this.fetch(limit, signal) });
+    const sink = createSequentialSink({ consume: (update: Update) => this.consume(update) }, async (err) => {
+      this.log.warn(
+        { err: loggableError(err), botId: this.botId },
+        "telegram: an update was left unconfirmed; Telegram delivers it again after a restart",
+      );
+    });
+    this.runner = createRunner(source, sink);
+    this.runner.start();
+    this.log.info({ botId: this.botId, offset: this.offset }, "telegram: polling started");
+  }
+
+  /** Stops polling after the update in hand is enqueued (or given up, to arrive again later). */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.runner?.stop();
+    this.runner = undefined;
+  }
+
+  private async fetch(limit: number, signal: PollSignal): Promise<Update[]> {
+    let wait = this.options.backoffMs.initial;
+    for (;;) {
+      try {
+        return await this.api.getUpdates(
+          {
+            offset: this.offset,
+            limit: Math.max(1, Math.min(limit, 100)),
+            timeout: this.options.timeoutSeconds,
+            allowed_updates: [...ALLOWED_UPDATES],
+          },
+          signal,
+        );
+      } catch (err) {
+        if (signal.aborted) throw err;
+        this.logFetchError(err, wait);
+        await sleep(wait, signal);
+        wait = Math.min(wait * 2, this.options.backoffMs.max);
+      }
+    }
+  }
+
+  private logFetchError(err: unknown, retryInMs: number): void {
+    const context = { botId: this.botId, retryInMs };
+    if (err instanceof GrammyError && err.error_code === 409) {
+      this.log.warn(
+        { ...context, description: err.description },
+        "telegram: 409 Conflict: another process is polling this bot token (or a webhook is set); retrying",
+      );
+    } else if (err instanceof GrammyError && err.error_code === 401) {
+      this.log.error(context, "telegram: the bot token was rejected (401 Unauthorized); retrying");
+    } else {
+      this.log.warn({ ...context, err: loggableError(err) }, "telegram: getUpdates failed; retrying");
+    }
+  }
+
+  /** Enqueues one update and then stores the offset past it, retrying until Redis takes both. */
+  private async consume(update: Update): Promise<void> {
+    let wait = this.options.backoffMs.initial;
+    for (;;) {
+      // Once stopping, nothing more is confirmed: the rest of the batch arrives again after restart.
+      this.stopping.signal.throwIfAborted();
+      try {
+        await this.receive(update);
+        const next = update.update_id + 1;
+        await this.redis.set(this.keys.telegramOffset(this.botId), String(next));
+        this.offset = Math.max(this.offset, next);
+        return;
+      } catch (err) {
+        this.log.warn(
+          { err: loggableError(err), botId: this.botId, updateId: update.update_id, retryInMs: wait },
+          "telegram: could not enqueue an update; retrying",
+        );
+        await sleep(wait, this.stopping.signal);
+        wait = Math.min(wait * 2, this.options.backoffMs.max);
+      }
+    }
+  }
+}
+
+function sleep(ms: number, signal: Abortable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Error("stopped"));
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Error("stopped"));
+    };
+    signal.addEventListener("abort", onAbort);
+  });
+}

@@ -1,0 +1,58 @@
+import { autoRetry } from "@grammyjs/auto-retry";
+import { Bot, HttpError, type Transformer } from "grammy";
+import { registerSecret } from "../core/log.js";
+import { TelegramTokenError } from "./telegram-errors.js";
+
+/** How long a rate-limited or failing call is retried before the error reaches the caller. */
+const RETRY = { maxRetryAttempts: 8, maxDelaySeconds: 120 } as const;
+/** Network failures (no answer at all) are retried this often, waits doubling from the first. */
+const NETWORK_RETRY = { attempts: 4, firstWaitMs: 500 } as const;
+
+/**
+ * The bot id is the part of the token before the colon; reading it there lets a
+ * worker-only process address the right bot without calling getMe.
+ */
+export function botIdFromToken(token: string): number {
+  const match = /^(\d+):[A-Za-z0-9_-]+$/.exec(token);
+  if (!match) throw new TelegramTokenError("a Telegram bot token must look like <bot id>:<secret>");
+  return Number(match[1]);
+}
+
+/**
+ * Creates the grammY bot for one token, pointed at the configured Bot API root:
+ * auto-retry waits out 429 `retry_after` and retries 5xx with backoff; network
+ * failures are retried a bounded number of times, so that an unreachable API ends
+ * in a clear error (a failed turn the worker retries, a failed start) rather than
+ * an endless silent wait.
+ */
+export function createTelegramBot(token: string, apiRoot?: string): Bot {
+  registerSecret(token);
+  const bot = new Bot(token, {
+    client: apiRoot === undefined ? {} : { apiRoot: apiRoot.replace(/\/+$/, "") },
+  });
+  // Transformers installed later wrap earlier ones: auto-retry sees network errors only once these gave up.
+  bot.api.config.use(retryNetworkErrors(NETWORK_RETRY.attempts, NETWORK_RETRY.firstWaitMs));
+  bot.api.config.use(autoRetry({ ...RETRY, rethrowHttpErrors: true }));
+  return bot;
+}
+
+function retryNetworkErrors(attempts: number, firstWaitMs: number): Transformer {
+  return async (prev, method, payload, signal) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await prev(method, payload, signal);
+      } catch (err) {
+        // The poller retries getUpdates itself, with logging and a stop signal.
+        if (
+          !(err instanceof HttpError) ||
+          method === "getUpdates" ||
+          signal?.aborted ||
+          attempt >= attempts
+        ) {
+          throw err;
+        }
+        await new Promise((resolve) => setTimeout(resolve, firstWaitMs * 2 ** (attempt - 1)));
+      }
+    }
+  };
+}

@@ -1,0 +1,28 @@
+import { RoomgateError } from "../core/errors.js";
+
+/** A bot token is not of Telegram's `<bot id>:<secret>` form, so the bot cannot be told apart. */
+export class TelegramTokenError extends RoomgateError {}
+
+/** A bot could not start: its token was refused or the Bot API could not be reached. */
+export class TelegramStartError extends RoomgateError {}
+
+/** An event handed to the Telegram sender lacks the origin the adapter recorded for it. */
+export class TelegramOriginError extends RoomgateError {}
+
+/** The sender was asked to answer for a bot that is not configured in this process. */
+export class UnknownBotError extends RoomgateError {
+  constructor(readonly botId: number) {
+    super(`no Telegram bot with id ${botId} is configured`);
+  }
+}
+
+/** Telegram refused a message the sender had to deliver; `method` names the Bot API call. */
+export class TelegramSendError extends RoomgateError {
+  constructor(
+    readonly method: string,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`${method} failed: ${message}`, options);
+  }
+}

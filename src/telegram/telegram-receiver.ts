@@ -1,0 +1,97 @@
+import type { Bot } from "grammy";
+import type { Receiver } from "../core/adapter.js";
+import type { Config } from "../core/config.js";
+import type { Logger } from "../core/log.js";
+import type { RuntimeDeps } from "../runtime.js";
+import { registerCommands } from "./command-registry.js";
+import { DocumentReader } from "./document-reader.js";
+import { loggableError, safeCause } from "./loggable-error.js";
+import { PollingReceiver, type PollingOptions } from "./polling-receiver.js";
+import type { TelegramBotConfig } from "./telegram-access.js";
+import { TelegramStartError } from "./telegram-errors.js";
+import { UpdateIntake } from "./update-intake.js";
+import { WebhookReceiver } from "./webhook-receiver.js";
+
+/** One configured bot as the receiver runs it. */
+export interface ReceivingBot {
+  botId: number;
+  bot: Bot;
+  config: TelegramBotConfig;
+}
+
+/**
+ * Starts every configured bot: checks its token with getMe (learning its username
+ * for mentions), registers the command menu when it changed, then receives by long
+ * polling or by webhook as configured.
+ */
+export class TelegramReceiver implements Receiver {
+  private receivers: Receiver[] = [];
+
+  constructor(
+    private readonly bots: ReceivingBot[],
+    private readonly deps: RuntimeDeps,
+    private readonly polling: Partial<PollingOptions> = {},
+  ) {}
+
+  /** Starts all bots; a bad token or an unreachable Bot API fails the start with a clear error. */
+  async start(): Promise<void> {
+    const { config, redis, keys, log } = this.deps;
+    const telegram = config.telegram;
+    if (!telegram) return;
+    const intakes = [];
+    for (const { botId, bot, config: botConfig } of this.bots) {
+      await this.init(bot, botId);
+      await registerCommands(bot.api, botId, redis, keys, log);
+      intakes.push({ botId, bot, intake: this.intake(bot, botConfig, config, log) });
+      log.info(
+        { botId, username: bot.botInfo.username, namespace: botConfig.namespace },
+        "telegram: bot ready",
+      );
+    }
+    if (telegram.mode === "webhook" && telegram.webhook) {
+      const bots = intakes.map(({ botId, bot, intake }) => ({
+        botId,
+        bot,
+        receive: intake.receive.bind(intake),
+      }));
+      this.receivers = [new WebhookReceiver(bots, telegram.webhook, log)];
+    } else {
+      this.receivers = intakes.map(
+        ({ botId, bot, intake }) =>
+          new PollingReceiver(bot.api, botId, redis, keys, intake.receive.bind(intake), log, this.polling),
+      );
+    }
+    for (const r of this.receivers) await r.start();
+  }
+
+  /** Stops receiving; updates in hand are enqueued or left unconfirmed to arrive again. */
+  async stop(): Promise<void> {
+    await Promise.all(this.receivers.map((r) => r.stop()));
+    this.receivers = [];
+  }
+
+  /** getMe once, bounded by the client's retries: grammY's own `init` would retry a network failure forever. */
+  private async init(bot: Bot, botId: number): Promise<void> {
+    try {
+      bot.botInfo = await bot.api.getMe();
+    } catch (err) {
+      const reason = loggableError(err).message;
+      throw new TelegramStartError(`telegram bot ${botId}: getMe failed: ${reason}`, {
+        cause: safeCause(err),
+        userText: `Telegram bot ${botId} could not start (${reason}). Check its token and telegram.apiRoot.`,
+      });
+    }
+  }
+
+  private intake(bot: Bot, botConfig: TelegramBotConfig, config: Config, log: Logger): UpdateIntake {
+    const apiRoot = (config.telegram?.apiRoot ?? "https://api.telegram.org").replace(/\/+$/, "");
+    const reader = new DocumentReader(
+      bot.api,
+      `${apiRoot}/file/bot${bot.token}`,
+      config.limits.maxFileBytes,
+      log,
+    );
+    const identity = { id: bot.botInfo.id, username: bot.botInfo.username, config: botConfig };
+    return new UpdateIntake(bot.api, identity, reader, this.deps.inbox, log);
+  }
+}

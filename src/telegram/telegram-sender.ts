@@ -1,0 +1,229 @@
+import { GrammyError, type Api } from "grammy";
+import type { InlineKeyboardMarkup, Message } from "grammy/types";
+import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
+import type { InboundEvent } from "../core/event.js";
+import type { Logger } from "../core/log.js";
+import type { TurnOutcome } from "../core/reply.js";
+import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
+import type { RateWindow, RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { Keys } from "../sessions/keys.js";
+import { htmlToPlainText } from "./plain-text.js";
+import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
+import { TelegramOriginError, TelegramSendError, UnknownBotError } from "./telegram-errors.js";
+import { messageRef, parseMessageRef, TelegramOriginSchema, type TelegramOrigin } from "./telegram-origin.js";
+import { loggableError, safeCause } from "./loggable-error.js";
+
+/** Telegram shows at most this many characters in a callback query toast. */
+const TOAST_LIMIT = 200;
+
+/** Timing of the sender's signs of life; tests shorten them. */
+export interface SenderTiming {
+  /** A typing indicator lasts about five seconds; it is renewed a little sooner. */
+  typingEveryMs: number;
+  /**
+   * A press still unanswered this long into its turn is answered without a toast:
+   * the client spins until then, and Telegram stops taking answers after a while.
+   */
+  pressDeadlineMs: number;
+}
+
+const TIMING: SenderTiming = { typingEveryMs: 4000, pressDeadlineMs: 8000 };
+
+/**
+ * The Telegram half of delivery: answers button presses, marks a chosen offer, and
+ * sends the rendered reply part by part through the shared rate limiter, each part
+ * once per turn (the ledger), falling back to plain text if Telegram cannot parse it.
+ */
+export class TelegramSender implements PlatformSender {
+  readonly platform = "telegram" as const;
+
+  private readonly timing: SenderTiming;
+
+  constructor(
+    private readonly apis: ReadonlyMap<number, Api>,
+    private readonly keys: Keys,
+    private readonly limiter: RedisRateLimiter,
+    private readonly log: Logger,
+    timing: Partial<SenderTiming> = {},
+  ) {
+    this.timing = { ...TIMING, ...timing };
+  }
+
+  /** Delivers one turn's outcome and returns the refs (`<chatId>:<messageId>`) of the reply's parts. */
+  async deliver(event: InboundEvent, outcome: TurnOutcome, context: DeliveryContext): Promise<string[]> {
+    const origin = originOf(event);
+    const api = this.api(origin.botId);
+    // Every press is answered, even with nothing to say, or the client keeps spinning.
+    if (event.kind === "choice" && origin.callbackQueryId !== undefined) {
+      await this.answerPress(api, origin.callbackQueryId, outcome.toast, context.log);
+    }
+    if (outcome.chosen) await this.markChosen(api, origin, outcome.chosen, context);
+    if (!outcome.reply) return [];
+    const parts = renderTelegram(outcome.reply);
+    const refs: string[] = [];
+    for (const [i, part] of parts.entries()) {
+      const key = `part:${i}`;
+      const sent = await context.ledger.get(key);
+      if (sent !== null) {
+        refs.push(sent);
+        continue;
+      }
+      const message = await this.sendPart(api, origin, part, i === 0, context.log);
+      const ref = messageRef(message.chat.id, message.message_id);
+      await context.ledger.set(key, ref);
+      refs.push(ref);
+    }
+    return refs;
+  }
+
+  /**
+   * Shows "typing…" in the event's chat (and topic) until the returned function is
+   * called; a press whose turn runs long is answered before Telegram gives up on it.
+   */
+  working(event: InboundEvent): () => void {
+    const parsed = TelegramOriginSchema.safeParse(event.origin);
+    const api = parsed.success ? this.apis.get(parsed.data.botId) : undefined;
+    if (!parsed.success || !api) return () => undefined;
+    const { chatId, topicId, callbackQueryId } = parsed.data;
+    let inFlight = false;
+    const tick = () => {
+      // A slow or rate-limited call is not stacked with more of the same.
+      if (inFlight) return;
+      inFlight = true;
+      api
+        .sendChatAction(chatId, "typing", topicId === undefined ? {} : { message_thread_id: topicId })
+        .catch((err: unknown) =>
+          this.log.debug({ err: loggableError(err), chatId }, "telegram: sendChatAction failed"),
+        )
+        .finally(() => (inFlight = false));
+    };
+    tick();
+    const timer = setInterval(tick, this.timing.typingEveryMs);
+    const deadline =
+      event.kind === "choice" && callbackQueryId !== undefined
+        ? setTimeout(
+            () => void this.answerPress(api, callbackQueryId, undefined, this.log).catch(() => undefined),
+            this.timing.pressDeadlineMs,
+          )
+        : undefined;
+    return () => {
+      clearInterval(timer);
+      clearTimeout(deadline);
+    };
+  }
+
+  private api(botId: number): Api {
+    const api = this.apis.get(botId);
+    if (!api) throw new UnknownBotError(botId);
+    return api;
+  }
+
+  private async answerPress(api: Api, id: string, toast: string | undefined, log: Logger): Promise<void> {
+    const text = toast === undefined ? undefined : clip(toast, TOAST_LIMIT);
+    try {
+      await api.answerCallbackQuery(id, text === undefined ? {} : { text });
+    } catch (err) {
+      // An expired or already answered query (a retried turn) leaves nothing to do.
+      if (!(err instanceof GrammyError && err.error_code === 400)) throw err;
+      log.debug({ err: err.description }, "telegram: callback query could not be answered");
+    }
+  }
+
+  /** Leaves one button `✅ label` on the offer's message, so the offer cannot be pressed again. */
+  private async markChosen(
+    api: Api,
+    origin: TelegramOrigin,
+    chosen: NonNullable<TurnOutcome["chosen"]>,
+    context: DeliveryContext,
+  ): Promise<void> {
+    // The options sit on the last message of the offer.
+    const target = parseMessageRef(chosen.messageRefs.at(-1) ?? "");
+    if (!target || target.chatId !== origin.chatId || (await context.ledger.get("chosen")) !== null) return;
+    const markup: InlineKeyboardMarkup = {
+      inline_keyboard: [[{ text: `✅ ${chosen.label}`, callback_data: CHOSEN_BUTTON_DATA }]],
+    };
+    await this.limiter.acquire(this.windows(origin));
+    try {
+      await api.editMessageReplyMarkup(target.chatId, target.messageId, { reply_markup: markup });
+    } catch (err) {
+      // Cosmetic: the engine already refuses a second use, so a failed edit must not fail the turn.
+      const notModified = err instanceof GrammyError && err.description.includes("message is not modified");
+      if (!notModified)
+        context.log.warn(
+          { err: loggableError(err), ref: chosen.messageRefs.at(-1) },
+          "telegram: could not mark the chosen option",
+        );
+    }
+    await context.ledger.set("chosen", messageRef(target.chatId, target.messageId));
+  }
+
+  private async sendPart(
+    api: Api,
+    origin: TelegramOrigin,
+    part: TelegramMessage,
+    first: boolean,
+    log: Logger,
+  ): Promise<Message.TextMessage> {
+    const other = {
+      link_preview_options: { is_disabled: true },
+      ...(origin.topicId === undefined ? {} : { message_thread_id: origin.topicId }),
+      ...(first && origin.messageId !== undefined
+        ? { reply_parameters: { message_id: origin.messageId, allow_sending_without_reply: true } }
+        : {}),
+      ...(part.keyboard
+        ? {
+            reply_markup: {
+              inline_keyboard: part.keyboard.map((row) =>
+                row.map(({ text, data }) => ({ text, callback_data: data })),
+              ),
+            },
+          }
+        : {}),
+    };
+    await this.limiter.acquire(this.windows(origin));
+    try {
+      return await api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" });
+    } catch (err) {
+      if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
+        throw new TelegramSendError("sendMessage", loggableError(err).message, { cause: safeCause(err) });
+      }
+      log.warn(
+        { err: err.description, chatId: origin.chatId },
+        "telegram: markup refused; sending as plain text",
+      );
+    }
+    await this.limiter.acquire(this.windows(origin));
+    try {
+      return await api.sendMessage(origin.chatId, htmlToPlainText(part.html), other);
+    } catch (err) {
+      throw new TelegramSendError("sendMessage", loggableError(err).message, { cause: safeCause(err) });
+    }
+  }
+
+  /** Telegram's limits, shared by every process through Redis: per bot, per chat, per group. */
+  private windows(origin: TelegramOrigin): RateWindow[] {
+    const group = `tg:${origin.botId}`;
+    const windows: RateWindow[] = [
+      { key: this.keys.rate(group, "bot"), max: 30, windowMs: 1000 },
+      { key: this.keys.rate(group, `chat:${origin.chatId}`), max: 1, windowMs: 1000 },
+    ];
+    if (origin.chatType === "group" || origin.chatType === "supergroup") {
+      windows.push({ key: this.keys.rate(group, `group:${origin.chatId}`), max: 20, windowMs: 60_000 });
+    }
+    return windows;
+  }
+}
+
+function originOf(event: InboundEvent): TelegramOrigin {
+  const parsed = TelegramOriginSchema.safeParse(event.origin);
+  if (!parsed.success) {
+    throw new TelegramOriginError(`event ${event.eventId} has no Telegram origin`, { cause: parsed.error });
+  }
+  return parsed.data;
+}
+
+/** Cuts bot-written text (never a namespace's) to a limit, between code points, with an ellipsis. */
+function clip(text: string, limit: number): string {
+  const points = [...text];
+  return points.length <= limit ? text : points.slice(0, limit - 1).join("") + "…";
+}

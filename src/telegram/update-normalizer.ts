@@ -1,0 +1,152 @@
+import type { Chat, Message, MessageEntity, Update, User } from "grammy/types";
+import type { InboundEvent, InboundFile, Sender } from "../core/event.js";
+import { telegramRoom } from "../core/room.js";
+import { isAllowed, type TelegramBotConfig } from "./telegram-access.js";
+import type { TelegramOrigin } from "./telegram-origin.js";
+
+/** What the normaliser knows about the bot an update arrived at. */
+export interface BotIdentity {
+  id: number;
+  /** The bot's username without the `@`. */
+  username: string;
+  config: TelegramBotConfig;
+}
+
+/** Reads a document into an inbound file (downloaded text, or the reason it was refused). */
+export type ReadDocument = (doc: NonNullable<Message["document"]>) => Promise<InboundFile>;
+
+/** Media that is never taken, with the name a person knows it by. */
+const OTHER_MEDIA = [
+  ["photo", "Photos"],
+  ["voice", "Voice messages"],
+  ["audio", "Audio files"],
+  ["video", "Videos"],
+  ["video_note", "Video messages"],
+  ["animation", "Animations"],
+  ["sticker", "Stickers"],
+] as const;
+
+/**
+ * Turns one Telegram update into an inbound event, or null when it is not for the
+ * bot: in groups only commands, mentions of the bot and replies to its own messages
+ * are taken; every way in carries the allowlist verdict.
+ */
+export async function normalizeUpdate(
+  update: Update,
+  bot: BotIdentity,
+  readDocument: ReadDocument,
+  now: () => number = Date.now,
+): Promise<InboundEvent | null> {
+  if (update.callback_query) return normalizePress(update, bot, now);
+  const msg = update.message;
+  if (!msg?.from || msg.from.is_bot) return null;
+  const isPrivate = msg.chat.type === "private";
+  if (!isPrivate && !isAddressed(msg, bot)) return null;
+  const common = envelope(update, bot, msg.chat, msg.from, msg, now);
+  if (msg.document) return { ...common, kind: "file", file: await readDocument(msg.document) };
+  const media = OTHER_MEDIA.find(([field]) => msg[field] !== undefined);
+  if (media) return { ...common, kind: "file", file: refusedMedia(msg, media[0], media[1]) };
+  if (msg.text === undefined) return null;
+  const text = cleanText(msg.text, msg.entities ?? [], bot);
+  if (text === "") return null;
+  return { ...common, kind: "message", text };
+}
+
+function normalizePress(update: Update, bot: BotIdentity, now: () => number): InboundEvent | null {
+  const press = update.callback_query;
+  if (!press?.message || press.data === undefined) return null;
+  const common = envelope(update, bot, press.message.chat, press.from, press.message, now);
+  return {
+    ...common,
+    kind: "choice",
+    token: press.data,
+    origin: { ...common.origin, callbackQueryId: press.id },
+  };
+}
+
+function envelope(
+  update: Update,
+  bot: BotIdentity,
+  chat: Chat,
+  from: User,
+  msg: { message_id: number; message_thread_id?: number; is_topic_message?: boolean },
+  now: () => number,
+) {
+  // Only forum topics are rooms of their own; a reply thread in a plain group is not.
+  const topicId = msg.is_topic_message === true ? msg.message_thread_id : undefined;
+  const origin: TelegramOrigin = {
+    botId: bot.id,
+    chatId: chat.id,
+    messageId: msg.message_id,
+    chatType: chat.type,
+    userId: from.id,
+    ...(topicId === undefined ? {} : { topicId }),
+  };
+  const sender: Sender = {
+    id: `tg:${from.id}`,
+    name: [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username,
+    allowed: isAllowed(bot.config, chat, from.id),
+  };
+  return {
+    eventId: `tg:${bot.id}:${update.update_id}`,
+    room: telegramRoom(bot.id, chat.id, topicId),
+    namespace: bot.config.namespace,
+    platform: "telegram" as const,
+    sender,
+    receivedAt: now(),
+    origin: origin as Record<string, unknown>,
+  };
+}
+
+/** A group message is for the bot when it is a command, mentions the bot, or replies to it. */
+function isAddressed(msg: Message, bot: BotIdentity): boolean {
+  const text = msg.text ?? msg.caption ?? "";
+  const entities = msg.entities ?? msg.caption_entities ?? [];
+  const replied = msg.reply_to_message;
+  // In forums every message "replies" to the topic's creation message; that is no reply to the bot.
+  if (replied?.from?.id === bot.id && replied.forum_topic_created === undefined) return true;
+  return entities.some((e) => {
+    if (e.type === "text_mention") return e.user.id === bot.id;
+    const part = slice(text, e);
+    if (e.type === "mention") return sameName(part.slice(1), bot.username);
+    if (e.type === "bot_command" && e.offset === 0) {
+      const target = part.split("@")[1];
+      return target === undefined || sameName(target, bot.username);
+    }
+    return false;
+  });
+}
+
+/** Removes the bot's own name: `/cmd@bot` becomes `/cmd`, a leading or inline `@bot` goes. */
+function cleanText(text: string, entities: MessageEntity[], bot: BotIdentity): string {
+  let out = text;
+  // Right to left, so that earlier offsets stay valid (they are UTF-16, like JS strings).
+  for (const e of [...entities].sort((a, b) => b.offset - a.offset)) {
+    const part = slice(text, e);
+    if (e.type === "bot_command" && e.offset === 0 && part.includes("@")) {
+      out = part.split("@")[0] + out.slice(e.length);
+    } else if (e.type === "mention" && sameName(part.slice(1), bot.username)) {
+      out = out.slice(0, e.offset) + out.slice(e.offset + e.length).replace(/^ /, "");
+    }
+  }
+  return out.replace(/^[\s,:]+/, "").trim();
+}
+
+function refusedMedia(msg: Message, field: string, what: string): InboundFile {
+  const file = msg.photo?.at(-1) ?? msg.video ?? msg.audio ?? msg.voice ?? msg.animation ?? msg.video_note;
+  const size = file?.file_size ?? 0;
+  return {
+    name: field,
+    mime: "application/octet-stream",
+    size,
+    rejected: `${what} are not accepted. Send your message as text, or a text file (Markdown, plain text or CSV).`,
+  };
+}
+
+function slice(text: string, e: MessageEntity): string {
+  return text.slice(e.offset, e.offset + e.length);
+}
+
+function sameName(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}

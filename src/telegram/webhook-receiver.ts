@@ -1,0 +1,100 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { webhookCallback, type Bot } from "grammy";
+import type { Update } from "grammy/types";
+import type { Receiver } from "../core/adapter.js";
+import type { Logger } from "../core/log.js";
+import { ALLOWED_UPDATES } from "./polling-receiver.js";
+import { loggableError } from "./loggable-error.js";
+
+/** One bot served by the webhook server: its grammY bot and where its updates go. */
+export interface WebhookBot {
+  botId: number;
+  bot: Bot;
+  receive(update: Update): Promise<void>;
+}
+
+/** Where the webhook server listens and what Telegram is told. */
+export interface WebhookOptions {
+  /** Public base URL; each bot's webhook is `<url>/<bot id>`. */
+  url: string;
+  host: string;
+  port: number;
+  /** Sent by Telegram in X-Telegram-Bot-Api-Secret-Token and checked on every request. */
+  secretToken: string;
+}
+
+/**
+ * Webhook mode: one HTTP server for all bots, routed by the bot id at the end of the
+ * path, each request checked against the secret token by grammY's webhookCallback.
+ * An update that cannot be enqueued answers 500 so that Telegram delivers it again.
+ */
+export class WebhookReceiver implements Receiver {
+  private server: Server | undefined;
+  private readonly handlers = new Map<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>();
+
+  constructor(
+    private readonly bots: WebhookBot[],
+    private readonly options: WebhookOptions,
+    private readonly log: Logger,
+  ) {
+    for (const { botId, bot, receive } of bots) {
+      // No bot.catch: an error must reach webhookCallback's caller to become a 500.
+      bot.use((ctx) => receive(ctx.update));
+      this.handlers.set(String(botId), webhookCallback(bot, "http", { secretToken: options.secretToken }));
+    }
+  }
+
+  /** The port the server listens on (useful when configured as 0). */
+  get port(): number {
+    const address = this.server?.address();
+    return typeof address === "object" && address ? address.port : this.options.port;
+  }
+
+  /** Starts listening, then points every bot's webhook at this server. */
+  async start(): Promise<void> {
+    const server = createServer((req, res) => void this.route(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.options.port, this.options.host, () => resolve());
+    });
+    this.server = server;
+    for (const { botId, bot } of this.bots) {
+      await bot.api.setWebhook(this.webhookUrl(botId), {
+        secret_token: this.options.secretToken,
+        allowed_updates: [...ALLOWED_UPDATES],
+      });
+    }
+    this.log.info({ port: this.port, bots: this.bots.length }, "telegram: webhook server started");
+  }
+
+  /** Stops accepting updates; the webhooks stay set so Telegram keeps them until the next start. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private webhookUrl(botId: number): string {
+    return `${this.options.url.replace(/\/+$/, "")}/${botId}`;
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const botId = /\/(\d+)\/?$/.exec(new URL(req.url ?? "/", "http://localhost").pathname)?.[1];
+    const handler = botId === undefined ? undefined : this.handlers.get(botId);
+    if (req.method !== "POST" || !handler) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      await handler(req, res);
+    } catch (err) {
+      this.log.error(
+        { err: loggableError(err), botId },
+        "telegram: a webhook update was not taken; Telegram will retry",
+      );
+      if (!res.headersSent) res.writeHead(500).end();
+    }
+  }
+}

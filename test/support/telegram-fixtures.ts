@@ -1,0 +1,100 @@
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import type { DeliveryLedger, Inbox } from "../../src/core/adapter.js";
+import { ConfigSchema, type Config } from "../../src/core/config.js";
+import type { InboundEvent } from "../../src/core/event.js";
+import type { Logger } from "../../src/core/log.js";
+
+/** A configuration with one Telegram section, validated like a loaded file. */
+export function telegramConfig(input: {
+  apiRoot: string;
+  bots: {
+    token: string;
+    namespace?: string;
+    users?: number[];
+    groups?: { chat: number; users: number[] }[];
+  }[];
+  mode?: "polling" | "webhook";
+  webhook?: { url: string; port: number; host?: string; secretToken: string };
+  namespaces?: Record<string, unknown>;
+  limits?: { maxFileBytes?: number; maxMessageChars?: number };
+}): Config {
+  return ConfigSchema.parse({
+    namespaces: input.namespaces ?? { feed: { command: ["true"] } },
+    limits: input.limits,
+    telegram: {
+      apiRoot: input.apiRoot,
+      mode: input.mode ?? "polling",
+      webhook: input.webhook,
+      bots: input.bots.map((b) => ({ namespace: "feed", ...b })),
+    },
+  });
+}
+
+/**
+ * An inbox that records every enqueue (duplicates included, so a test sees any
+ * replay) and can be told to fail, like a Redis outage would.
+ */
+export class RecordingInbox implements Inbox {
+  readonly calls: InboundEvent[] = [];
+  private failures = 0;
+
+  /** The next `n` enqueues throw. */
+  failNext(n: number): void {
+    this.failures = n;
+  }
+
+  /** Events whose id was enqueued more than once. */
+  duplicates(): string[] {
+    const ids = this.calls.map((e) => e.eventId);
+    return ids.filter((id, i) => ids.indexOf(id) !== i);
+  }
+
+  async enqueue(event: InboundEvent): Promise<boolean> {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error("inbox unavailable");
+    }
+    const fresh = !this.calls.some((e) => e.eventId === event.eventId);
+    this.calls.push(event);
+    return fresh;
+  }
+}
+
+/** A delivery ledger kept in memory, shared between attempts of one turn. */
+export class MemoryLedger implements DeliveryLedger {
+  readonly entries = new Map<string, string>();
+  async get(key: string): Promise<string | null> {
+    return this.entries.get(key) ?? null;
+  }
+  async set(key: string, ref: string): Promise<void> {
+    this.entries.set(key, ref);
+  }
+}
+
+/** A logger whose JSON lines a test can read back. */
+export function capturingLogger(): { log: Logger; lines: () => Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString("utf8").split("\n")) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { log: pino({ level: "debug" }, stream), lines: () => lines };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `ms`. */
+export async function waitFor<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 10_000,
+  what = "condition",
+): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,262 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { InboundEvent } from "../../src/core/event.js";
+import { silentLogger } from "../../src/core/log.js";
+import type { Reply, TurnOutcome } from "../../src/core/reply.js";
+import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
+import { TelegramSender } from "../../src/telegram/telegram-sender.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { MemoryLedger } from "../support/telegram-fixtures.js";
+
+const ALICE = { id: 501, first_name: "Alice" };
+const log = silentLogger();
+
+let standin: TelegramApiStandin;
+let db: TestRedis;
+let bot: StandinBot;
+let sender: TelegramSender;
+
+beforeAll(async () => {
+  standin = await TelegramApiStandin.start({ perChatRate: true });
+});
+afterAll(async () => standin.close());
+beforeEach(async () => {
+  db = await testRedis();
+  bot = standin.addBot();
+  const api = createTelegramBot(bot.token, standin.url).api;
+  sender = new TelegramSender(new Map([[bot.id, api]]), db.keys, new RedisRateLimiter(db.redis), log, {
+    typingEveryMs: 400,
+    pressDeadlineMs: 300,
+  });
+});
+afterEach(async () => db.cleanup());
+
+function question(text = "what's new?", chatId = ALICE.id): InboundEvent {
+  const { updateId, message } = standin.userSends(bot.token, {
+    from: ALICE,
+    chat: { id: chatId, type: chatId > 0 ? "private" : "supergroup" },
+    text,
+  });
+  return {
+    kind: "message",
+    text,
+    eventId: `tg:${bot.id}:${updateId}`,
+    room: `telegram:${bot.id}:${chatId}`,
+    namespace: "feed",
+    platform: "telegram",
+    sender: { id: `tg:${ALICE.id}`, allowed: true },
+    receivedAt: Date.now(),
+    origin: {
+      botId: bot.id,
+      chatId,
+      messageId: message.message_id,
+      chatType: chatId > 0 ? "private" : "supergroup",
+      userId: ALICE.id,
+    },
+  };
+}
+
+function press(chatId: number, messageId: number): InboundEvent {
+  const { updateId, callbackQueryId } = standin.userPresses(bot.token, { from: ALICE, chatId, messageId });
+  return {
+    kind: "choice",
+    token: "t1",
+    eventId: `tg:${bot.id}:${updateId}`,
+    room: `telegram:${bot.id}:${chatId}`,
+    namespace: "feed",
+    platform: "telegram",
+    sender: { id: `tg:${ALICE.id}`, allowed: true },
+    receivedAt: Date.now(),
+    origin: { botId: bot.id, chatId, messageId, callbackQueryId, chatType: "private", userId: ALICE.id },
+  };
+}
+
+function answer(
+  fields: Partial<{ answer: string; caveat: string; items: { id: string; url?: string }[] }>,
+  options: string[] = [],
+): Reply {
+  return {
+    blocks: [
+      {
+        type: "answer",
+        ok: true,
+        answer: fields.answer ?? "ok",
+        items: fields.items ?? [],
+        caveat: fields.caveat ?? null,
+      },
+    ],
+    options: options.map((label, i) => ({ token: `t${i + 1}`, label })),
+    ...(options.length > 0 ? { offerId: "offer1" } : {}),
+  };
+}
+
+async function deliver(
+  event: InboundEvent,
+  outcome: TurnOutcome,
+  ledger = new MemoryLedger(),
+): Promise<string[]> {
+  return sender.deliver(event, outcome, { turnId: event.eventId, ledger, log });
+}
+
+describe("TelegramSender", () => {
+  it("shows answer, item ids and caveat verbatim, as HTML with previews off, replying to the question", async () => {
+    const tricky = `<b>not bold</b> & "quoted" *star* _under_ \`tick\` &amp; 1 < 2 > 0`;
+    const event = question();
+    const refs = await deliver(event, {
+      reply: answer({
+        answer: tricky,
+        items: [
+          { id: "<post&1>", url: "https://example.org/p?a=1&b=2" },
+          { id: "local", url: "javascript:alert(1)" },
+        ],
+        caveat: "<i>beware</i> &lt;",
+      }),
+    });
+    const [message] = standin.botMessages(bot.token, ALICE.id);
+    expect(refs).toEqual([`${ALICE.id}:${message!.message_id}`]);
+    expect(message!.text).toContain(tricky);
+    expect(message!.text).toContain("<post&1>");
+    expect(message!.text).toContain("<i>beware</i> &lt;");
+    const link = message!.entities!.find((e) => e.type === "text_link");
+    expect(link?.url).toBe("https://example.org/p?a=1&b=2");
+    expect(message!.text!.slice(link!.offset, link!.offset + link!.length)).toBe("<post&1>");
+    expect(message!.entities!.filter((e) => e.type === "text_link")).toHaveLength(1);
+    expect(message!.sent).toMatchObject({
+      parse_mode: "HTML",
+      link_preview_options: { is_disabled: true },
+      reply_to: event.origin.messageId,
+    });
+  });
+
+  it("delivers a 10,000-character caveat complete across messages, buttons on the last", async () => {
+    const lines = Array.from(
+      { length: 200 },
+      (_, i) => `caveat line ${String(i).padStart(3, "0")} ${"·".repeat(30)}`,
+    );
+    const caveat = lines.join("\n");
+    expect(caveat.length).toBeGreaterThan(9_000);
+    const refs = await deliver(question(), {
+      reply: answer({ answer: "long one", caveat }, ["more", "less"]),
+    });
+    const messages = standin.botMessages(bot.token, ALICE.id);
+    expect(messages.length).toBeGreaterThan(2);
+    expect(refs).toHaveLength(messages.length);
+    const all = messages.map((m) => m.text).join("\n");
+    for (const line of lines) expect(all).toContain(line);
+    expect(messages.slice(0, -1).every((m) => m.reply_markup === undefined)).toBe(true);
+    const buttons = messages.at(-1)!.reply_markup!.inline_keyboard.flat();
+    expect(buttons.map((b) => b.callback_data)).toEqual(["t1", "t2"]);
+    expect(buttons.map((b) => b.text).join(" ")).toMatch(/more.*less/);
+    expect(standin.rateViolations).toEqual([]);
+  });
+
+  it("rides out a 429 storm and a 502 with every message delivered once", async () => {
+    standin.inject("sendMessage", { status: 429, retryAfter: 1 }, 4);
+    standin.inject("sendMessage", { status: 502 });
+    const chats = [701, 702, 703];
+    await Promise.all(
+      chats.map((chat) => deliver(question("q", chat), { reply: answer({ answer: `for ${chat}` }) })),
+    );
+    for (const chat of chats) {
+      const messages = standin.botMessages(bot.token, chat);
+      expect(messages.map((m) => m.text)).toEqual([`for ${chat}`]);
+    }
+    expect(standin.callsTo("sendMessage", bot.id).filter((c) => !c.ok).length).toBe(5);
+  }, 30_000);
+
+  it("resends a part as plain text when Telegram cannot parse its markup", async () => {
+    standin.inject("sendMessage", {
+      status: 400,
+      description: `can't parse entities: Unsupported start tag "x" at byte offset 0`,
+    });
+    const text = `a <b> & "c" <post>`;
+    await deliver(question(), {
+      reply: answer({ answer: text, items: [{ id: "i&1", url: "https://e.org" }] }),
+    });
+    const [message] = standin.botMessages(bot.token, ALICE.id);
+    expect(message!.sent!.parse_mode).toBeUndefined();
+    expect(message!.text).toContain(text);
+    expect(message!.text).toContain("i&1");
+  });
+
+  it("answers every press, marks the chosen option on the offer, then sends the answer", async () => {
+    const [offerRef] = await deliver(question("show me the feed"), {
+      reply: answer({ answer: "Which one?" }, ["feed.latest", "feed.top"]),
+    });
+    const offerId = Number(offerRef!.split(":")[1]);
+    const event = press(ALICE.id, offerId);
+    await deliver(event, {
+      reply: answer({ answer: "latest posts" }),
+      toast: "Chosen: feed.latest",
+      chosen: { offerId: "offer1", label: "feed.latest", messageRefs: [offerRef!] },
+    });
+    expect(standin.callbackAnswer(String(event.origin.callbackQueryId))).toMatchObject({
+      text: "Chosen: feed.latest",
+    });
+    const [offer, reply] = standin.botMessages(bot.token, ALICE.id);
+    expect(offer!.reply_markup!.inline_keyboard).toEqual([
+      [{ text: "✅ feed.latest", callback_data: "rg:chosen" }],
+    ]);
+    expect(reply!.text).toBe("latest posts");
+  });
+
+  it("answers a press that has no reply (a stranger's, a stale one) with just the toast", async () => {
+    const [offerRef] = await deliver(question(), { reply: answer({ answer: "Which?" }, ["a"]) });
+    const event = press(ALICE.id, Number(offerRef!.split(":")[1]));
+    expect(await deliver(event, { reply: null, toast: "You are not allowed to use this bot." })).toEqual([]);
+    expect(standin.callbackAnswer(String(event.origin.callbackQueryId))).toMatchObject({
+      text: "You are not allowed to use this bot.",
+    });
+    expect(standin.botMessages(bot.token, ALICE.id)).toHaveLength(1);
+  });
+
+  it("sends each part once when a turn is delivered again (the ledger)", async () => {
+    const ledger = new MemoryLedger();
+    const event = question();
+    const outcome = { reply: answer({ answer: "once", caveat: "x\n".repeat(3000) }) };
+    const first = await deliver(event, outcome, ledger);
+    const again = await deliver(event, outcome, ledger);
+    expect(again).toEqual(first);
+    expect(standin.botMessages(bot.token, ALICE.id)).toHaveLength(first.length);
+  });
+
+  it("answers in the forum topic the question came from", async () => {
+    const event = question("/status", -100500);
+    event.origin = { ...event.origin, topicId: 77 };
+    await deliver(event, { reply: answer({ answer: "in topic" }) });
+    expect(standin.botMessages(bot.token, -100500, 77).map((m) => m.text)).toEqual(["in topic"]);
+  });
+
+  it("shows typing until the turn ends, refreshed while it runs", async () => {
+    const stop = sender.working(question());
+    await new Promise((r) => setTimeout(r, 600));
+    stop();
+    await new Promise((r) => setTimeout(r, 100));
+    const typing = () => standin.callsTo("sendChatAction", bot.id);
+    expect(typing()).toHaveLength(2);
+    expect(typing()[0]!.params).toMatchObject({ action: "typing", chat_id: ALICE.id });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(typing()).toHaveLength(2);
+  });
+
+  it("answers a press whose turn runs long before Telegram gives up on it, and the turn still ends well", async () => {
+    const [offerRef] = await deliver(question(), { reply: answer({ answer: "Which?" }, ["a"]) });
+    const event = press(ALICE.id, Number(offerRef!.split(":")[1]));
+    const stop = sender.working(event);
+    await new Promise((r) => setTimeout(r, 450));
+    stop();
+    expect(standin.callbackAnswer(String(event.origin.callbackQueryId))).toEqual({});
+    await deliver(event, { reply: answer({ answer: "slow answer" }), toast: "Chosen: a" });
+    expect(standin.botMessages(bot.token, ALICE.id).at(-1)!.text).toBe("slow answer");
+  });
+
+  it("leaves a quick press to be answered with its toast", async () => {
+    const [offerRef] = await deliver(question(), { reply: answer({ answer: "Which?" }, ["a"]) });
+    const event = press(ALICE.id, Number(offerRef!.split(":")[1]));
+    sender.working(event)();
+    await new Promise((r) => setTimeout(r, 450));
+    await deliver(event, { reply: null, toast: "Chosen: a" });
+    expect(standin.callbackAnswer(String(event.origin.callbackQueryId))).toEqual({ text: "Chosen: a" });
+  });
+});
