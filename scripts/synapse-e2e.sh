@@ -130,7 +130,10 @@ start() {
 
 stop() {
   if [ -f "$STATE/synapse.pid" ]; then
-    kill "$(cat "$STATE/synapse.pid")" 2>/dev/null || true
+    local pid
+    pid=$(cat "$STATE/synapse.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
     rm -f "$STATE/synapse.pid"
   fi
   unmount_proc

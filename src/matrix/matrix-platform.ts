@@ -1,0 +1,43 @@
+import type { PlatformFactory, PlatformModule, RuntimeDeps } from "../runtime.js";
+import { MatrixReceiver } from "./matrix-receiver.js";
+import type { RetryPolicy } from "./matrix-retry.js";
+import { MatrixSender } from "./matrix-sender.js";
+
+/** Tuning of the Matrix adapter that is not configuration (tests shorten the waits). */
+export interface MatrixPlatformOptions {
+  /** Long-poll timeout of each sync request. */
+  syncTimeoutMs?: number;
+  /** Retry policy of sends. */
+  retry?: RetryPolicy;
+  /** How often a running turn renews its typing notification. */
+  typingRefreshMs?: number;
+}
+
+/** Builds a Matrix platform factory with the given tuning. */
+export function createMatrixPlatform(options: MatrixPlatformOptions = {}): PlatformFactory {
+  return (deps: RuntimeDeps): PlatformModule => {
+    const matrix = deps.config.matrix;
+    if (!matrix) return {};
+    const log = deps.log.child({ platform: "matrix" });
+    return {
+      sender: new MatrixSender({
+        config: matrix,
+        log,
+        retry: options.retry,
+        typingRefreshMs: options.typingRefreshMs,
+      }),
+      receiver: new MatrixReceiver({
+        config: matrix,
+        maxFileBytes: deps.config.limits.maxFileBytes,
+        redis: deps.redis,
+        keys: deps.keys,
+        inbox: deps.inbox,
+        log,
+        syncTimeoutMs: options.syncTimeoutMs,
+      }),
+    };
+  };
+}
+
+/** The Matrix adapter for `startRuntime`: nothing when the config has no `matrix` section. */
+export const matrixPlatform: PlatformFactory = createMatrixPlatform();

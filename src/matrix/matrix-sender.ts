@@ -1,0 +1,180 @@
+import { createHash } from "node:crypto";
+import { MatrixClient } from "matrix-bot-sdk";
+import { z } from "zod";
+import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
+import type { MatrixConfig } from "../core/config.js";
+import type { InboundEvent } from "../core/event.js";
+import { registerSecret, type Logger } from "../core/log.js";
+import type { Reply, TurnOutcome } from "../core/reply.js";
+import { KEYCAPS, renderMatrix } from "../render/matrix.js";
+import { MatrixOriginError } from "./matrix-errors.js";
+import { MatrixOriginSchema, type MatrixOrigin } from "./matrix-events.js";
+import { SEND_RETRY, withMatrixRetry, type RetryPolicy } from "./matrix-retry.js";
+import { routeSdkLogs } from "./sdk-logging.js";
+
+/** What the Matrix sender needs from the runtime. */
+export interface MatrixSenderOptions {
+  config: MatrixConfig;
+  log: Logger;
+  retry?: RetryPolicy;
+  /** How often a running turn renews its typing notification. */
+  typingRefreshMs?: number;
+}
+
+/** The reaction that marks an offer message as chosen. */
+export const CHOSEN_MARK = "✅";
+
+const SendResponseSchema = z.object({ event_id: z.string() });
+
+/** How long the homeserver shows one typing notification; renewed well before it lapses. */
+const TYPING_TIMEOUT_MS = 30_000;
+
+/**
+ * A transaction id derived from the turn and the part, so that a turn retried after a
+ * worker died sends with the same ids and the homeserver posts each part once.
+ */
+function transactionId(turnId: string, partKey: string): string {
+  return `rg-${createHash("sha256").update(`${turnId}\n${partKey}`).digest("base64url").slice(0, 32)}`;
+}
+
+/** The `m.relates_to` of an answer: a reply to the question, inside its thread when it was in one. */
+function answerRelation(origin: MatrixOrigin): Record<string, unknown> {
+  const reply = { "m.in_reply_to": { event_id: origin.answerTo } };
+  if (!origin.threadRoot) return reply;
+  return { rel_type: "m.thread", event_id: origin.threadRoot, is_falling_back: false, ...reply };
+}
+
+/**
+ * The sending half of the Matrix adapter: renders a turn's reply as `m.notice` events
+ * (plain body and HTML), replying to the question in its thread, pre-places keycap
+ * reactions on the part that carries options, marks a chosen offer with ✅, and sends
+ * each part once per turn even when the turn is retried.
+ */
+export class MatrixSender implements PlatformSender {
+  readonly platform = "matrix" as const;
+  private readonly client: MatrixClient;
+  private readonly log: Logger;
+  private readonly retry: RetryPolicy;
+
+  constructor(private readonly options: MatrixSenderOptions) {
+    registerSecret(options.config.accessToken);
+    routeSdkLogs(options.log);
+    this.client = new MatrixClient(options.config.homeserver, options.config.accessToken);
+    this.log = options.log.child({ platform: "matrix" });
+    this.retry = options.retry ?? SEND_RETRY;
+  }
+
+  /** Sends the outcome into the event's room; returns the event ids of the reply's parts. */
+  async deliver(event: InboundEvent, outcome: TurnOutcome, context: DeliveryContext): Promise<string[]> {
+    const origin = originOf(event);
+    const offer = outcome.chosen?.messageRefs.at(-1);
+    if (offer)
+      await this.once(context, "chosen", () =>
+        this.react(origin.roomId, offer, CHOSEN_MARK, context, "chosen"),
+      );
+    // Matrix has no toast: a bare toast (a stale or repeated choice) is the only answer an allowed
+    // user gets. A stranger's reactions get none, so they cannot make the bot post at will.
+    const toast = outcome.toast && !offer && event.sender.allowed ? outcome.toast : undefined;
+    const reply: Reply | null =
+      outcome.reply ?? (toast ? { blocks: [{ type: "text", text: toast }], options: [] } : null);
+    if (!reply) return [];
+    const refs: string[] = [];
+    for (const [i, part] of renderMatrix(reply).entries()) {
+      const content = {
+        msgtype: "m.notice",
+        body: part.body,
+        format: "org.matrix.custom.html",
+        formatted_body: part.formattedBody,
+        "m.relates_to": answerRelation(origin),
+        "m.mentions": { user_ids: [event.sender.id] },
+      };
+      const key = `part:${i}`;
+      refs.push(
+        await this.once(context, key, () =>
+          this.send(origin.roomId, "m.room.message", content, context, key),
+        ),
+      );
+    }
+    const carrier = refs.at(-1);
+    if (carrier) {
+      for (const [i, keycap] of KEYCAPS.slice(0, reply.options.length).entries()) {
+        const key = `keycap:${i}`;
+        await this.once(context, key, () => this.react(origin.roomId, carrier, keycap, context, key));
+      }
+    }
+    return refs;
+  }
+
+  /** Shows the bot typing in the event's room, renewed until the returned function is called. */
+  working(event: InboundEvent): () => void {
+    const parsed = MatrixOriginSchema.safeParse(event.origin);
+    if (!parsed.success) return () => undefined;
+    const roomId = parsed.data.roomId;
+    // Chained so that "stopped typing" can never overtake a "typing" still in flight.
+    let chain = Promise.resolve();
+    const typing = (on: boolean): void => {
+      chain = chain
+        .then(() => this.client.setTyping(roomId, on, TYPING_TIMEOUT_MS))
+        .catch((err: unknown) => this.log.debug({ err, roomId }, "matrix typing notification failed"));
+    };
+    typing(true);
+    const timer = setInterval(() => typing(true), this.options.typingRefreshMs ?? TYPING_TIMEOUT_MS / 2);
+    timer.unref();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      clearInterval(timer);
+      typing(false);
+    };
+  }
+
+  /** Runs a send unless the turn's ledger says it was already done, and records it. */
+  private async once(context: DeliveryContext, key: string, send: () => Promise<string>): Promise<string> {
+    const done = await context.ledger.get(key);
+    if (done !== null) return done;
+    const ref = await send();
+    await context.ledger.set(key, ref);
+    return ref;
+  }
+
+  private async react(
+    roomId: string,
+    target: string,
+    key: string,
+    context: DeliveryContext,
+    partKey: string,
+  ): Promise<string> {
+    const content = { "m.relates_to": { rel_type: "m.annotation", event_id: target, key } };
+    return this.send(roomId, "m.reaction", content, context, partKey);
+  }
+
+  private async send(
+    roomId: string,
+    type: string,
+    content: Record<string, unknown>,
+    context: DeliveryContext,
+    partKey: string,
+  ): Promise<string> {
+    const txnId = transactionId(context.turnId, partKey);
+    const path =
+      `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}` +
+      `/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
+    const response: unknown = await withMatrixRetry(
+      `send ${type}`,
+      () => this.client.doRequest("PUT", path, null, content),
+      context.log,
+      this.retry,
+    );
+    return SendResponseSchema.parse(response).event_id;
+  }
+}
+
+/** Reads back the origin the Matrix receiver stored on the event. */
+function originOf(event: InboundEvent): MatrixOrigin {
+  const parsed = MatrixOriginSchema.safeParse(event.origin);
+  if (!parsed.success) {
+    throw new MatrixOriginError(`event ${event.eventId} has no Matrix origin`, { cause: parsed.error });
+  }
+  return parsed.data;
+}

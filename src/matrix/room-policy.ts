@@ -1,0 +1,45 @@
+import type { MatrixConfig } from "../core/config.js";
+import { powerLevelOf } from "./classify-event.js";
+import type { PowerLevels } from "./matrix-events.js";
+
+/** One configured room: its namespace and who may talk in it or invite the bot to it. */
+export interface RoomBinding {
+  roomId: string;
+  namespace: string;
+  users: ReadonlySet<string>;
+  /** Users at or above this power level may talk too. */
+  powerLevel?: number;
+  inviters: ReadonlySet<string>;
+}
+
+/**
+ * The configured rooms by room id. Inviters are `matrix.inviters` when set, else the
+ * room's own users: whoever may talk in a room may bring the bot into it.
+ */
+export function roomBindings(config: MatrixConfig): Map<string, RoomBinding> {
+  const global = new Set(config.inviters);
+  return new Map(
+    config.rooms.map((room) => [
+      room.room,
+      {
+        roomId: room.room,
+        namespace: room.namespace,
+        users: new Set(room.users),
+        ...(room.powerLevel === undefined ? {} : { powerLevel: room.powerLevel }),
+        inviters: global.size > 0 ? global : new Set(room.users),
+      },
+    ]),
+  );
+}
+
+/** Whether a user may reach the room's namespace: listed, or at or above the room's power level. */
+export function isAllowed(binding: RoomBinding, userId: string, levels: PowerLevels | undefined): boolean {
+  if (binding.users.has(userId)) return true;
+  if (binding.powerLevel === undefined || levels === undefined) return false;
+  return powerLevelOf(levels, userId) >= binding.powerLevel;
+}
+
+/** Whether the bot accepts this user's invite into the room. */
+export function mayInvite(binding: RoomBinding | undefined, inviter: string): boolean {
+  return binding !== undefined && binding.inviters.has(inviter);
+}

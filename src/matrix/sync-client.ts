@@ -1,0 +1,101 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { MatrixClient, type IStorageProvider } from "matrix-bot-sdk";
+import type { Logger } from "../core/log.js";
+import { retryDelay, type RetryPolicy } from "./matrix-retry.js";
+
+/** What the sync loop hands each response to. */
+export interface SyncHandler {
+  /** Sees the whole response before its events, `initial` when it came without a `since` token. */
+  beforeBatch(raw: unknown, initial: boolean): Promise<void>;
+  /** One of the SDK's sync emissions (`room.invite`, `room.join`, `room.event`, …), awaited in order. */
+  emit(type: string, ...payload: unknown[]): Promise<void>;
+}
+
+const SYNC_RETRY: RetryPolicy = {
+  attempts: Infinity,
+  baseDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  maxRetryAfterMs: 300_000,
+};
+
+/**
+ * matrix-bot-sdk's client with a sync loop the adapter can rely on: each response is
+ * handled (awaited, in order) before its token is stored, a failed batch is fetched
+ * again from the same token, and stopping waits for the batch in hand. The SDK's own
+ * loop stores the token before handling and emits without awaiting its listeners.
+ */
+export class SyncingMatrixClient extends MatrixClient {
+  private handler: SyncHandler | undefined;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private readonly halt = new AbortController();
+  private firstBatchDone: (() => void) | undefined;
+  /** Settles when the first sync response has been handled, or the first attempt failed. */
+  readonly firstBatch = new Promise<void>((resolve) => (this.firstBatchDone = resolve));
+
+  constructor(
+    homeserverUrl: string,
+    accessToken: string,
+    private readonly store: IStorageProvider,
+    private readonly log: Logger,
+  ) {
+    super(homeserverUrl, accessToken, store);
+  }
+
+  /** Sets where sync responses go; call before `start`. */
+  setSyncHandler(handler: SyncHandler): void {
+    this.handler = handler;
+  }
+
+  /** Stops syncing; resolves once no batch is being handled. An open long-poll is left to expire unheard. */
+  async stopSync(): Promise<void> {
+    this.running = false;
+    this.stop();
+    this.halt.abort();
+    this.firstBatchDone?.();
+    await this.loop;
+  }
+
+  protected override async startSyncInternal(): Promise<void> {
+    this.running = true;
+    this.loop = this.syncLoop();
+  }
+
+  private async syncLoop(): Promise<void> {
+    let token = await this.store.getSyncToken();
+    let failures = 0;
+    const stopped = this.stopped();
+    while (this.running) {
+      try {
+        const raw = (await Promise.race([this.doSync(token ?? ""), stopped])) as { next_batch?: unknown };
+        if (!this.running) return;
+        await this.handler?.beforeBatch(raw, token === null);
+        await this.processSync(
+          raw,
+          (type, ...payload) => this.handler?.emit(type, ...payload) ?? Promise.resolve(),
+        );
+        if (typeof raw.next_batch === "string") {
+          token = raw.next_batch;
+          await this.store.setSyncToken(token);
+        }
+        failures = 0;
+        this.firstBatchDone?.();
+      } catch (err) {
+        this.firstBatchDone?.();
+        if (!this.running) return;
+        const delay = retryDelay(err, failures++, SYNC_RETRY) ?? SYNC_RETRY.maxDelayMs;
+        this.log.warn({ err, delayMs: Math.round(delay), failures }, "matrix sync failed; retrying");
+        await sleep(delay, undefined, { signal: this.halt.signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Resolves when `stopSync` is called, so an open long-poll does not hold up a stop. */
+  private stopped(): Promise<void> {
+    const signal = this.halt.signal;
+    return new Promise((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+  }
+}

@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Answer } from "../../src/core/answer.js";
+import { ConfigSchema } from "../../src/core/config.js";
+import { silentLogger } from "../../src/core/log.js";
+import { runsTools } from "../../src/demo/runs.js";
+import { ENCRYPTION_NOTICE } from "../../src/matrix/encryption-notice.js";
+import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
+import { CHOSEN_MARK } from "../../src/matrix/matrix-sender.js";
+import { KEYCAPS } from "../../src/render/matrix.js";
+import { startRuntime, type Runtime } from "../../src/runtime.js";
+import { eventually } from "../support/eventually.js";
+import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
+import { FAST_RETRY } from "../support/matrix-fixtures.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { callsIn, demoNamespaces } from "../support/spine.js";
+
+/** What a tool of the demo's runs namespace answers, computed by the same code the server runs. */
+function runsAnswer(tool: string, args: Record<string, unknown> = {}): Answer {
+  const found = runsTools.find((candidate) => candidate.name === tool);
+  if (found?.kind !== "answer") throw new Error(`${tool} is not an Answer tool`);
+  return found.run(args);
+}
+
+const inReplyTo = (e: StandinEvent): string | undefined =>
+  (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]
+    ?.event_id;
+
+describe("a Matrix conversation through startRuntime, the stand-in and the demo runs server", () => {
+  let hs: MatrixHomeserverStandin;
+  let redis: TestRedis;
+  let runtime: Runtime;
+  let bot: string;
+  let alice: string;
+  let mallory: string;
+  let roomId: string;
+  let strangersRoom: string;
+  let encryptedRoom: string;
+  let callLog: string;
+  let start: () => Promise<Runtime>;
+
+  beforeAll(async () => {
+    hs = await MatrixHomeserverStandin.start();
+    redis = await testRedis();
+    const botUser = hs.registerUser("roomgate");
+    bot = botUser.userId;
+    alice = hs.registerUser("alice").userId;
+    mallory = hs.registerUser("mallory").userId;
+    roomId = hs.createRoom(alice, { name: "ops", members: [mallory] });
+    strangersRoom = hs.createRoom(mallory, { name: "lure" });
+    encryptedRoom = hs.createRoom(alice, { name: "secret", members: [bot], encrypted: true });
+    const demo = demoNamespaces({}, ["runs"]);
+    callLog = demo.callLog;
+    const config = ConfigSchema.parse({
+      namespaces: demo.config.namespaces,
+      matrix: {
+        homeserver: hs.url,
+        accessToken: botUser.accessToken,
+        rooms: [
+          { room: roomId, namespace: "runs", users: [alice] },
+          { room: strangersRoom, namespace: "runs", users: [alice] },
+          { room: encryptedRoom, namespace: "runs", users: [alice] },
+        ],
+      },
+    });
+    const platform = createMatrixPlatform({ syncTimeoutMs: 300, retry: FAST_RETRY, typingRefreshMs: 200 });
+    start = () =>
+      startRuntime({
+        config,
+        redisUrl: redis.url,
+        prefix: redis.prefix,
+        log: silentLogger(),
+        platforms: [platform],
+      });
+    runtime = await start();
+  });
+  afterAll(async () => {
+    await runtime?.stop();
+    await hs.close();
+    await redis.cleanup();
+  });
+
+  /** Waits for the bot's first notice that replies to `eventId`. */
+  const answerTo = (eventId: string, timeoutMs = 20_000): Promise<StandinEvent> =>
+    hs.waitForEvent(
+      roomId,
+      (e) => e.sender === bot && e.type === "m.room.message" && inReplyTo(e) === eventId,
+      timeoutMs,
+    );
+  const reactionsOn = (eventId: string): string[] =>
+    hs.sentBy(roomId, bot, "m.reaction").flatMap((e) => {
+      const rel = e.content["m.relates_to"] as { event_id: string; key: string };
+      return rel.event_id === eventId ? [rel.key] : [];
+    });
+  const tools = (): string[] => callsIn(callLog).map((line) => line.split("\t")[0] ?? "");
+
+  it("joins the bound room on the allowed user's invite, and declines a stranger's", async () => {
+    hs.invite(roomId, alice, bot);
+    hs.invite(strangersRoom, mallory, bot);
+    await eventually(() => {
+      expect(hs.membership(roomId, bot)).toBe("join");
+      expect(hs.membership(strangersRoom, bot)).toBe("leave");
+    }, 10_000);
+  });
+
+  it("answers a question verbatim, caveat included, as a notice in reply to it", async () => {
+    const question = "which arm of my sweep won?";
+    const expected = runsAnswer("runs.ask", { question });
+    expect(expected.caveat).toBeTruthy();
+    const asked = hs.sendText(roomId, alice, question);
+    const answer = await answerTo(asked.event_id);
+    expect(answer.content.msgtype).toBe("m.notice");
+    expect(String(answer.content.body)).toContain(expected.answer);
+    expect(String(answer.content.body)).toContain(expected.caveat!);
+    expect(String(answer.content.formatted_body)).toContain("<blockquote>");
+    expect(tools()).toEqual(["runs.ask"]);
+    await eventually(() => expect(hs.typing.some((t) => t.userId === bot && t.typing)).toBe(true));
+  });
+
+  it("asks back with keycaps; a keycap reaction runs the chosen tool; a second reaction runs nothing", async () => {
+    const asked = hs.sendText(roomId, alice, "hello there");
+    const offer = await answerTo(asked.event_id);
+    expect(String(offer.content.body)).toContain(runsAnswer("runs.ask", { question: "hello there" }).answer);
+    await eventually(() => expect(reactionsOn(offer.event_id)).toEqual(KEYCAPS.slice(0, 3)));
+    hs.react(roomId, alice, offer.event_id, KEYCAPS[2]);
+    const listed = await hs.waitForEvent(
+      roomId,
+      (e) => e.sender === bot && inReplyTo(e) === asked.event_id && e.event_id !== offer.event_id,
+      20_000,
+    );
+    expect(String(listed.content.body)).toContain(runsAnswer("runs.list").answer);
+    await eventually(() => expect(reactionsOn(offer.event_id)).toContain(CHOSEN_MARK));
+    expect(tools()).toEqual(["runs.ask", "runs.ask", "runs.list"]);
+
+    hs.react(roomId, alice, offer.event_id, KEYCAPS[0]);
+    const refused = await hs.waitForEvent(
+      roomId,
+      (e) =>
+        e.sender === bot && e.type === "m.room.message" && String(e.content.body).includes("already made"),
+      20_000,
+    );
+    expect(refused.content.msgtype).toBe("m.notice");
+    expect(tools()).toEqual(["runs.ask", "runs.ask", "runs.list"]);
+  });
+
+  it("takes a reply with the option's number as the choice", async () => {
+    const asked = hs.sendText(roomId, alice, "good morning");
+    const offer = await answerTo(asked.event_id);
+    const reply = hs.sendText(roomId, alice, "3", { replyTo: offer.event_id });
+    const listed = await answerTo(reply.event_id);
+    expect(String(listed.content.body)).toContain(runsAnswer("runs.list").answer);
+    expect(tools().slice(-2)).toEqual(["runs.ask", "runs.list"]);
+    await eventually(() => expect(reactionsOn(offer.event_id)).toContain(CHOSEN_MARK));
+  });
+
+  it("fills the argument it asks for with a text file, downloaded through the media API", async () => {
+    const asked = hs.sendText(roomId, alice, "are the numbers in my draft right?");
+    const offer = await answerTo(asked.event_id);
+    hs.react(roomId, alice, offer.event_id, KEYCAPS[0]);
+    const prompt = await hs.waitForEvent(
+      roomId,
+      (e) => e.sender === bot && inReplyTo(e) === asked.event_id && e.event_id !== offer.event_id,
+      20_000,
+    );
+    expect(String(prompt.content.body)).toContain("draft");
+    const draft = "# Results\nkd-0.5 reached 7.9 WER on eval-v1.\n";
+    const file = hs.sendFile(roomId, alice, { name: "draft.md", mime: "text/markdown", data: draft });
+    const checked = await answerTo(file.event_id);
+    expect(String(checked.content.body)).toContain(runsAnswer("runs.claims_check", { draft }).answer);
+    expect(callsIn(callLog).at(-1)).toBe(`runs.claims_check\t${JSON.stringify({ draft })}`);
+  });
+
+  it("refuses a stranger in the bound room without calling the namespace", async () => {
+    const before = tools().length;
+    const asked = hs.sendText(roomId, mallory, "which arm of my sweep won?");
+    const refusal = await answerTo(asked.event_id);
+    expect(String(refusal.content.body)).toContain("not allowed");
+    const notices = hs.sentBy(roomId, bot, "m.room.message").length;
+    const offer = hs.sentBy(roomId, bot, "m.reaction").at(-1)!.content["m.relates_to"] as {
+      event_id: string;
+    };
+    hs.react(roomId, mallory, offer.event_id, KEYCAPS[0]);
+    hs.sendText(roomId, mallory, "please?");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(tools()).toHaveLength(before);
+    expect(hs.sentBy(roomId, bot, "m.room.message")).toHaveLength(notices);
+  });
+
+  it("tells the encrypted room once that it cannot read it", async () => {
+    hs.sendText(encryptedRoom, alice, "anyone?");
+    await eventually(() =>
+      expect(hs.sentBy(encryptedRoom, bot, "m.room.message").map((e) => e.content.body)).toEqual([
+        ENCRYPTION_NOTICE,
+      ]),
+    );
+  });
+
+  it("replays nothing old after a restart, and answers what came in while it was down", async () => {
+    const before = tools().length;
+    const answered = hs.sentBy(roomId, bot, "m.room.message").length;
+    await runtime.stop();
+    const whileDown = hs.sendText(roomId, alice, "which arm of my sweep won?");
+    runtime = await start();
+    await answerTo(whileDown.event_id);
+    const fresh = hs.sendText(roomId, alice, "what runs do I have?");
+    await answerTo(fresh.event_id);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(tools().slice(before)).toEqual(["runs.ask", "runs.ask"]);
+    expect(hs.sentBy(roomId, bot, "m.room.message")).toHaveLength(answered + 2);
+    expect(hs.sentBy(encryptedRoom, bot, "m.room.message")).toHaveLength(1);
+  });
+});

@@ -1,0 +1,84 @@
+import type { DeliveryContext, DeliveryLedger, Inbox } from "../../src/core/adapter.js";
+import type { MatrixConfig } from "../../src/core/config.js";
+import type { InboundEvent } from "../../src/core/event.js";
+import { silentLogger } from "../../src/core/log.js";
+import { matrixRoom } from "../../src/core/room.js";
+import type { RetryPolicy } from "../../src/matrix/matrix-retry.js";
+
+/** Retries as the adapter does, with waits short enough for tests. */
+export const FAST_RETRY: RetryPolicy = {
+  attempts: 6,
+  baseDelayMs: 10,
+  maxDelayMs: 50,
+  maxRetryAfterMs: 5_000,
+};
+
+/** A delivery ledger in memory, as the worker keeps one per turn in Redis. */
+export function memoryLedger(): DeliveryLedger & { entries: Map<string, string> } {
+  const entries = new Map<string, string>();
+  return {
+    entries,
+    async get(key) {
+      return entries.get(key) ?? null;
+    },
+    async set(key, ref) {
+      entries.set(key, ref);
+    },
+  };
+}
+
+/** A delivery context for one turn. */
+export function deliveryContext(turnId: string, ledger: DeliveryLedger = memoryLedger()): DeliveryContext {
+  return { turnId, ledger, log: silentLogger() };
+}
+
+/** An inbound message event as the Matrix receiver makes it, for sender tests. */
+export function matrixQuestion(
+  roomId: string,
+  eventId: string,
+  sender: string,
+  origin: { threadRoot?: string } = {},
+): InboundEvent {
+  return {
+    kind: "message",
+    text: "question",
+    eventId: `mx:${eventId}`,
+    room: matrixRoom(roomId),
+    namespace: "runs",
+    platform: "matrix",
+    sender: { id: sender, allowed: true },
+    receivedAt: Date.now(),
+    origin: { roomId, eventId, answerTo: eventId, ...origin },
+  };
+}
+
+/** A Matrix config section for a stand-in homeserver and bound rooms. */
+export function matrixConfig(
+  homeserver: string,
+  accessToken: string,
+  rooms: { room: string; namespace?: string; users?: string[]; powerLevel?: number }[],
+  inviters: string[] = [],
+): MatrixConfig {
+  return {
+    homeserver,
+    accessToken,
+    inviters,
+    rooms: rooms.map((r) => ({ namespace: "runs", users: [], ...r })),
+  };
+}
+
+/**
+ * An Inbox that records what the receiver enqueues, de-duplicating by event id as
+ * the real one does, for receiver tests that need no worker.
+ */
+export class RecordingInbox implements Inbox {
+  readonly events: InboundEvent[] = [];
+  private readonly seen = new Set<string>();
+
+  async enqueue(event: InboundEvent): Promise<boolean> {
+    if (this.seen.has(event.eventId)) return false;
+    this.seen.add(event.eventId);
+    this.events.push(event);
+    return true;
+  }
+}
