@@ -1,11 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
-import type { Answer } from "../../src/core/answer.js";
-import { runsTools } from "../../src/demo/runs.js";
 import { CHOSEN_MARK } from "../../src/matrix/matrix-sender.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
 import {
@@ -13,17 +6,13 @@ import {
   type SynapseEvent,
   type SynapseUser,
 } from "../support/matrix-synapse-client.js";
+import { runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
-import { callsIn, DEMO_SERVER } from "../support/spine.js";
+import { RoomgateProcess } from "../support/roomgate-process.js";
+import { callsIn, demoNamespaces } from "../support/spine.js";
 
 const homeserver = process.env.SYNAPSE_URL;
 const sharedSecret = process.env.SYNAPSE_SHARED_SECRET;
-
-function runsAnswer(tool: string, args: Record<string, unknown> = {}): Answer {
-  const found = runsTools.find((candidate) => candidate.name === tool);
-  if (found?.kind !== "answer") throw new Error(`${tool} is not an Answer tool`);
-  return found.run(args);
-}
 
 const relation = (e: SynapseEvent) =>
   e.content["m.relates_to"] as
@@ -36,8 +25,7 @@ const relation = (e: SynapseEvent) =>
  */
 describe.skipIf(!homeserver || !sharedSecret)("`roomgate start` on a real Synapse", () => {
   let redis: TestRedis;
-  let child: ChildProcess;
-  let stderr = "";
+  let roomgate: RoomgateProcess;
   let bot: SynapseUser;
   let alice: SynapseUser;
   let roomId: string;
@@ -48,36 +36,23 @@ describe.skipIf(!homeserver || !sharedSecret)("`roomgate start` on a real Synaps
     bot = await registerWithSharedSecret(homeserver!, sharedSecret!, "roomgate");
     alice = await registerWithSharedSecret(homeserver!, sharedSecret!, "alice");
     roomId = await alice.createRoom("roomgate start e2e");
-    const dir = mkdtempSync(join(tmpdir(), "roomgate-synapse-cli-"));
-    callLog = join(dir, "calls.log");
-    const configFile = join(dir, "config.yaml");
-    writeFileSync(
-      configFile,
-      stringify({
+    const demo = demoNamespaces({}, ["runs"]);
+    callLog = demo.callLog;
+    roomgate = RoomgateProcess.start(
+      {
         redis: { url: redis.url, prefix: redis.prefix },
-        namespaces: {
-          runs: {
-            command: [process.execPath, DEMO_SERVER],
-            env: { ATTEST_TOOLS: "runs", DEMO_CALL_LOG: callLog },
-          },
-        },
+        namespaces: demo.config.namespaces,
         matrix: {
           homeserver,
           accessToken: "${MATRIX_TOKEN}",
           rooms: [{ room: roomId, namespace: "runs", users: [alice.userId] }],
         },
-      }),
+      },
+      { MATRIX_TOKEN: bot.accessToken },
     );
-    const env: NodeJS.ProcessEnv = { ...process.env, MATRIX_TOKEN: bot.accessToken };
-    delete env.REDIS_URL;
-    child = spawn(process.execPath, ["bin/roomgate", "start", "-c", configFile], {
-      env,
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   });
   afterAll(async () => {
-    if (child && child.exitCode === null) child.kill("SIGKILL");
+    roomgate?.kill();
     await redis?.cleanup();
   });
 
@@ -96,7 +71,7 @@ describe.skipIf(!homeserver || !sharedSecret)("`roomgate start` on a real Synaps
       .map((e) => relation(e)?.key);
 
   it("joins on invite, answers with the caveat, asks back, takes a keycap, and stops cleanly", async () => {
-    await expect.poll(() => stderr, { timeout: 60_000 }).toContain("matrix receiver syncing");
+    await expect.poll(() => roomgate.output, { timeout: 60_000 }).toContain("matrix receiver syncing");
     await alice.invite(roomId, bot.userId);
     await expect.poll(() => alice.membership(roomId, bot.userId), { timeout: 30_000 }).toBe("join");
 
@@ -119,9 +94,7 @@ describe.skipIf(!homeserver || !sharedSecret)("`roomgate start` on a real Synaps
       "runs.list",
     ]);
 
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    expect(await exited).toBe(0);
-    expect(stderr).not.toContain(bot.accessToken);
+    expect(await roomgate.stop()).toBe(0);
+    expect(roomgate.output).not.toContain(bot.accessToken);
   });
 });

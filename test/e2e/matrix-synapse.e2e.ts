@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Answer } from "../../src/core/answer.js";
 import { ConfigSchema } from "../../src/core/config.js";
 import { createLogger } from "../../src/core/log.js";
-import { runsTools } from "../../src/demo/runs.js";
 import { matrixPlatform } from "../../src/matrix/matrix-platform.js";
 import { CHOSEN_MARK } from "../../src/matrix/matrix-sender.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
@@ -12,17 +10,12 @@ import {
   type SynapseEvent,
   type SynapseUser,
 } from "../support/matrix-synapse-client.js";
+import { runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
 
 const homeserver = process.env.SYNAPSE_URL;
 const sharedSecret = process.env.SYNAPSE_SHARED_SECRET;
-
-function runsAnswer(tool: string, args: Record<string, unknown> = {}): Answer {
-  const found = runsTools.find((candidate) => candidate.name === tool);
-  if (found?.kind !== "answer") throw new Error(`${tool} is not an Answer tool`);
-  return found.run(args);
-}
 
 const relation = (e: SynapseEvent) =>
   e.content["m.relates_to"] as

@@ -1,30 +1,19 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
-import { runsTools } from "../../src/demo/runs.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
 import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
+import { runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
-import { callsIn, DEMO_SERVER } from "../support/spine.js";
+import { RoomgateProcess } from "../support/roomgate-process.js";
+import { callsIn, demoNamespaces } from "../support/spine.js";
 
 const inReplyTo = (e: StandinEvent): string | undefined =>
   (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]
     ?.event_id;
 
-function runsAnswer(tool: string, args: Record<string, unknown> = {}) {
-  const found = runsTools.find((candidate) => candidate.name === tool);
-  if (found?.kind !== "answer") throw new Error(`${tool} is not an Answer tool`);
-  return found.run(args);
-}
-
 describe("`roomgate start -c config.yaml` with one Matrix room bound to runs", () => {
   let hs: MatrixHomeserverStandin;
   let redis: TestRedis;
-  let child: ChildProcess;
-  let stderr = "";
+  let roomgate: RoomgateProcess;
   let token: string;
   let bot: string;
   let alice: string;
@@ -39,42 +28,29 @@ describe("`roomgate start -c config.yaml` with one Matrix room bound to runs", (
     bot = botUser.userId;
     alice = hs.registerUser("alice").userId;
     roomId = hs.createRoom(alice);
-    const dir = mkdtempSync(join(tmpdir(), "roomgate-cli-matrix-"));
-    callLog = join(dir, "calls.log");
-    const configFile = join(dir, "config.yaml");
-    writeFileSync(
-      configFile,
-      stringify({
+    const demo = demoNamespaces({}, ["runs"]);
+    callLog = demo.callLog;
+    roomgate = RoomgateProcess.start(
+      {
         redis: { url: redis.url, prefix: redis.prefix },
-        namespaces: {
-          runs: {
-            command: [process.execPath, DEMO_SERVER],
-            env: { ATTEST_TOOLS: "runs", DEMO_CALL_LOG: callLog },
-          },
-        },
+        namespaces: demo.config.namespaces,
         matrix: {
           homeserver: hs.url,
           accessToken: "${MATRIX_TOKEN}",
           rooms: [{ room: roomId, namespace: "runs", users: [alice] }],
         },
-      }),
+      },
+      { MATRIX_TOKEN: token, LOG_LEVEL: "debug" },
     );
-    const env: NodeJS.ProcessEnv = { ...process.env, MATRIX_TOKEN: token, LOG_LEVEL: "debug" };
-    delete env.REDIS_URL;
-    child = spawn(process.execPath, ["bin/roomgate", "start", "-c", configFile], {
-      env,
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   });
   afterAll(async () => {
-    if (child.exitCode === null) child.kill("SIGKILL");
+    roomgate.kill();
     await hs.close();
     await redis.cleanup();
   });
 
   it("joins on invite, answers, asks back, takes a keycap, and stops on SIGTERM without leaking the token", async () => {
-    await expect.poll(() => stderr, { timeout: 20_000 }).toContain("matrix receiver syncing");
+    await expect.poll(() => roomgate.output, { timeout: 20_000 }).toContain("matrix receiver syncing");
     hs.invite(roomId, alice, bot);
     await expect.poll(() => hs.membership(roomId, bot), { timeout: 20_000 }).toBe("join");
 
@@ -106,9 +82,7 @@ describe("`roomgate start -c config.yaml` with one Matrix room bound to runs", (
       "runs.list",
     ]);
 
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    expect(await exited).toBe(0);
-    expect(stderr).not.toContain(token);
+    expect(await roomgate.stop()).toBe(0);
+    expect(roomgate.output).not.toContain(token);
   });
 });

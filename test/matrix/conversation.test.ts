@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Answer } from "../../src/core/answer.js";
 import { ConfigSchema } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
-import { runsTools } from "../../src/demo/runs.js";
 import { ENCRYPTION_NOTICE } from "../../src/matrix/encryption-notice.js";
 import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
 import { CHOSEN_MARK } from "../../src/matrix/matrix-sender.js";
@@ -10,16 +8,9 @@ import { KEYCAPS } from "../../src/render/matrix.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { eventually } from "../support/eventually.js";
 import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
-import { FAST_RETRY } from "../support/matrix-fixtures.js";
+import { FAST_RETRY, runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
-
-/** What a tool of the demo's runs namespace answers, computed by the same code the server runs. */
-function runsAnswer(tool: string, args: Record<string, unknown> = {}): Answer {
-  const found = runsTools.find((candidate) => candidate.name === tool);
-  if (found?.kind !== "answer") throw new Error(`${tool} is not an Answer tool`);
-  return found.run(args);
-}
 
 const inReplyTo = (e: StandinEvent): string | undefined =>
   (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]

@@ -1,8 +1,10 @@
+import type { Answer } from "../../src/core/answer.js";
 import type { DeliveryContext, DeliveryLedger, Inbox } from "../../src/core/adapter.js";
 import type { MatrixConfig } from "../../src/core/config.js";
 import type { InboundEvent } from "../../src/core/event.js";
 import { silentLogger } from "../../src/core/log.js";
 import { matrixRoom } from "../../src/core/room.js";
+import { runsTools } from "../../src/demo/runs.js";
 import type { RetryPolicy } from "../../src/matrix/matrix-retry.js";
 
 /** Retries as the adapter does, with waits short enough for tests. */
@@ -81,4 +83,11 @@ export class RecordingInbox implements Inbox {
     this.events.push(event);
     return true;
   }
+}
+
+/** What a demo `runs` tool answers for these arguments: the text a test expects verbatim. */
+export function runsAnswer(tool: string, args: Record<string, unknown> = {}): Answer {
+  const found = runsTools.find((candidate) => candidate.name === tool);
+  if (found?.kind !== "answer") throw new Error(`${tool} is not an Answer tool`);
+  return found.run(args);
 }
