@@ -115,14 +115,21 @@ export const ConfigSchema = z.object({
       /** A turn still undeliverable this long after its first wait goes to the dead letters. */
       deliveryDeadlineSeconds: z.number().positive().default(3600),
       /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
-      dedupeSeconds: z.number().int().positive().default(6 * 3600),
+      dedupeSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(6 * 3600),
       /** Typing is shown only for turns that run longer than this. */
       typingAfterMs: z.number().int().nonnegative().default(1000),
     })
-    .default({ leaseSeconds: 10, deliveryDeadlineSeconds: 3600, dedupeSeconds: 6 * 3600, typingAfterMs: 1000 }),
-  shutdown: z
-    .object({ graceSeconds: z.number().nonnegative().default(10) })
-    .default({ graceSeconds: 10 }),
+    .default({
+      leaseSeconds: 10,
+      deliveryDeadlineSeconds: 3600,
+      dedupeSeconds: 6 * 3600,
+      typingAfterMs: 1000,
+    }),
+  shutdown: z.object({ graceSeconds: z.number().nonnegative().default(10) }).default({ graceSeconds: 10 }),
   http: z
     .object({ port: z.number().int().nonnegative().default(9464), host: z.string().default("127.0.0.1") })
     .optional(),

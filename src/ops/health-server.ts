@@ -21,7 +21,13 @@ async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([redis.ping().then(() => true, () => false), timeout]);
+    return await Promise.race([
+      redis.ping().then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -87,7 +87,8 @@ export class RoomWorker {
     const left = [...this.held.values()];
     await Promise.all(left.map((h) => this.letGo(h)));
     clearInterval(this.renewTimer);
-    if (left.length > 0) this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
+    if (left.length > 0)
+      this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
   }
 
   private freeSlot(): void {
@@ -214,7 +215,8 @@ export class RoomWorker {
         "",
         0,
       )
-      .catch((err: unknown) => log.warn({ err, room: h.room }, "could not hand the room back; its lease expires"));
+      .catch((err: unknown) =>
+        log.warn({ err, room: h.room }, "could not hand the room back; its lease expires"),
+      );
   }
 }
-

@@ -1,10 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { PlatformSender } from "../core/adapter.js";
-import {
-  LeaseLostError,
-  PermanentSendError,
-  SendDeferredError,
-} from "../core/delivery-errors.js";
+import { LeaseLostError, PermanentSendError, SendDeferredError } from "../core/delivery-errors.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnOutcome } from "../core/reply.js";
@@ -176,7 +172,10 @@ export class TurnRunner {
     )) as [number, string?, (string | null)?, string[]?, string[]?];
     if (res[0] === 0) {
       held.lost = true;
-      this.deps.log.warn({ room: held.room }, "room lease lost before the turn's end; another worker continues");
+      this.deps.log.warn(
+        { room: held.room },
+        "room lease lost before the turn's end; another worker continues",
+      );
       return undefined;
     }
     if (res[0] === 1) return undefined;
@@ -207,7 +206,10 @@ export class TurnRunner {
     if (err instanceof SendDeferredError) {
       kind = "wait";
       delay = err.waitMs;
-      deferralsTotal.inc({ platform: event.platform, reason: err.reason.startsWith("429") ? "429" : "window" });
+      deferralsTotal.inc({
+        platform: event.platform,
+        reason: err.reason.startsWith("429") ? "429" : "window",
+      });
     } else if (err instanceof PermanentSendError) {
       kind = "final";
       delay = 0;
@@ -247,7 +249,7 @@ export class TurnRunner {
       );
     } else if (kind === "fail") {
       turnsTotal.inc({ platform: event.platform, result: "failed" });
-      log.warn({ err, attempt: (res[2] ?? 0), retryInMs: Math.round(delay) }, "turn delivery failed; retrying");
+      log.warn({ err, attempt: res[2] ?? 0, retryInMs: Math.round(delay) }, "turn delivery failed; retrying");
     } else {
       log.debug({ waitMs: Math.round(delay), reason }, "turn waits; room parked");
     }

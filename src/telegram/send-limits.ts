@@ -18,10 +18,21 @@ import { loggableError, safeCause } from "./loggable-error.js";
 export type TelegramLimits = TelegramConfig["limits"];
 
 /** The defaults: Telegram's documented limits for bots. */
-export const DEFAULT_TELEGRAM_LIMITS: TelegramLimits = { botPerSecond: 30, chatPerSecond: 1, groupPerMinute: 20 };
+export const DEFAULT_TELEGRAM_LIMITS: TelegramLimits = {
+  botPerSecond: 30,
+  chatPerSecond: 1,
+  groupPerMinute: 20,
+};
 
 /** Methods that post or change a message: the ones Telegram's flood limits count. */
 const LIMITED = /^(send(?!ChatAction)|edit|copy|forward)/;
+
+/**
+ * Added to every window: a slot is taken on Redis' clock a moment before the request
+ * reaches Telegram, and that moment varies, so spacing by exactly the limit could
+ * let two requests arrive a little closer than it.
+ */
+const SLACK_MS = 50;
 
 /** Attempts of a send outside a turn (no gate), before its error reaches the caller. */
 const UNGATED_ATTEMPTS = 8;
@@ -45,10 +56,17 @@ export function inSendScope<T>(gate: SendGate | undefined, part: string, send: (
 }
 
 /** The windows a send to `chatId` must fit: per bot, per chat, and per group (negative ids are groups). */
-export function telegramWindows(keys: Keys, botId: number, chatId: number, limits: TelegramLimits): SendWindow[] {
+export function telegramWindows(
+  keys: Keys,
+  botId: number,
+  chatId: number,
+  limits: TelegramLimits,
+): SendWindow[] {
   const group = `tg:${botId}`;
   const perSecond = (n: number): Pick<SendWindow, "max" | "windowMs"> =>
-    n >= 1 ? { max: Math.floor(n), windowMs: 1000 } : { max: 1, windowMs: Math.ceil(1000 / n) };
+    n >= 1
+      ? { max: Math.floor(n), windowMs: 1000 + SLACK_MS }
+      : { max: 1, windowMs: Math.ceil(1000 / n) + SLACK_MS };
   const windows: SendWindow[] = [
     { key: keys.rate(group, "bot"), ...perSecond(limits.botPerSecond) },
     { key: keys.rate(group, `chat:${chatId}`), ...perSecond(limits.chatPerSecond) },
@@ -58,8 +76,8 @@ export function telegramWindows(keys: Keys, botId: number, chatId: number, limit
     windows.push({
       key: keys.rate(group, `group:${chatId}`),
       ...(perMinute >= 1
-        ? { max: Math.floor(perMinute), windowMs: 60_000 }
-        : { max: 1, windowMs: Math.ceil(60_000 / perMinute) }),
+        ? { max: Math.floor(perMinute), windowMs: 60_000 + SLACK_MS }
+        : { max: 1, windowMs: Math.ceil(60_000 / perMinute) + SLACK_MS }),
     });
   }
   return windows;
@@ -89,7 +107,8 @@ export function installSendLimits(
       try {
         res = await prev(method, payload, signal);
       } catch (err) {
-        if (turn) throw new TransientSendError(`${method}: ${loggableError(err).message}`, { cause: safeCause(err) });
+        if (turn)
+          throw new TransientSendError(`${method}: ${loggableError(err).message}`, { cause: safeCause(err) });
         if (!(err instanceof HttpError) || signal?.aborted || attempt >= 4) throw err;
         await sleep(500 * 2 ** (attempt - 1));
         continue;
