@@ -23,7 +23,7 @@ export async function resolveRedis(
   log: Logger,
   options: { requirePersistence?: boolean } = {},
 ): Promise<RedisTarget> {
-  const url = process.env.REDIS_URL ?? config?.redis.url;
+  const url = process.env.REDIS_URL || config?.redis.url;
   if (url) {
     registerSecret(passwordOf(url));
     if (options.requirePersistence) await checkRedisPersistence(url, config?.redis.volatile ?? false, log);
