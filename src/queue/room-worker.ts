@@ -11,6 +11,16 @@ const MAX_IDLE_MS = 2000;
 /** A lease not confirmed by Redis within its length minus this is treated as lost. */
 const LEASE_MARGIN_MS = 1000;
 
+/** How long handing rooms back at shutdown may take. */
+const LET_GO_MS = 2000;
+
+/** Waits for `work`, but no longer than `ms`. */
+async function within(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 interface Held extends HeldRoom {
   lane: string;
   /** Local time until which the lease is known to be ours. */
@@ -79,13 +89,10 @@ export class RoomWorker {
     this.stopping = true;
     this.freeSlot();
     for (const b of this.blockers) b.disconnect();
-    await Promise.all(this.loops);
-    const all = Promise.all([...this.held.values()].map((h) => h.done));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-    clearTimeout(timer);
+    // A claim or turn waiting on an unreachable Redis must not hold the shutdown past its grace.
+    await within(graceMs, Promise.all([...this.loops, ...[...this.held.values()].map((h) => h.done)]));
     const left = [...this.held.values()];
-    await Promise.all(left.map((h) => this.letGo(h)));
+    await within(LET_GO_MS, Promise.all(left.map((h) => this.letGo(h))));
     clearInterval(this.renewTimer);
     if (left.length > 0)
       this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
