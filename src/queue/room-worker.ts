@@ -105,10 +105,27 @@ export class RoomWorker {
 
   private async dispatch(lane: string, blocker: Redis): Promise<void> {
     const { scripts, keys, log, concurrency, leaseMs } = this.options;
+    // Whether the next claim follows a wake-up entry this loop took from the list.
+    let woken = false;
+    // Whether a room may be due without a wake-up entry (start, timeouts, a busy lane).
+    let look = true;
+    // How long an idle loop blocks before looking again: until the next room is due.
+    let idleWait = MAX_IDLE_MS;
     while (!this.stopping) {
       const active = [...this.held.values()].filter((h) => h.lane === lane).length;
       if (active >= concurrency) {
         await new Promise<void>((resolve) => this.slotWaiters.add(resolve));
+        continue;
+      }
+      if (!look && !woken) {
+        try {
+          const got = await blocker.blpop(keys.wake(lane), idleWait / 1000);
+          woken = got !== null;
+          look = true;
+        } catch {
+          if (this.stopping) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
         continue;
       }
       const token = `${this.id}:${(this.seq += 1)}`;
@@ -118,10 +135,13 @@ export class RoomWorker {
           "rgClaim",
           keys.pending(lane),
           keys.running(lane),
+          keys.wake(lane),
           keys.prefix,
           token,
           leaseMs,
+          woken ? "1" : "",
         )) as [number, ...unknown[]];
+        woken = false;
         this.lastClaimAt = Date.now();
       } catch (err) {
         if (this.stopping) break;
@@ -130,19 +150,23 @@ export class RoomWorker {
         continue;
       }
       if (res[0] === 1) {
-        const [, room, head, session, record] = res as [number, string, string, string | null, string[]];
+        const [, room, head, session, record, more] = res as [
+          number,
+          string,
+          string,
+          string | null,
+          string[],
+          number,
+        ];
         this.run(lane, room, token, { head, session, record });
+        look = more === 1;
+        idleWait = MAX_IDLE_MS;
         continue;
       }
       if (res[0] === 2) continue;
       const next = Number(res[1]);
-      const wait = Math.max(10, Math.min(MAX_IDLE_MS, next < 0 ? MAX_IDLE_MS : next));
-      try {
-        await blocker.blpop(keys.wake(lane), wait / 1000);
-      } catch {
-        if (this.stopping) break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      idleWait = Math.max(10, Math.min(MAX_IDLE_MS, next < 0 ? MAX_IDLE_MS : next));
+      look = false;
     }
   }
 
