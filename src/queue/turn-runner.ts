@@ -23,6 +23,9 @@ export class TurnRunner {
     const log = this.log.child({ turn: event.eventId, room: event.room });
     const sender = this.senders.get(event.platform);
     if (!sender) throw new Error(`no sender for platform ${event.platform} in this process`);
+    // Adapters refuse strangers at the edge; one queued anyway is dropped without any state.
+    if (!this.engine.admits(event))
+      return log.warn({ sender: event.sender.id }, "sender not allowed; dropped");
     const started = Date.now();
     let outcome = await this.store.outcome(event.room, event.eventId);
     const redelivery = outcome !== null;
