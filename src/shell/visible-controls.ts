@@ -3,6 +3,7 @@
  * ESC starts every escape sequence (CSI, OSC, …), so once it is shown as text the rest of
  * a sequence is inert text too.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 /**

@@ -1,3 +1,4 @@
+/* eslint-disable no-control-regex -- these tests look for control characters on purpose */
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
