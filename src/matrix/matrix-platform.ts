@@ -2,6 +2,7 @@ import type { PlatformFactory, PlatformModule, RuntimeDeps } from "../runtime.js
 import { MatrixReceiver } from "./matrix-receiver.js";
 import type { RetryPolicy } from "./matrix-retry.js";
 import { MatrixSender } from "./matrix-sender.js";
+import { matrixSenderCheck } from "./sender-check.js";
 
 /** Tuning of the Matrix adapter that is not configuration (tests shorten the waits). */
 export interface MatrixPlatformOptions {
@@ -35,6 +36,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         log,
         syncTimeoutMs: options.syncTimeoutMs,
       }),
+      senderCheck: matrixSenderCheck(matrix),
     };
   };
 }
