@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
+import type { InboundEvent } from "./core/event.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
@@ -30,6 +31,8 @@ export interface PlatformModule {
   sender?: PlatformSender;
   receiver?: Receiver;
   lanes?: string[];
+  /** The worker's own check of a queued event's sender against the current bindings. */
+  senderCheck?: (event: InboundEvent) => boolean;
 }
 
 /** Builds a platform module from the runtime's shared parts. */
@@ -81,13 +84,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
   const turnRecordMs = deadlineMs + 3600_000;
   const store = new RedisSessionStore(redis, keys, { ...config.sessions, turnRecordMs }, log);
+  const senderChecks = new Map<string, (event: InboundEvent) => boolean>();
   const engine = new Engine({
     namespaces,
     offerByRef: (room, ref) => store.offerByRef(room, ref),
     settings: {
       maxMessageChars: config.limits.maxMessageChars,
       choiceSeconds: config.sessions.choiceSeconds,
+      slotSeconds: config.sessions.slotSeconds,
     },
+    senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
     log,
   });
 
@@ -95,6 +101,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const senders = new Map<string, PlatformSender>();
   const lanes: string[] = [];
   for (const m of modules) {
+    if (m.sender && m.senderCheck) senderChecks.set(m.sender.platform, m.senderCheck);
     if (!m.sender) continue;
     senders.set(m.sender.platform, m.sender);
     lanes.push(...(m.lanes ?? [m.sender.platform]));

@@ -97,16 +97,39 @@ export const ConfigSchema = z.object({
         .int()
         .positive()
         .default(24 * 3600),
+      /** How long a tool waits for a missing argument (slot filling) before it expires. */
+      slotSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(15 * 60),
     })
-    .default({ idleSeconds: 7 * 24 * 3600, historyTurns: 20, choiceSeconds: 24 * 3600 }),
+    .default({
+      idleSeconds: 7 * 24 * 3600,
+      historyTurns: 20,
+      choiceSeconds: 24 * 3600,
+      slotSeconds: 15 * 60,
+    }),
   limits: z
     .object({
       /** Largest inbound message accepted, in characters. */
       maxMessageChars: z.number().int().positive().default(16_000),
       /** Largest text file accepted as an argument, in bytes. */
       maxFileBytes: z.number().int().positive().default(1_000_000),
+      /** Longest a file download may take, in milliseconds. */
+      fileTimeoutMs: z.number().int().positive().default(20_000),
+      /** Most turns one person may start per minute; the excess gets one notice and is not queued. */
+      turnsPerMinute: z.number().int().positive().default(20),
+      /** Most events waiting in one room's queue; the excess gets one notice and is not queued. */
+      roomQueueCap: z.number().int().positive().default(50),
     })
-    .default({ maxMessageChars: 16_000, maxFileBytes: 1_000_000 }),
+    .default({
+      maxMessageChars: 16_000,
+      maxFileBytes: 1_000_000,
+      fileTimeoutMs: 20_000,
+      turnsPerMinute: 20,
+      roomQueueCap: 50,
+    }),
   worker: z.object({ concurrency: z.number().int().positive().default(8) }).default({ concurrency: 8 }),
   queue: z
     .object({

@@ -74,6 +74,11 @@ export class TurnRunner {
     }
     const event = parsed.data;
     const log = baseLog.child({ turn: event.eventId, room: event.room });
+    // Adapters refuse strangers at the edge; one queued anyway is dropped without any state.
+    if (!this.deps.engine.admits(event)) {
+      log.warn({ sender: event.sender.id }, "sender not allowed; dropped");
+      return this.finish(held, input.head, undefined, draining, "", "");
+    }
     const record = recordOf(input.record, event.eventId);
     const gate = new TurnGate(this.deps, held, record);
     const started = Date.now();

@@ -49,6 +49,16 @@ export class Keys {
     return this.room(room, `refused:${userId}`);
   }
 
+  /** A notice of one kind (flood, leaving) already given to one user or room, kept while it must not repeat. */
+  notice(room: string, kind: string, userId: string): string {
+    return this.room(room, `notice:${kind}:${userId}`);
+  }
+
+  /** Turns one person started in the current minute, for inbound flood control (not per room: per person). */
+  turnRate(platformUserId: string): string {
+    return `${this.prefix}:turn-rate:{${platformUserId}}`;
+  }
+
   /** The last handled platform timestamp in a room (Matrix history guard). */
   lastSeen(room: string): string {
     return this.room(room, "last-seen");
