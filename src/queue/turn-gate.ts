@@ -85,7 +85,10 @@ export class TurnGate implements DeliveryLedger, SendGate {
       // Telegram has no idempotency key: an attempt whose answer was never recorded (a 429, a
       // timeout, a worker that died) is sent again, which duplicates it only if it had arrived.
       this.warned.add(partKey);
-      this.deps.log.info({ part: partKey }, "an earlier attempt of this part has no recorded answer; sending it again");
+      this.deps.log.info(
+        { part: partKey },
+        "an earlier attempt of this part has no recorded answer; sending it again",
+      );
     }
     return null;
   }
