@@ -39,13 +39,9 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
       // The poison words ride in the messages themselves (see `crashText`).
       return { extraDrainMs: 0, stop: async () => undefined };
     case "429":
+      // On for the whole run, drain included: every attempt may meet one.
       t.standin.faults = { tooManyRatio: 0.3, retryAfter: [1, 3] };
-      return {
-        extraDrainMs: 0,
-        stop: async () => {
-          t.standin.faults = { tooManyRatio: 0, retryAfter: [1, 3] };
-        },
-      };
+      return { extraDrainMs: 0, stop: async () => undefined };
     case "outage": {
       const fault = once(t, 5_000, async () => {
         t.log("Bot API unreachable for 60 s");
@@ -71,25 +67,35 @@ function once(t: FaultTargets, afterMs: number, act: () => Promise<void>): Runni
   };
 }
 
-/** kill -9 of a random worker every 2–4 s, and of `start` once, each restarted a second later. */
+/**
+ * kill -9 of a random running worker every 2–4 s, and of `start` once (the second
+ * kill), each restarted a second later without waiting, so kills keep their pace.
+ */
 function killWorkers(t: FaultTargets): RunningFault {
   let stopped = false;
   let kills = 0;
-  let startKilled = false;
+  const restarts: Promise<unknown>[] = [];
   const loop = (async () => {
     while (!stopped) {
       await sleep(2_000 + Math.random() * 2_000);
       if (stopped) break;
-      const name = !startKilled && kills >= 3 ? "start" : Math.random() < 0.5 ? "worker-1" : "worker-2";
-      if (name === "start") startKilled = true;
-      const member = t.fleet.members.get(name)!;
+      const running = [...t.fleet.members.values()].filter(
+        (m) => m.child.exitCode === null && m.child.signalCode === null,
+      );
+      const workers = running.filter((m) => m.role === "worker");
+      const member =
+        kills === 1
+          ? running.find((m) => m.role === "start")
+          : workers[Math.floor(Math.random() * workers.length)];
+      if (!member) continue;
       kills += 1;
-      t.log(`kill -9 ${name} (pid ${member.child.pid})`);
-      await t.fleet.kill(name);
-      await sleep(1_000);
-      await t.fleet
-        .launch(name, member.role)
-        .catch((err: unknown) => t.log(`restart of ${name} failed: ${String(err)}`));
+      t.log(`kill -9 ${member.name} (pid ${member.child.pid})`);
+      await t.fleet.kill(member.name);
+      restarts.push(
+        sleep(1_000)
+          .then(() => t.fleet.launch(member.name, member.role))
+          .catch((err: unknown) => t.log(`restart of ${member.name} failed: ${String(err)}`)),
+      );
     }
   })();
   return {
@@ -97,7 +103,8 @@ function killWorkers(t: FaultTargets): RunningFault {
     stop: async () => {
       stopped = true;
       await loop;
-      t.log(`${kills} kills (start killed: ${startKilled})`);
+      await Promise.all(restarts);
+      t.log(`${kills} kills, start among them`);
     },
   };
 }

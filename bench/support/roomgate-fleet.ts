@@ -60,9 +60,8 @@ export class RoomgateFleet {
           { token: "${BENCH_BOT_TOKEN}", namespace: "echo", users: options.users, groups: options.groups },
         ],
       },
-      ...options.extra,
     };
-    writeFileSync(this.configFile, stringify(config));
+    writeFileSync(this.configFile, stringify(merge(config, options.extra ?? {})));
   }
 
   /** Starts a member and waits until it logs that it runs. */
@@ -97,7 +96,8 @@ export class RoomgateFleet {
       });
       child.once("exit", (code, signal) => {
         clearTimeout(timer);
-        reject(new Error(`${name} exited at start (${code ?? signal}); log ${log.path}`));
+        const tail = seen === "ready" ? "" : seen.split("\n").slice(-3).join("\n");
+        reject(new Error(`${name} exited at start (${code ?? signal}); log ${String(log.path)}\n${tail}`));
       });
     });
     await ready;
@@ -128,4 +128,15 @@ export class RoomgateFleet {
       .filter((m) => m.child.exitCode === null && m.child.signalCode === null)
       .map((m) => m.child.pid!);
   }
+}
+
+/** `over` merged into `base`, objects key by key (so a `telegram.limits` keeps the bots). */
+function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const mine = out[key];
+    const bothObjects = [mine, value].every((v) => v !== null && typeof v === "object" && !Array.isArray(v));
+    out[key] = bothObjects ? merge(mine as Record<string, unknown>, value as Record<string, unknown>) : value;
+  }
+  return out;
 }
