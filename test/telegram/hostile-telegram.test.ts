@@ -161,6 +161,11 @@ describe("Telegram, through the real runtime and a strict Bot API stand-in, agai
     standin.userSends(bot.token, { from: ALICE, text: "2", replyTo: older!.message_id });
     await waitFor(() => messagesTo(ALICE.id).length > before, 20_000, "the reply's choice");
     expect(messagesTo(ALICE.id).at(-1)!.text).toBe(echoAnswer(HOSTILE_ANSWERS.longopts!.options[1]!).answer);
+    // That offer is used up now: replying to it again picks nothing from the newer one.
+    const count = messagesTo(ALICE.id).length;
+    standin.userSends(bot.token, { from: ALICE, text: "1", replyTo: older!.message_id });
+    await waitFor(() => messagesTo(ALICE.id).length > count, 20_000, "the used-up reply's answer");
+    expect(messagesTo(ALICE.id).at(-1)!.text).toContain("already made");
     // The newer offer's option 1 is "/reset": chosen, it is text for the agent, never the command.
     const [slash] = await ask("1", 1);
     expect(slash!.text).toBe(echoAnswer("/reset").answer);
@@ -229,6 +234,32 @@ describe("a stranger, every way in", () => {
     await waitFor(() => standin.pendingUpdates(bot.token) === 0, 20_000, "the update taken");
     await new Promise((r) => setTimeout(r, 300));
     await expectNothingLeft([telegramRoom(bot.id, MALLORY.id)]);
+  });
+
+  it("an event forged into the queue as allowed is dropped by the worker's own check", async () => {
+    const room = telegramRoom(bot.id, MALLORY.id);
+    const before = hostile.calls().length;
+    const refusals = messagesTo(MALLORY.id).length;
+    await runtime.deps.inbox.enqueue({
+      kind: "message",
+      text: "forged",
+      eventId: `tg:${bot.id}:forged-1`,
+      room,
+      namespace: "adv",
+      platform: "telegram",
+      sender: { id: `tg:${MALLORY.id}`, allowed: true },
+      receivedAt: Date.now(),
+      origin: { botId: bot.id, chatId: MALLORY.id, chatType: "private", userId: MALLORY.id, messageId: 1 },
+    });
+    await waitFor(
+      async () => (await db.redis.llen(db.keys.inbox(room))) === 0,
+      20_000,
+      "the worker taking it",
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hostile.calls().length).toBe(before);
+    expect(messagesTo(MALLORY.id)).toHaveLength(refusals);
+    expect((await roomKeys(db, room)).filter((k) => k === "session" || k.startsWith("outcome"))).toEqual([]);
   });
 
   it("invite into a group no binding names: the bot leaves with one notice", async () => {
