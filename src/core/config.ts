@@ -47,6 +47,14 @@ const TelegramSchema = z.object({
     })
     .optional(),
   bots: z.array(TelegramBotSchema).default([]),
+  /** Send limits shared by all processes (a self-hosted Bot API or paid broadcasts allow more). */
+  limits: z
+    .object({
+      botPerSecond: z.number().positive().default(30),
+      chatPerSecond: z.number().positive().default(1),
+      groupPerMinute: z.number().positive().default(20),
+    })
+    .default({ botPerSecond: 30, chatPerSecond: 1, groupPerMinute: 20 }),
 });
 
 const MatrixRoomSchema = z.object({
@@ -71,8 +79,10 @@ export const ConfigSchema = z.object({
     .object({
       url: z.string().optional(),
       prefix: z.string().min(1).default("rg"),
+      /** Run on an external Redis without persistence, accepting that a restart loses queued turns. */
+      volatile: z.boolean().default(false),
     })
-    .default({ prefix: "rg" }),
+    .default({ prefix: "rg", volatile: false }),
   namespaces: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), NamespaceConfigSchema).default({}),
   sessions: z
     .object({
@@ -121,6 +131,28 @@ export const ConfigSchema = z.object({
       roomQueueCap: 50,
     }),
   worker: z.object({ concurrency: z.number().int().positive().default(8) }).default({ concurrency: 8 }),
+  queue: z
+    .object({
+      /** A dead worker's rooms are taken over this long after its last lease renewal. */
+      leaseSeconds: z.number().positive().default(10),
+      /** A turn still undeliverable this long after its first wait goes to the dead letters. */
+      deliveryDeadlineSeconds: z.number().positive().default(3600),
+      /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
+      dedupeSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(6 * 3600),
+      /** Typing is shown only for turns that run longer than this. */
+      typingAfterMs: z.number().int().nonnegative().default(1000),
+    })
+    .default({
+      leaseSeconds: 10,
+      deliveryDeadlineSeconds: 3600,
+      dedupeSeconds: 6 * 3600,
+      typingAfterMs: 1000,
+    }),
+  shutdown: z.object({ graceSeconds: z.number().nonnegative().default(10) }).default({ graceSeconds: 10 }),
   http: z
     .object({ port: z.number().int().nonnegative().default(9464), host: z.string().default("127.0.0.1") })
     .optional(),

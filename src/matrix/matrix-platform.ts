@@ -27,6 +27,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         log,
         retry: options.retry,
         typingRefreshMs: options.typingRefreshMs,
+        keys: deps.keys,
       }),
       receiver: new MatrixReceiver({
         config: matrix,
