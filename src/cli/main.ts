@@ -4,6 +4,7 @@ import { RoomgateError } from "../core/errors.js";
 import { demoConfig } from "./demo-config.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
+import { runConfigCheck } from "./run-config-check.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
 
@@ -56,6 +57,16 @@ program
   .action(async (opts: { config?: string; namespace: string; question?: string[] }) => {
     const config = opts.config ? loadConfig(opts.config) : demoConfig();
     process.exitCode = await runCheck({ config, namespace: opts.namespace, questions: opts.question ?? [] });
+  });
+
+program
+  .command("config")
+  .description("Work with configuration files")
+  .command("check")
+  .description("Validate a configuration file completely, starting nothing; exit code 1 on errors")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .action((opts: { config: string }) => {
+    process.exitCode = runConfigCheck(opts.config);
   });
 
 program
