@@ -2,10 +2,12 @@ import type { ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
+import { RoomgateError } from "./core/errors.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
+import { healthStatus } from "./ops/health-status.js";
 import { KickQueues } from "./queue/kick-queues.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
@@ -47,6 +49,8 @@ export interface RuntimeOptions {
   /** Start the platforms' receivers (default true). */
   receivers?: boolean;
   platforms: PlatformFactory[];
+  /** Connect every namespace before receiving (default false: each connects on first use). */
+  connectNamespaces?: boolean;
 }
 
 /** A running roomgate process: adapters, workers, namespaces; `stop` shuts it down in order. */
@@ -96,37 +100,81 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
 
   let worker: RoomWorker | undefined;
-  if ((options.workers ?? true) && lanes.length > 0) {
-    worker = new RoomWorker({
-      redis,
-      connection,
-      keys,
-      scripts,
-      kicks,
-      runner: new TurnRunner(engine, store, senders, log),
-      lanes,
-      concurrency: config.worker.concurrency,
-      log,
-    });
-    await worker.start();
-  }
-  const receivers =
-    (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [];
-  for (const r of receivers) await r.start();
-  const health = config.http ? await startHealthServer({ ...config.http, redis, log }) : undefined;
-
-  return {
-    deps,
-    namespaces,
-    health,
-    async stop() {
-      await health?.close();
-      for (const r of receivers)
-        await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
-      await worker?.stop();
-      await kicks.close();
-      await namespaces.close();
-      redis.disconnect();
-    },
+  let health: HealthServer | undefined;
+  let receivers: Receiver[] = [];
+  const stop = async () => {
+    await health?.close();
+    for (const r of receivers)
+      await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
+    await worker?.stop();
+    await kicks.close();
+    await namespaces.close();
+    redis.disconnect();
   };
+  try {
+    if ((options.workers ?? true) && lanes.length > 0) {
+      worker = new RoomWorker({
+        redis,
+        connection,
+        keys,
+        scripts,
+        kicks,
+        runner: new TurnRunner(engine, store, senders, log),
+        lanes,
+        concurrency: config.worker.concurrency,
+        log,
+      });
+      await worker.start();
+    }
+    if (options.connectNamespaces) await connectAll(namespaces, log);
+    receivers = await startReceivers(
+      (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
+      log,
+    );
+    health = config.http ? await startHealthServer({ ...config.http, redis, log }) : undefined;
+  } catch (err) {
+    // A failed start leaves nothing running: workers, namespace children and connections go too.
+    await stop().catch((stopErr: unknown) =>
+      log.warn({ err: stopErr }, "cleanup after a failed start failed"),
+    );
+    throw err;
+  }
+
+  return { deps, namespaces, health, stop };
+}
+
+/** Connects every namespace now, so that the start log shows which ones work; a failure is not fatal. */
+async function connectAll(namespaces: NamespaceRegistry, log: Logger): Promise<void> {
+  await Promise.all(
+    namespaces.names().map((name) =>
+      namespaces
+        .get(name)
+        .start()
+        .catch((err: unknown) =>
+          log.error({ err, namespace: name }, "namespace not reachable at start; retried on use"),
+        ),
+    ),
+  );
+}
+
+/**
+ * Starts every receiver; one that fails is logged and reported in /healthz while
+ * the others run. Only when every receiver failed does the start fail.
+ */
+async function startReceivers(all: Receiver[], log: Logger): Promise<Receiver[]> {
+  const started: Receiver[] = [];
+  let firstFailure: unknown;
+  for (const [i, receiver] of all.entries()) {
+    try {
+      await receiver.start();
+      started.push(receiver);
+    } catch (err) {
+      firstFailure ??= err;
+      const reason = err instanceof RoomgateError ? err.userText : String(err);
+      log.error({ err, receiver: receiver.constructor.name }, "a receiver could not start; the others run");
+      healthStatus.degrade(`receiver ${i + 1} (${receiver.constructor.name})`, reason);
+    }
+  }
+  if (started.length === 0 && firstFailure !== undefined) throw firstFailure;
+  return started;
 }

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { loadConfig } from "../core/config.js";
+import { loadConfig, loadConfigWithWarnings } from "../core/config.js";
 import { RoomgateError } from "../core/errors.js";
 import { demoConfig } from "./demo-config.js";
 import { runBench } from "./run-bench.js";
@@ -18,7 +18,7 @@ program
   .description("Adapters and workers from a YAML configuration (Telegram bots, Matrix rooms)")
   .requiredOption("-c, --config <file>", "YAML configuration")
   .action(async (opts: { config: string }) => {
-    await runService({ config: loadConfig(opts.config), receivers: true });
+    await runService({ ...loadConfigWithWarnings(opts.config), receivers: true });
   });
 
 program
@@ -26,7 +26,7 @@ program
   .description("Workers only: run turns queued by `start` processes, sharing the load through Redis")
   .requiredOption("-c, --config <file>", "YAML configuration")
   .action(async (opts: { config: string }) => {
-    await runService({ config: loadConfig(opts.config), receivers: false });
+    await runService({ ...loadConfigWithWarnings(opts.config), receivers: false });
   });
 
 program

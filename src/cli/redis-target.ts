@@ -1,8 +1,10 @@
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import { startEmbeddedRedis } from "../sessions/embedded-redis.js";
 import { stateDir } from "./paths.js";
+import { lockRedisDir } from "./redis-dir-lock.js";
 
 /** The Redis a command uses, and how to let go of it. */
 export interface RedisTarget {
@@ -14,12 +16,42 @@ export interface RedisTarget {
 /**
  * `REDIS_URL`, else `redis.url` from the config, else the embedded default: a
  * private redis-server with append-only data under the state folder (DESIGN §10).
+ * The embedded server never outlives this process: it is stopped on every exit
+ * path, and one left by a killed process is stopped by the next start.
  */
 export async function resolveRedis(config: Config | undefined, log: Logger): Promise<RedisTarget> {
   const url = process.env.REDIS_URL ?? config?.redis.url;
   if (url) return { url, embedded: false, stop: async () => undefined };
   const dir = join(stateDir(), "redis");
-  const redis = await startEmbeddedRedis({ dir, persist: true });
-  log.info({ url: redis.url, dir }, "embedded redis-server started");
-  return { url: redis.url, embedded: true, stop: () => redis.stop() };
+  mkdirSync(dir, { recursive: true });
+  const lock = await lockRedisDir(dir, log);
+  let redis;
+  try {
+    redis = await startEmbeddedRedis({ dir, persist: true });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const pid = redis.pid;
+  // A last resort for exits that skip `stop` (process.exit after an error): signals are synchronous.
+  const onExit = () => {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      // Already stopped.
+    }
+    lock.release();
+  };
+  process.once("exit", onExit);
+  log.info({ url: redis.url, dir, pid }, "embedded redis-server started");
+  const started = redis;
+  return {
+    url: started.url,
+    embedded: true,
+    stop: async () => {
+      await started.stop();
+      process.removeListener("exit", onExit);
+      lock.release();
+    },
+  };
 }

@@ -193,8 +193,11 @@ export function checkConfigText(text: string, env: NodeJS.ProcessEnv = process.e
 
 /** Parses and validates configuration text; a ConfigError lists every problem with its full path. */
 export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env): Config {
-  const report = checkConfigText(text, env);
-  if (report.config) return report.config;
+  return validConfig(checkConfigText(text, env)).config;
+}
+
+function validConfig(report: ConfigReport): { config: Config; warnings: ConfigIssue[] } {
+  if (report.config) return { config: report.config, warnings: report.warnings };
   const lines = report.errors.map(issueLine);
   const message =
     lines.length === 1 ? lines[0]! : `the configuration has ${lines.length} errors:\n  ${lines.join("\n  ")}`;
@@ -215,4 +218,12 @@ export function readConfigFile(file: string): string {
 /** Reads, expands and validates a YAML configuration file. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Config {
   return parseConfig(readConfigFile(file), env);
+}
+
+/** Like `loadConfig`, also returning the warnings, for a start to log. */
+export function loadConfigWithWarnings(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { config: Config; warnings: ConfigIssue[] } {
+  return validConfig(checkConfigText(readConfigFile(file), env));
 }

@@ -61,3 +61,6 @@ export class ArgumentError extends RoomgateError {}
 
 /** `redis-server` is needed for the embedded default and is not installed. */
 export class RedisMissingError extends RoomgateError {}
+
+/** The embedded Redis data folder is in use by another running roomgate process. */
+export class RedisDirBusyError extends RoomgateError {}

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { Redis } from "ioredis";
 import type { Logger } from "../core/log.js";
+import { healthStatus } from "./health-status.js";
 import { registry } from "./metrics.js";
 
 /** The health and metrics endpoint of a process. */
@@ -10,8 +11,9 @@ export interface HealthServer {
 }
 
 /**
- * Serves `GET /healthz` (200 when Redis answers, 503 otherwise) and `GET /metrics`
- * (Prometheus text) on the given address.
+ * Serves `GET /healthz` (200 when Redis answers, 503 otherwise; `status: "degraded"`
+ * with the parts that do not work, such as a bot whose token was refused) and
+ * `GET /metrics` (Prometheus text) on the given address.
  */
 export async function startHealthServer(options: {
   host: string;
@@ -25,9 +27,12 @@ export async function startHealthServer(options: {
       options.redis
         .ping()
         .then(() => {
+          // Degraded is still 200: the rest of the process works, and a restart would not fix a bad token.
+          const degraded = healthStatus.degraded();
+          const status = degraded.length > 0 ? { status: "degraded", degraded } : { status: "ok" };
           res
             .writeHead(200, { "content-type": "application/json" })
-            .end(JSON.stringify({ ok: true, redis: "up" }));
+            .end(JSON.stringify({ ok: true, redis: "up", ...status }));
         })
         .catch(() => {
           res

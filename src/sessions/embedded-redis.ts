@@ -8,6 +8,8 @@ import { RedisMissingError } from "../core/errors.js";
 export interface EmbeddedRedis {
   url: string;
   port: number;
+  /** Process id of the redis-server child, so that an exiting parent can stop it. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -93,6 +95,7 @@ export async function startEmbeddedRedis(options: {
   return {
     url,
     port,
+    pid: child.pid ?? 0,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
