@@ -16,6 +16,13 @@ import { parseToolInfo, type ToolInfo } from "./tool-info.js";
 
 const MAX_BACKOFF_MS = 30_000;
 
+/** What a namespace's server says about itself at initialisation (MCP serverInfo and instructions). */
+export interface NamespaceAbout {
+  title?: string;
+  description?: string;
+  instructions?: string;
+}
+
 /** Options of one call: a timeout (default from config) and a signal that cancels it. */
 export interface CallOptions {
   timeoutMs?: number;
@@ -32,6 +39,7 @@ export class NamespaceClient {
   private transport: Transport | undefined;
   private connecting: Promise<void> | undefined;
   private toolList: ToolInfo[] = [];
+  private serverAbout: NamespaceAbout = {};
   private closed = false;
   private failures = 0;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -69,6 +77,12 @@ export class NamespaceClient {
   async tools(): Promise<ToolInfo[]> {
     await this.ensureConnected();
     return this.toolList;
+  }
+
+  /** What the server said about itself when it was last connected. */
+  async about(): Promise<NamespaceAbout> {
+    await this.ensureConnected();
+    return this.serverAbout;
   }
 
   /** True when `tool` is one of this namespace's tools. */
@@ -164,6 +178,13 @@ export class NamespaceClient {
       });
     }
     client.onclose = () => this.onClosed(client);
+    const info = client.getServerVersion();
+    const instructions = client.getInstructions();
+    this.serverAbout = {
+      ...(info?.title ? { title: info.title } : {}),
+      ...(info?.description ? { description: info.description } : {}),
+      ...(instructions ? { instructions } : {}),
+    };
     this.client = client;
     this.transport = transport;
     this.failures = 0;
