@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
 import { RoomgateError } from "./core/errors.js";
+import { setLibraryLogger } from "./core/library-log.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
@@ -69,6 +70,7 @@ export interface Runtime {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config } = options;
   const log = options.log ?? createLogger();
+  setLibraryLogger(log);
   const keys = new Keys(options.prefix ?? config.redis.prefix);
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   redis.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));

@@ -1,12 +1,15 @@
 import { Command } from "commander";
 import { loadConfig, loadConfigWithWarnings } from "../core/config.js";
 import { RoomgateError } from "../core/errors.js";
+import { routeProcessWarnings } from "../core/library-log.js";
 import { demoConfig } from "./demo-config.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
 import { runConfigCheck } from "./run-config-check.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
+
+routeProcessWarnings();
 
 const program = new Command()
   .name("roomgate")
