@@ -9,6 +9,7 @@ import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
+import { watchQueue } from "./ops/queue-probe.js";
 import { KickQueues } from "./queue/kick-queues.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
@@ -79,6 +80,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const kicks = new KickQueues(connection, keys);
   const inbox = new RedisInbox(keys, scripts, kicks);
   const limiter = new RedisRateLimiter(redis);
+  watchQueue(redis, keys);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
   const store = new RedisSessionStore(redis, keys, config.sessions, log);

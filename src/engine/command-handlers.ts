@@ -1,4 +1,5 @@
 import type { NamespaceAbout } from "../namespace/namespace-client.js";
+import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { newSession } from "../sessions/session.js";
 import { coerceKeyValues, describeParameters } from "./arguments.js";
 import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
@@ -83,7 +84,10 @@ const handlers: Record<string, Handler> = {
     const parsed = parseCallArguments(rest);
     if (!parsed.ok) return turn.say(parsed.problem);
     const tool = (await turn.namespace.tools()).find((t) => t.name === parsed.tool);
-    if (!tool) return turn.say(texts.notInNamespace(parsed.tool, turn.namespace.name));
+    if (!tool) {
+      scopeRefusalsTotal.inc({ namespace: turn.namespace.name, reason: "not_in_namespace" });
+      return turn.say(texts.notInNamespace(parsed.tool, turn.namespace.name));
+    }
     let explicit = parsed.json;
     if (!explicit) {
       const coerced = coerceKeyValues(tool.inputSchema, parsed.pairs ?? {});

@@ -6,6 +6,7 @@ import { coerceArgument } from "./arguments.js";
 import { handleCommand } from "./command-handlers.js";
 import { parseCommand } from "./command-parser.js";
 import { findByToken, openOffer, optionFromText } from "./offers.js";
+import { refusalsTotal } from "../ops/metrics.js";
 import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
 import { callChecked, enable, runTool } from "./tool-runner.js";
@@ -84,6 +85,7 @@ export class Engine {
 
   private refuse(turn: Turn): void {
     const { event, session } = turn;
+    refusalsTotal.inc({ platform: event.platform });
     if (event.kind === "choice" || event.kind === "reaction") {
       turn.toast = texts.refusalToast;
       return;

@@ -9,7 +9,8 @@ import type { Reply, TurnOutcome } from "../core/reply.js";
 import { KEYCAPS, renderMatrix } from "../render/matrix.js";
 import { MatrixOriginError } from "./matrix-errors.js";
 import { MatrixOriginSchema, type MatrixOrigin } from "./matrix-events.js";
-import { SEND_RETRY, withMatrixRetry, type RetryPolicy } from "./matrix-retry.js";
+import { countedAttempts } from "../ops/send-metrics.js";
+import { SEND_RETRY, statusOf, withMatrixRetry, type RetryPolicy } from "./matrix-retry.js";
 import { routeSdkLogs } from "./sdk-logging.js";
 
 /** What the Matrix sender needs from the runtime. */
@@ -162,7 +163,7 @@ export class MatrixSender implements PlatformSender {
       `/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
     const response: unknown = await withMatrixRetry(
       `send ${type}`,
-      () => this.client.doRequest("PUT", path, null, content),
+      countedAttempts("matrix", () => this.client.doRequest("PUT", path, null, content), statusOf),
       context.log,
       this.retry,
     );

@@ -10,7 +10,7 @@ import {
 import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import { namespaceCalls } from "../ops/metrics.js";
+import { namespaceCallSeconds, namespaceCalls } from "../ops/metrics.js";
 import { createTransport } from "./transport.js";
 import { parseToolInfo, type ToolInfo } from "./tool-info.js";
 
@@ -102,6 +102,7 @@ export class NamespaceClient {
     await this.ensureConnected();
     const client = this.client!;
     const timeout = options.timeoutMs ?? this.config.timeoutMs;
+    const timer = namespaceCallSeconds.startTimer({ namespace: this.name });
     try {
       // The low-level request skips the SDK's own outputSchema check: roomgate
       // validates Answers itself so that a malformed one becomes a clear line.
@@ -110,10 +111,13 @@ export class NamespaceClient {
         CallToolResultSchema,
         { timeout, signal: options.signal },
       );
-      namespaceCalls.inc({ namespace: this.name, outcome: result.isError ? "tool_error" : "ok" });
+      const outcome = result.isError ? "tool_error" : "ok";
+      namespaceCalls.inc({ namespace: this.name, outcome });
+      timer({ outcome });
       return result;
     } catch (err) {
       namespaceCalls.inc({ namespace: this.name, outcome: "failed" });
+      timer({ outcome: "failed" });
       throw this.callError(tool, err, timeout);
     }
   }

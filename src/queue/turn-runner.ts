@@ -48,11 +48,18 @@ export class TurnRunner {
         log,
       });
     } catch (err) {
-      turnsTotal.inc({ platform: event.platform, result: "failed" });
+      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "failed" });
       throw err;
     }
-    turnsTotal.inc({ platform: event.platform, result: redelivery ? "redelivered" : "delivered" });
-    turnSeconds.observe({ platform: event.platform }, (Date.now() - started) / 1000);
+    turnsTotal.inc({
+      platform: event.platform,
+      namespace: event.namespace,
+      outcome: redelivery ? "redelivered" : "delivered",
+    });
+    turnSeconds.observe(
+      { platform: event.platform, namespace: event.namespace },
+      (Date.now() - started) / 1000,
+    );
     const offerId = outcome.reply?.offerId;
     const last = refs.at(-1);
     if (offerId && last) await this.store.linkOffer(event.room, offerId, [last]);

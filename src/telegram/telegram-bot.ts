@@ -2,6 +2,7 @@ import { autoRetry } from "@grammyjs/auto-retry";
 import { Bot, HttpError, type Transformer } from "grammy";
 import { registerSecret } from "../core/log.js";
 import { TelegramTokenError } from "./telegram-errors.js";
+import { countTelegramCalls } from "./telegram-metrics.js";
 
 /** How long a rate-limited or failing call is retried before the error reaches the caller. */
 const RETRY = { maxRetryAttempts: 8, maxDelaySeconds: 120 } as const;
@@ -30,7 +31,9 @@ export function createTelegramBot(token: string, apiRoot?: string): Bot {
   const bot = new Bot(token, {
     client: apiRoot === undefined ? {} : { apiRoot: apiRoot.replace(/\/+$/, "") },
   });
-  // Transformers installed later wrap earlier ones: auto-retry sees network errors only once these gave up.
+  // Transformers installed later wrap earlier ones: auto-retry sees network errors only once these gave up,
+  // and the counter, innermost, sees every single attempt.
+  bot.api.config.use(countTelegramCalls());
   bot.api.config.use(retryNetworkErrors(NETWORK_RETRY.attempts, NETWORK_RETRY.firstWaitMs));
   bot.api.config.use(autoRetry({ ...RETRY, rethrowHttpErrors: true }));
   return bot;
