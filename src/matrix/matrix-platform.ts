@@ -29,6 +29,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
       receiver: new MatrixReceiver({
         config: matrix,
         maxFileBytes: deps.config.limits.maxFileBytes,
+        edits: deps.config.edits,
         redis: deps.redis,
         keys: deps.keys,
         inbox: deps.inbox,

@@ -1,10 +1,11 @@
 import type { Redis } from "ioredis";
 import { MatrixClient } from "matrix-bot-sdk";
 import type { Inbox, Receiver } from "../core/adapter.js";
-import type { MatrixConfig } from "../core/config.js";
+import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
 import { classifyEvent } from "./classify-event.js";
+import { EditReview } from "./edit-review.js";
 import { EncryptionNotice } from "./encryption-notice.js";
 import { HistoryGuard } from "./history-guard.js";
 import { InboundBuilder } from "./inbound-builder.js";
@@ -15,6 +16,8 @@ import {
   type PowerLevels,
 } from "./matrix-events.js";
 import { withMatrixRetry } from "./matrix-retry.js";
+import { MentionGate } from "./mention-gate.js";
+import { MessageAdmission } from "./message-admission.js";
 import { RedisStorageProvider } from "./redis-storage-provider.js";
 import { isAllowed, mayInvite, roomBindings, type RoomBinding } from "./room-policy.js";
 import { routeSdkLogs } from "./sdk-logging.js";
@@ -30,6 +33,8 @@ export interface MatrixReceiverOptions {
   log: Logger;
   /** Long-poll timeout of each sync request. */
   syncTimeoutMs?: number;
+  /** What an edited message does (default: logged, not asked again). */
+  edits?: EditsConfig;
 }
 
 /**
@@ -57,6 +62,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
   private botUserId = "";
   private notice: EncryptionNotice | undefined;
   private builder: InboundBuilder | undefined;
+  private admission: MessageAdmission | undefined;
 
   constructor(private readonly options: MatrixReceiverOptions) {
     this.bindings = roomBindings(options.config);
@@ -82,11 +88,26 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     this.client = client;
     this.notice = new EncryptionNotice(client, storage, log);
     this.builder = new InboundBuilder(client, this.botUserId, this.options.maxFileBytes, log);
+    const gate = new MentionGate(client, this.botUserId, log);
+    await gate.learnName();
+    const edits = new EditReview(client, this.options.edits ?? { reask: false, windowSeconds: 120 }, log);
+    this.admission = new MessageAdmission(gate, edits, log);
     const joined = new Set(await withMatrixRetry("joined rooms", () => client.getJoinedRooms(), log));
+    const encrypted: string[] = [];
     for (const roomId of this.bindings.keys()) {
       if (!joined.has(roomId))
         log.warn({ roomId }, "the Matrix bot is not in this configured room yet: invite it");
-      else if (await this.notice.check(roomId)) await this.notice.encrypted(roomId);
+      else if (await this.notice.check(roomId)) {
+        encrypted.push(roomId);
+        await this.notice.encrypted(roomId);
+      }
+    }
+    // Every start says which bound rooms the bot cannot read, not only the first time.
+    if (encrypted.length > 0) {
+      log.error(
+        { rooms: encrypted },
+        "matrix: these bound rooms are end-to-end encrypted and will not be answered",
+      );
     }
     client.setSyncHandler(this);
     await client.start(SYNC_FILTER);
@@ -191,8 +212,10 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       log.debug("matrix event older than the room's last handled event; not answered");
       return;
     }
+    const admitted = await this.admission?.admit(binding, event, classified);
+    if (!admitted) return this.guard.handled(roomId, event.origin_server_ts);
     const allowed = isAllowed(binding, event.sender, await this.powerLevels(binding));
-    const inbound = await this.builder?.build(binding, event, classified, allowed);
+    const inbound = await this.builder?.build(binding, event, admitted, allowed);
     if (inbound) {
       const fresh = await this.options.inbox.enqueue(inbound);
       log.debug({ kind: inbound.kind, allowed, fresh }, "matrix event enqueued");

@@ -111,7 +111,12 @@ export class TelegramReceiver implements Receiver {
       config.limits.maxFileBytes,
       log,
     );
-    const identity = { id: bot.botInfo.id, username: bot.botInfo.username, config: botConfig };
+    const identity = {
+      id: bot.botInfo.id,
+      username: bot.botInfo.username,
+      config: botConfig,
+      edits: config.edits,
+    };
     return new UpdateIntake(bot.api, identity, reader, this.deps.inbox, log);
   }
 }

@@ -5,6 +5,7 @@ import type { Logger } from "../core/log.js";
 import type { DocumentReader } from "./document-reader.js";
 import { normalizeUpdate, type BotIdentity } from "./update-normalizer.js";
 import { loggableError } from "./loggable-error.js";
+import { reaskEdit } from "./telegram-edits.js";
 
 /**
  * Callback data of the single button left on an offer once an option was chosen: a
@@ -27,7 +28,13 @@ export class UpdateIntake {
   ) {}
 
   /** Takes one update: enqueued, answered on the spot (a no-op button), or ignored. */
-  async receive(update: Update): Promise<void> {
+  async receive(received: Update): Promise<void> {
+    let update = received;
+    if (received.edited_message) {
+      // An edit asked again is a new message; its update id keeps it apart from the original.
+      if (!reaskEdit(received.edited_message, this.identity.edits, this.log)) return;
+      update = { update_id: received.update_id, message: received.edited_message };
+    }
     const press = update.callback_query;
     if (press && (press.data === CHOSEN_BUTTON_DATA || !press.message)) {
       await this.api.answerCallbackQuery(press.id).catch((err: unknown) => {
