@@ -1,8 +1,8 @@
-import type { ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
 import { RoomgateError } from "./core/errors.js";
+import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { Engine } from "./engine/engine.js";
@@ -10,7 +10,6 @@ import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
 import { watchQueue } from "./ops/queue-probe.js";
-import { KickQueues } from "./queue/kick-queues.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
 import { QueueScripts } from "./queue/scripts.js";
@@ -29,11 +28,15 @@ export interface RuntimeDeps {
   log: Logger;
 }
 
+const CONTEXT_ARGUMENTS = ["context", "history"];
+
 /** One platform's halves; `lanes` are the queue lanes its sender serves (default: its platform). */
 export interface PlatformModule {
   sender?: PlatformSender;
   receiver?: Receiver;
   lanes?: string[];
+  /** The worker's own check of a queued event's sender against the current bindings. */
+  senderCheck?: (event: InboundEvent) => boolean;
 }
 
 /** Builds a platform module from the runtime's shared parts. */
@@ -61,7 +64,11 @@ export interface Runtime {
   namespaces: NamespaceRegistry;
   /** The health and metrics server, when `config.http` asks for one. */
   health?: HealthServer;
-  stop(): Promise<void>;
+  /**
+   * Shuts down in order: receivers stop, running turns get `graceMs` (default
+   * `shutdown.graceSeconds`) to finish, rooms still held are handed back at once.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -75,22 +82,26 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const keys = new Keys(options.prefix ?? config.redis.prefix);
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   redis.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
-  const connection: ConnectionOptions = { url: options.redisUrl, maxRetriesPerRequest: null };
   const scripts = new QueueScripts(redis);
-  const kicks = new KickQueues(connection, keys);
-  const inbox = new RedisInbox(keys, scripts, kicks);
+  const inbox = new RedisInbox(keys, scripts, config.queue.dedupeSeconds * 1000);
   const limiter = new RedisRateLimiter(redis);
   watchQueue(redis, keys);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
-  const store = new RedisSessionStore(redis, keys, config.sessions, log);
+  const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
+  const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
+  const turnRecordMs = deadlineMs + 3600_000;
+  const store = new RedisSessionStore(redis, keys, { ...config.sessions, turnRecordMs }, log);
+  const senderChecks = new Map<string, (event: InboundEvent) => boolean>();
   const engine = new Engine({
     namespaces,
     offerByRef: (room, ref) => store.offerByRef(room, ref),
     settings: {
       maxMessageChars: config.limits.maxMessageChars,
       choiceSeconds: config.sessions.choiceSeconds,
+      slotSeconds: config.sessions.slotSeconds,
     },
+    senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
     log,
   });
 
@@ -98,6 +109,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const senders = new Map<string, PlatformSender>();
   const lanes: string[] = [];
   for (const m of modules) {
+    if (m.sender && m.senderCheck) senderChecks.set(m.sender.platform, m.senderCheck);
     if (!m.sender) continue;
     senders.set(m.sender.platform, m.sender);
     lanes.push(...(m.lanes ?? [m.sender.platform]));
@@ -106,45 +118,86 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   let worker: RoomWorker | undefined;
   let health: HealthServer | undefined;
   let receivers: Receiver[] = [];
-  const stop = async () => {
+  const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
     await health?.close();
     for (const r of receivers)
       await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
-    await worker?.stop();
-    await kicks.close();
+    await worker?.stop(graceMs);
     await namespaces.close();
     redis.disconnect();
   };
   try {
-    if ((options.workers ?? true) && lanes.length > 0) {
-      worker = new RoomWorker({
-        redis,
-        connection,
-        keys,
-        scripts,
-        kicks,
-        runner: new TurnRunner(engine, store, senders, log),
-        lanes,
-        concurrency: config.worker.concurrency,
-        log,
-      });
-      await worker.start();
-    }
+    // Connected before anything reports on it: /healthz is asked right after a start.
+    await redis.ping();
+    worker = await startWorker();
     if (options.connectNamespaces) await connectAll(namespaces, log);
     receivers = await startReceivers(
       (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
       log,
     );
-    health = config.http ? await startHealthServer({ ...config.http, redis, log }) : undefined;
+    const running = worker;
+    health = config.http
+      ? await startHealthServer({
+          ...config.http,
+          redis,
+          log,
+          checks: running ? { worker: () => running.healthy() } : {},
+        })
+      : undefined;
   } catch (err) {
     // A failed start leaves nothing running: workers, namespace children and connections go too.
-    await stop().catch((stopErr: unknown) =>
+    await stop(0).catch((stopErr: unknown) =>
       log.warn({ err: stopErr }, "cleanup after a failed start failed"),
     );
     throw err;
   }
 
   return { deps, namespaces, health, stop };
+
+  async function startWorker(): Promise<RoomWorker | undefined> {
+    if (!((options.workers ?? true) && lanes.length > 0)) return undefined;
+    const historyWanted = async (namespace: string): Promise<boolean> => {
+      try {
+        const tools = await namespaces.get(namespace).tools();
+        return tools.some((t) => {
+          const props = t.inputSchema.properties;
+          return typeof props === "object" && props !== null && CONTEXT_ARGUMENTS.some((n) => n in props);
+        });
+      } catch {
+        // The engine reports an unreachable namespace; no tool can take the history then.
+        return false;
+      }
+    };
+    const runner = new TurnRunner({
+      engine,
+      store,
+      senders,
+      scripts,
+      keys,
+      limiter,
+      historyWanted,
+      log,
+      settings: {
+        leaseMs,
+        deadlineMs,
+        turnRecordMs,
+        typingAfterMs: config.queue.typingAfterMs,
+        idleSeconds: config.sessions.idleSeconds,
+      },
+    });
+    const started = new RoomWorker({
+      redis,
+      keys,
+      scripts,
+      runner,
+      lanes,
+      concurrency: config.worker.concurrency,
+      leaseMs,
+      log,
+    });
+    await started.start();
+    return started;
+  }
 }
 
 /** Connects every namespace now, so that the start log shows which ones work; a failure is not fatal. */

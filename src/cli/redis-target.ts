@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
-import type { Logger } from "../core/log.js";
+import { registerSecret, type Logger } from "../core/log.js";
 import { startEmbeddedRedis } from "../sessions/embedded-redis.js";
+import { checkRedisPersistence } from "../sessions/redis-persistence.js";
 import { stateDir } from "./paths.js";
 import { lockRedisDir } from "./redis-dir-lock.js";
 
@@ -18,10 +19,20 @@ export interface RedisTarget {
  * private redis-server with append-only data under the state folder (DESIGN §10).
  * The embedded server never outlives this process: it is stopped on every exit
  * path, and one left by a killed process is stopped by the next start.
+ * With `requirePersistence` (start, worker), an external Redis must persist its
+ * data unless `redis.volatile` is set.
  */
-export async function resolveRedis(config: Config | undefined, log: Logger): Promise<RedisTarget> {
-  const url = process.env.REDIS_URL ?? config?.redis.url;
-  if (url) return { url, embedded: false, stop: async () => undefined };
+export async function resolveRedis(
+  config: Config | undefined,
+  log: Logger,
+  options: { requirePersistence?: boolean } = {},
+): Promise<RedisTarget> {
+  const url = process.env.REDIS_URL || config?.redis.url;
+  if (url) {
+    registerSecret(passwordOf(url));
+    if (options.requirePersistence) await checkRedisPersistence(url, config?.redis.volatile ?? false, log);
+    return { url, embedded: false, stop: async () => undefined };
+  }
   const dir = join(stateDir(), "redis");
   mkdirSync(dir, { recursive: true });
   const lock = await lockRedisDir(dir, log);
@@ -32,6 +43,7 @@ export async function resolveRedis(config: Config | undefined, log: Logger): Pro
     lock.release();
     throw err;
   }
+  registerSecret(passwordOf(redis.url));
   const pid = redis.pid;
   // A last resort for exits that skip `stop` (process.exit after an error): signals are synchronous.
   const onExit = () => {
@@ -43,7 +55,7 @@ export async function resolveRedis(config: Config | undefined, log: Logger): Pro
     lock.release();
   };
   process.once("exit", onExit);
-  log.info({ url: redis.url, dir, pid }, "embedded redis-server started");
+  log.info({ port: redis.port, dir, pid }, "embedded redis-server started");
   const started = redis;
   return {
     url: started.url,
@@ -54,4 +66,13 @@ export async function resolveRedis(config: Config | undefined, log: Logger): Pro
       lock.release();
     },
   };
+}
+
+function passwordOf(url: string): string | undefined {
+  try {
+    const password = decodeURIComponent(new URL(url).password);
+    return password === "" ? undefined : password;
+  } catch {
+    return undefined;
+  }
 }

@@ -32,7 +32,7 @@ export async function runService(options: {
   }
   for (const warning of options.warnings ?? [])
     log.warn({ path: warning.path }, `config: ${warning.message}`);
-  const redis = await resolveRedis(config, log);
+  const redis = await resolveRedis(config, log, { requirePersistence: true });
   let runtime;
   try {
     runtime = await startRuntime({
@@ -60,7 +60,17 @@ export async function runService(options: {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
-  log.info("shutting down");
-  await runtime.stop();
+  // A second signal means "now": rooms still held are taken over when their leases run out.
+  const now = () => {
+    log.warn("second signal; exiting at once");
+    process.exit(143);
+  };
+  process.once("SIGINT", now);
+  process.once("SIGTERM", now);
+  const graceMs = config.shutdown.graceSeconds * 1000;
+  log.info({ graceMs }, "shutting down: finishing running turns");
+  const started = Date.now();
+  await runtime.stop(graceMs);
   await redis.stop();
+  log.info({ ms: Date.now() - started }, "stopped");
 }

@@ -63,6 +63,14 @@ const TelegramSchema = z.strictObject({
   mode: z.enum(["polling", "webhook"]).default("polling"),
   webhook: TelegramWebhookSchema.optional(),
   bots: z.array(TelegramBotSchema).default([]),
+  /** Send limits shared by all processes (a self-hosted Bot API or paid broadcasts allow more). */
+  limits: z
+    .strictObject({
+      botPerSecond: z.number().positive().default(30),
+      chatPerSecond: z.number().positive().default(1),
+      groupPerMinute: z.number().positive().default(20),
+    })
+    .default({ botPerSecond: 30, chatPerSecond: 1, groupPerMinute: 20 }),
 });
 
 const MatrixRoomSchema = z.strictObject({
@@ -93,6 +101,8 @@ const MatrixSchema = z.strictObject({
 const RedisSchema = z.strictObject({
   url: z.string().optional(),
   prefix: z.string().min(1).default("rg"),
+  /** Run on an external Redis without persistence, accepting that a restart loses queued turns. */
+  volatile: z.boolean().default(false),
 });
 
 const SessionsSchema = z.strictObject({
@@ -107,6 +117,12 @@ const SessionsSchema = z.strictObject({
     .int()
     .positive()
     .default(24 * 3600),
+  /** How long a tool waits for a missing argument (slot filling) before it expires. */
+  slotSeconds: z
+    .number()
+    .int()
+    .positive()
+    .default(15 * 60),
 });
 
 const LimitsSchema = z.strictObject({
@@ -114,6 +130,12 @@ const LimitsSchema = z.strictObject({
   maxMessageChars: z.number().int().positive().default(16_000),
   /** Largest text file accepted as an argument, in bytes. */
   maxFileBytes: z.number().int().positive().default(1_000_000),
+  /** Longest a file download may take, in milliseconds. */
+  fileTimeoutMs: z.number().int().positive().default(20_000),
+  /** Most turns one person may start per minute; the excess gets one notice and is not queued. */
+  turnsPerMinute: z.number().int().positive().default(20),
+  /** Most events waiting in one room's queue; the excess gets one notice and is not queued. */
+  roomQueueCap: z.number().int().positive().default(50),
 });
 
 /** What happens when a person edits a message they sent (Telegram edited_message, Matrix m.replace). */
@@ -126,6 +148,23 @@ const EditsSchema = z.strictObject({
 
 const WorkerSchema = z.strictObject({ concurrency: z.number().int().positive().default(8) });
 
+const QueueSchema = z.strictObject({
+  /** A dead worker's rooms are taken over this long after its last lease renewal. */
+  leaseSeconds: z.number().positive().default(10),
+  /** A turn still undeliverable this long after its first wait goes to the dead letters. */
+  deliveryDeadlineSeconds: z.number().positive().default(3600),
+  /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
+  dedupeSeconds: z
+    .number()
+    .int()
+    .positive()
+    .default(6 * 3600),
+  /** Typing is shown only for turns that run longer than this. */
+  typingAfterMs: z.number().int().nonnegative().default(1000),
+});
+
+const ShutdownSchema = z.strictObject({ graceSeconds: z.number().nonnegative().default(10) });
+
 const HttpSchema = z.strictObject({
   port: z.number().int().nonnegative().default(9464),
   host: z.string().default("127.0.0.1"),
@@ -133,16 +172,30 @@ const HttpSchema = z.strictObject({
 
 /** The YAML configuration file (DESIGN §10), validated at load; types derive from it. */
 export const ConfigSchema = z.strictObject({
-  redis: RedisSchema.default({ prefix: "rg" }),
+  redis: RedisSchema.default({ prefix: "rg", volatile: false }),
   namespaces: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), NamespaceConfigSchema).default({}),
   sessions: SessionsSchema.default({
     idleSeconds: 7 * 24 * 3600,
     historyTurns: 20,
     choiceSeconds: 24 * 3600,
+    slotSeconds: 15 * 60,
   }),
-  limits: LimitsSchema.default({ maxMessageChars: 16_000, maxFileBytes: 1_000_000 }),
+  limits: LimitsSchema.default({
+    maxMessageChars: 16_000,
+    maxFileBytes: 1_000_000,
+    fileTimeoutMs: 20_000,
+    turnsPerMinute: 20,
+    roomQueueCap: 50,
+  }),
   edits: EditsSchema.default({ reask: false, windowSeconds: 120 }),
   worker: WorkerSchema.default({ concurrency: 8 }),
+  queue: QueueSchema.default({
+    leaseSeconds: 10,
+    deliveryDeadlineSeconds: 3600,
+    dedupeSeconds: 6 * 3600,
+    typingAfterMs: 1000,
+  }),
+  shutdown: ShutdownSchema.default({ graceSeconds: 10 }),
   http: HttpSchema.optional(),
   telegram: TelegramSchema.optional(),
   matrix: MatrixSchema.optional(),

@@ -1,7 +1,7 @@
 import type { NamespaceAbout } from "../namespace/namespace-client.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { newSession } from "../sessions/session.js";
-import { coerceKeyValues, describeParameters } from "./arguments.js";
+import { coerceKeyValues, describeParameters, IDENTITY_ARGUMENTS } from "./arguments.js";
 import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
 import { COMMANDS } from "./commands.js";
 import { texts } from "./texts.js";
@@ -83,6 +83,9 @@ const handlers: Record<string, Handler> = {
   call: async (turn, rest) => {
     const parsed = parseCallArguments(rest);
     if (!parsed.ok) return turn.say(parsed.problem);
+    const given = Object.keys(parsed.json ?? parsed.pairs ?? {});
+    const identity = given.filter((name) => IDENTITY_ARGUMENTS.includes(name));
+    if (identity.length > 0) return turn.say(texts.identityArgument(parsed.tool, identity));
     const tool = (await turn.namespace.tools()).find((t) => t.name === parsed.tool);
     if (!tool) {
       scopeRefusalsTotal.inc({ namespace: turn.namespace.name, reason: "not_in_namespace" });

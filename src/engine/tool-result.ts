@@ -29,9 +29,10 @@ function textOf(result: CallToolResult): string {
 }
 
 /**
- * Turns a tool's result into what the person sees (DESIGN §2): a valid Answer as an
- * answer block; for the router anything else is a MalformedAnswerError; other tools
- * fall back to their text, verbatim and monospace.
+ * Turns a tool's result into what the person sees (DESIGN §2): an `isError` result as the
+ * server's text marked as an error of its namespace; a valid Answer as an answer block; for
+ * the router anything else is a MalformedAnswerError; other tools fall back to their text,
+ * verbatim and monospace.
  */
 export function viewResult(
   namespace: string,
@@ -39,6 +40,8 @@ export function viewResult(
   result: CallToolResult,
   isRouter: boolean,
 ): ResultView {
+  // An error result is the server saying so, not a malformed Answer: shown as it wrote it.
+  if (result.isError === true) return errorView(namespace, tool, textOf(result), isRouter);
   const parsed = AnswerSchema.safeParse(result.structuredContent);
   if (parsed.success) {
     const a = parsed.data;
@@ -51,10 +54,23 @@ export function viewResult(
     throw new MalformedAnswerError(namespace, tool, referenceId(), parsed.error);
   }
   const text = textOf(result);
-  const blocks: Block[] = [];
-  if (result.isError) blocks.push({ type: "text", text: `${tool} reported an error:` });
-  blocks.push(
-    text === "" ? { type: "text", text: `${tool} returned nothing to show.` } : { type: "code", text },
-  );
-  return { blocks };
+  return {
+    blocks: [
+      text === "" ? { type: "text", text: `${tool} returned nothing to show.` } : { type: "code", text },
+    ],
+  };
+}
+
+/** A tool's `isError` result: a line naming the namespace (and tool), then the server's text verbatim. */
+function errorView(namespace: string, tool: string, text: string, isRouter: boolean): ResultView {
+  const head = isRouter
+    ? `⚠️ The "${namespace}" agent reported an error:`
+    : `⚠️ ${tool} (agent "${namespace}") reported an error:`;
+  if (text === "") return { blocks: [{ type: "text", text: `${head} (it gave no error text)` }] };
+  return {
+    blocks: [
+      { type: "text", text: head },
+      { type: "code", text },
+    ],
+  };
 }

@@ -8,6 +8,8 @@ import type { HistoryEntry, Session } from "../sessions/session.js";
 export interface TurnSettings {
   maxMessageChars: number;
   choiceSeconds: number;
+  /** How long a tool waits for a missing argument before the slot expires (default 15 min). */
+  slotSeconds?: number;
 }
 
 /** What a finished turn changes: the outcome to deliver and the session state to commit. */

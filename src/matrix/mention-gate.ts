@@ -69,6 +69,16 @@ export class MentionGate {
     return { addressed: false };
   }
 
+  /**
+   * The same decision without any request: a command, a mention, `respond: all` or
+   * a room already known to be direct; a reply is not looked up.
+   */
+  checkOffline(binding: RoomBinding, message: GatedMessage): boolean {
+    if (this.command(message.text) !== undefined) return true;
+    const mode = binding.respond ?? (this.direct.get(binding.roomId) ? "all" : "mentions");
+    return mode === "all" || this.stripMention(message.text) !== undefined || this.mentioned(message.content);
+  }
+
   /** `/cmd…` as is, `!cmd…` as `/cmd…` when cmd is one of the commands; otherwise undefined. */
   private command(text: string): string | undefined {
     const match = /^([/!])([A-Za-z][A-Za-z0-9_]*)/.exec(text.trim());

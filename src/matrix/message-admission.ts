@@ -21,6 +21,21 @@ export class MessageAdmission {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Whether an event of a person who is not allowed is addressed to the bot, decided
+   * without any I/O, so that only those get the refusal and the rest are ignored.
+   */
+  addressedOffline(
+    binding: RoomBinding,
+    event: RoomEvent,
+    classified: Admitted | Extract<Classified, { type: "edit" }>,
+  ): boolean {
+    if (classified.type === "reaction") return true;
+    if (classified.type === "edit") return false;
+    const text = classified.type === "message" ? classified.text : "";
+    return this.gate.checkOffline(binding, { text, content: event.content });
+  }
+
   /** The event to build, or null when it is not for the bot. */
   async admit(
     binding: RoomBinding,

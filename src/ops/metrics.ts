@@ -12,7 +12,7 @@ const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 6
 /** Turns finished, by platform, namespace and outcome (delivered, redelivered, failed). */
 export const turnsTotal = new Counter({
   name: "roomgate_turns_total",
-  help: "Turns handled, by platform, namespace and outcome (delivered, redelivered, failed)",
+  help: "Turns handled, by platform, namespace and outcome (delivered, redelivered, failed, dead_letter)",
   labelNames: ["platform", "namespace", "outcome"] as const,
   registers: [registry],
 });
@@ -104,11 +104,19 @@ export const sendRetriesTotal = new Counter({
   registers: [registry],
 });
 
-/** Platform answers of 429 (rate limited), on any request. */
+/** 429 answers from a platform, by platform and method: each one is also logged with its chat and wait. */
 export const rateLimitedTotal = new Counter({
   name: "roomgate_rate_limited_total",
-  help: "Platform responses 429 / M_LIMIT_EXCEEDED, by platform",
-  labelNames: ["platform"] as const,
+  help: "Sends a platform answered 429 (too many requests), by platform and method",
+  labelNames: ["platform", "method"] as const,
+  registers: [registry],
+});
+
+/** Rooms that gave their worker slot back to wait (a full send window or a 429), by platform and reason. */
+export const deferralsTotal = new Counter({
+  name: "roomgate_send_deferrals_total",
+  help: "Turns parked to wait for a send slot (window) or a platform's retry_after (429)",
+  labelNames: ["platform", "reason"] as const,
   registers: [registry],
 });
 
@@ -128,10 +136,10 @@ export const scopeRefusalsTotal = new Counter({
   registers: [registry],
 });
 
-/** Turns moved to the dead-letter list because they could not be delivered in time. */
+/** Turns moved to the dead letters because they could not be delivered by their deadline. */
 export const deadLettersTotal = new Counter({
   name: "roomgate_dead_letters_total",
-  help: "Turns moved to the dead-letter list, by platform",
+  help: "Turns moved to the dead-letter list (list and re-queue them with `roomgate dead-letters`)",
   labelNames: ["platform"] as const,
   registers: [registry],
 });

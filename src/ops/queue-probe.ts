@@ -13,28 +13,37 @@ const MAX_ROOMS = 10_000;
 export function watchQueue(redis: Redis, keys: Keys): void {
   let reading: Promise<void> | undefined;
   const read = async () => {
+    // Rooms with events are pending (waiting for a worker) or running (held by one), in some lane.
+    const rooms = new Set<string>();
+    for (const pattern of [keys.pending("*"), keys.running("*")]) {
+      let cursor = "0";
+      do {
+        const [next, found] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 100);
+        cursor = next;
+        for (const key of found) {
+          for (const room of await redis.zrange(key, 0, MAX_ROOMS - 1)) rooms.add(room);
+        }
+      } while (cursor !== "0" && rooms.size < MAX_ROOMS);
+    }
     let depth = 0;
-    let rooms = 0;
+    let busy = 0;
     let oldest: number | undefined;
-    let cursor = "0";
-    do {
-      const [next, found] = await redis.scan(cursor, "MATCH", keys.inboxPattern, "COUNT", 500);
-      cursor = next;
-      if (found.length === 0) continue;
+    const list = [...rooms];
+    for (let i = 0; i < list.length; i += 500) {
       const pipeline = redis.pipeline();
-      for (const key of found) pipeline.llen(key).lindex(key, 0);
+      for (const room of list.slice(i, i + 500)) pipeline.llen(keys.inbox(room)).lindex(keys.inbox(room), 0);
       const replies = (await pipeline.exec()) ?? [];
-      for (let i = 0; i < replies.length; i += 2) {
-        const length = Number(replies[i]?.[1] ?? 0);
+      for (let j = 0; j < replies.length; j += 2) {
+        const length = Number(replies[j]?.[1] ?? 0);
         if (length === 0) continue;
         depth += length;
-        rooms += 1;
-        const received = receivedAt(replies[i + 1]?.[1]);
+        busy += 1;
+        const received = receivedAt(replies[j + 1]?.[1]);
         if (received !== undefined) oldest = Math.min(oldest ?? received, received);
       }
-    } while (cursor !== "0" && rooms < MAX_ROOMS);
+    }
     queueDepth.set(depth);
-    queueRooms.set(rooms);
+    queueRooms.set(busy);
     queueOldestSeconds.set(oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
   };
   const collect = async () => {

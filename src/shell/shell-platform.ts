@@ -7,6 +7,8 @@ import { shellRoom } from "../core/room.js";
 import { renderPlain } from "../render/plain.js";
 import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
 import { laneOf } from "../queue/lanes.js";
+import { startStatusLine } from "./status-line.js";
+import { visibleControls } from "./visible-controls.js";
 
 /** Options of a terminal room. */
 export interface ShellOptions {
@@ -107,14 +109,15 @@ export class ShellRoom implements Receiver, PlatformSender {
   async deliver(event: InboundEvent, outcome: TurnOutcome): Promise<string[]> {
     const { output } = this.options;
     const refs: string[] = [];
-    if (outcome.chosen) output.write(`→ ${outcome.chosen.label}\n`);
+    // Namespace text is never interpreted by the terminal: control characters are shown as escapes.
+    if (outcome.chosen) output.write(`→ ${visibleControls(outcome.chosen.label)}\n`);
     if (outcome.reply) {
       for (const [i, part] of renderPlain(outcome.reply).entries()) {
-        output.write(`${part}\n\n`);
+        output.write(`${visibleControls(part)}\n\n`);
         refs.push(`${event.eventId}:${i}`);
       }
     } else if (outcome.toast) {
-      output.write(`${outcome.toast}\n\n`);
+      output.write(`${visibleControls(outcome.toast)}\n\n`);
     }
     this.pending.delete(event.eventId);
     if (this.options.interactive && !this.inputDone) this.readline?.prompt();
@@ -122,8 +125,12 @@ export class ShellRoom implements Receiver, PlatformSender {
     return refs;
   }
 
+  /** A spinner on the terminal while the turn runs (only on a TTY, so piped output stays clean). */
   working(): () => void {
-    return () => undefined;
+    return startStatusLine(
+      this.options.output as NodeJS.WritableStream & { isTTY?: boolean },
+      `asking "${this.options.namespace}"…`,
+    );
   }
 
   private checkFinished(): void {

@@ -1,6 +1,7 @@
 import { autoRetry } from "@grammyjs/auto-retry";
 import { Bot, HttpError, type Transformer } from "grammy";
 import { registerSecret } from "../core/log.js";
+import { isLimitedMethod } from "./send-limits.js";
 import { TelegramTokenError } from "./telegram-errors.js";
 import { countTelegramCalls } from "./telegram-metrics.js";
 
@@ -23,8 +24,9 @@ export function botIdFromToken(token: string): number {
  * Creates the grammY bot for one token, pointed at the configured Bot API root:
  * auto-retry waits out 429 `retry_after` and retries 5xx with backoff; network
  * failures are retried a bounded number of times, so that an unreachable API ends
- * in a clear error (a failed turn the worker retries, a failed start) rather than
- * an endless silent wait.
+ * in a clear error (a failed start) rather than an endless silent wait. Methods
+ * that post or edit messages are left to the send limits (`installSendLimits`),
+ * which reserve a slot for every attempt: a retry in here would bypass them.
  */
 export function createTelegramBot(token: string, apiRoot?: string): Bot {
   registerSecret(token);
@@ -35,7 +37,10 @@ export function createTelegramBot(token: string, apiRoot?: string): Bot {
   // and the counter, innermost, sees every single attempt.
   bot.api.config.use(countTelegramCalls());
   bot.api.config.use(retryNetworkErrors(NETWORK_RETRY.attempts, NETWORK_RETRY.firstWaitMs));
-  bot.api.config.use(autoRetry({ ...RETRY, rethrowHttpErrors: true }));
+  const retry = autoRetry({ ...RETRY, rethrowHttpErrors: true });
+  bot.api.config.use((prev, method, payload, signal) =>
+    isLimitedMethod(method) ? prev(method, payload, signal) : retry(prev, method, payload, signal),
+  );
   return bot;
 }
 
@@ -49,6 +54,7 @@ function retryNetworkErrors(attempts: number, firstWaitMs: number): Transformer 
         if (
           !(err instanceof HttpError) ||
           method === "getUpdates" ||
+          isLimitedMethod(method) ||
           signal?.aborted ||
           attempt >= attempts
         ) {

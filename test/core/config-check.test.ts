@@ -31,7 +31,7 @@ describe("configuration mistakes are all reported, with full paths", () => {
 
   it("lists the known keys when nothing is close", () => {
     expect(errorsOf(`${namespaces}sessions:\n  zzzzzz: 1\n`)).toEqual([
-      "sessions.zzzzzz: unknown key (known keys: idleSeconds, historyTurns, choiceSeconds)",
+      "sessions.zzzzzz: unknown key (known keys: idleSeconds, historyTurns, choiceSeconds, slotSeconds)",
     ]);
   });
 
