@@ -4,6 +4,14 @@ import type { ChoiceProblem } from "./offers.js";
 export const texts = {
   tooLong: (length: number, limit: number) =>
     `Your message has ${length} characters; the limit is ${limit}. Nothing was sent to the agent.`,
+  greeting: (ns: string, description: string | undefined) =>
+    description
+      ? `Hello! This bot is the "${ns}" agent: ${description}`
+      : `Hello! This bot is the "${ns}" agent.`,
+  helpIntro: (ns: string) => `This room talks to the "${ns}" agent.`,
+  howTo:
+    "Send a question and its answer is shown exactly as the agent wrote it. " +
+    "When it asks back, choose an option with a button or by sending its number.",
   unknownCommand: (name: string) => `Unknown command /${name}. Send /help for the list of commands.`,
   choice: {
     unknown: "That choice is not known here (it may belong to another chat). Nothing was done.",
