@@ -48,9 +48,9 @@ describe("a Matrix conversation through startRuntime, the stand-in and the demo 
         homeserver: hs.url,
         accessToken: botUser.accessToken,
         rooms: [
-          { room: roomId, namespace: "runs", users: [alice] },
-          { room: strangersRoom, namespace: "runs", users: [alice] },
-          { room: encryptedRoom, namespace: "runs", users: [alice] },
+          { room: roomId, namespace: "runs", users: [alice], respond: "all" },
+          { room: strangersRoom, namespace: "runs", users: [alice], respond: "all" },
+          { room: encryptedRoom, namespace: "runs", users: [alice], respond: "all" },
         ],
       },
     });

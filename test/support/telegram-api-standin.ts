@@ -144,6 +144,27 @@ export class TelegramApiStandin {
     return { updateId: this.pushUpdate(token, { message: stripBookkeeping(message) }), message };
   }
 
+  /**
+   * A user edits a message they sent: the stored message changes and an
+   * `edited_message` update carries it, `edit_date` `afterSeconds` after its date.
+   */
+  userEdits(
+    token: string,
+    input: { chatId: number; messageId: number; text: string; afterSeconds?: number },
+  ): number {
+    const state = this.state(token);
+    const message = state.chats.get(input.chatId)?.messages.get(input.messageId);
+    if (!message) throw new Error(`no message ${input.messageId} in chat ${input.chatId}`);
+    const edited: StoredMessage = {
+      ...message,
+      text: input.text,
+      entities: detectEntities(input.text),
+      edit_date: message.date + (input.afterSeconds ?? 1),
+    };
+    state.chats.get(input.chatId)!.messages.set(input.messageId, edited);
+    return this.pushUpdate(token, { edited_message: stripBookkeeping(edited) });
+  }
+
   /** A user presses an inline button on one of the bot's messages; `data` defaults to the first button's. */
   userPresses(
     token: string,
