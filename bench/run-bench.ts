@@ -16,11 +16,13 @@ import { RedisProcess } from "./support/redis-process.js";
 import { toolSearchP99Micros } from "./tool-search-bench.js";
 import { measure, plan, type Figures, type Workload } from "./workloads.js";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } });
-const quick = values.quick;
+const { values } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, smoke: { type: "boolean", default: false } },
+});
+const quick = values.quick || values.smoke;
 const CHATS = Array.from({ length: 100 }, (_, i) => 20_000 + i);
 const seconds = quick ? 5 : 15;
-const WORKLOADS: Workload[] = [
+const ALL_WORKLOADS: Workload[] = [
   { name: "50/s", rate: 50, messages: 50 * seconds, drainMs: quick ? 10_000 : 30_000 },
   { name: "200/s", rate: 200, messages: 200 * seconds, drainMs: quick ? 10_000 : 30_000 },
   {
@@ -30,6 +32,9 @@ const WORKLOADS: Workload[] = [
     drainMs: quick ? 20_000 : 60_000,
   },
 ];
+const WORKLOADS: Workload[] = values.smoke
+  ? [{ name: "50/s", rate: 50, messages: 100, drainMs: 10_000 }]
+  : ALL_WORKLOADS;
 
 /**
  * Raised limits for a self-hosted Bot API: the config key the scheduler reads. A
@@ -75,7 +80,9 @@ const raisedOk = raisedConfigAccepted();
 let botId = 8_200_000_000;
 
 type ArmKind = "floor-polling" | "floor-runner" | "roomgate" | "roomgate-raised";
-const ARMS: ArmKind[] = ["floor-polling", "floor-runner", "roomgate", "roomgate-raised"];
+const ARMS: ArmKind[] = values.smoke
+  ? ["floor-polling", "roomgate"]
+  : ["floor-polling", "floor-runner", "roomgate", "roomgate-raised"];
 
 async function start(kind: ArmKind, target: ArmTarget): Promise<Arm> {
   if (kind === "floor-polling") return startFloor("polling", target);
@@ -102,7 +109,7 @@ const figures: Figures[] = [];
 const roundTrips = new Map<string, number>();
 try {
   log(
-    `roomgate bench${quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}`,
+    `roomgate bench${values.smoke ? " --smoke" : quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}`,
   );
   if (!raisedOk)
     log("this build's config has no telegram.limits: the 'limits raised' arm runs with default limits");
@@ -131,13 +138,13 @@ try {
     }
   }
   // Round trips are counted in a run of their own: MONITOR slows Redis down, so it stays out of the timed runs.
-  for (const kind of ["roomgate", "roomgate-raised"] as const) {
+  for (const kind of ARMS.filter((k) => k.startsWith("roomgate"))) {
     await redis.flushall();
     const t = target();
     const arm = await start(kind, t);
     try {
       const sample = plan(
-        { name: "sample", rate: 20, messages: 200, drainMs: 0 },
+        { name: "sample", rate: 20, messages: values.smoke ? 40 : 200, drainMs: 0 },
         CHATS,
         performance.now() + 500,
       );
