@@ -1,12 +1,16 @@
 import { Command } from "commander";
-import { loadConfig } from "../core/config.js";
+import { loadConfig, loadConfigWithWarnings } from "../core/config.js";
 import { RoomgateError } from "../core/errors.js";
+import { routeProcessWarnings } from "../core/library-log.js";
 import { demoConfig } from "./demo-config.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
+import { runConfigCheck } from "./run-config-check.js";
 import { runDeadLetters } from "./run-dead-letters.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
+
+routeProcessWarnings();
 
 const program = new Command()
   .name("roomgate")
@@ -18,7 +22,7 @@ program
   .description("Adapters and workers from a YAML configuration (Telegram bots, Matrix rooms)")
   .requiredOption("-c, --config <file>", "YAML configuration")
   .action(async (opts: { config: string }) => {
-    await runService({ config: loadConfig(opts.config), receivers: true });
+    await runService({ ...loadConfigWithWarnings(opts.config), receivers: true });
   });
 
 program
@@ -26,7 +30,7 @@ program
   .description("Workers only: run turns queued by `start` processes, sharing the load through Redis")
   .requiredOption("-c, --config <file>", "YAML configuration")
   .action(async (opts: { config: string }) => {
-    await runService({ config: loadConfig(opts.config), receivers: false });
+    await runService({ ...loadConfigWithWarnings(opts.config), receivers: false });
   });
 
 program
@@ -74,6 +78,16 @@ program
   });
 
 program
+  .command("config")
+  .description("Work with configuration files")
+  .command("check")
+  .description("Validate a configuration file completely, starting nothing; exit code 1 on errors")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .action((opts: { config: string }) => {
+    process.exitCode = runConfigCheck(opts.config);
+  });
+
+program
   .command("bench")
   .description(
     "The benchmark (npm run bench): roomgate start against a bare grammY bot, same tool and Bot API stand-in",
@@ -101,7 +115,7 @@ program
   .parseAsync(process.argv)
   .then(() => {
     // Every command has shut its parts down by now; libraries' leftover timers
-    // (bullmq, ioredis) should not hold a scripted shell open.
+    // (ioredis, the MCP SDK) should not hold a scripted shell open.
     process.exit(process.exitCode ?? 0);
   })
   .catch((err: unknown) => {
