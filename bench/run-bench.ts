@@ -107,6 +107,7 @@ function target(): ArmTarget {
 
 const figures: Figures[] = [];
 const roundTrips = new Map<string, number>();
+const tripLines: string[] = [];
 try {
   log(
     `roomgate bench${values.smoke ? " --smoke" : quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}`,
@@ -148,7 +149,7 @@ try {
         CHATS,
         performance.now() + 500,
       );
-      const count = await countRoundTrips(redisProcess.url, async () => {
+      const trips = await countRoundTrips(redisProcess.url, async () => {
         standin.schedule(t.token, sample, (chat) => chat);
         const deadline = performance.now() + 60_000;
         while (
@@ -158,12 +159,18 @@ try {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       });
-      roundTrips.set(arm.name, count / standin.sends.filter((s) => s.token === t.token).length);
+      const turns = standin.sends.filter((s) => s.token === t.token).length;
+      roundTrips.set(arm.name, trips.total / turns);
+      const breakdown = [...trips.byCommand]
+        .sort((a, b) => b[1] - a[1])
+        .map(([command, n]) => `${command} ${(n / turns).toFixed(2)}`);
+      tripLines.push(`${arm.name}: ${breakdown.join(", ")}`);
     } finally {
       await arm.stop();
     }
   }
   console.log(formatTable(figures, roundTrips));
+  console.log(`\nRedis round trips per turn by command (MONITOR, 20 turns/s):\n${tripLines.join("\n")}`);
   const search = await toolSearchP99Micros().catch(() => undefined);
   if (search)
     console.log(
