@@ -37,6 +37,8 @@ export interface Member {
   role: Role;
   name: string;
   child: ChildProcess;
+  /** True once it logged that it runs, until it exits. */
+  ready: boolean;
 }
 
 /**
@@ -74,7 +76,8 @@ export class RoomgateFleet {
       cwd: ROOT,
       env,
     });
-    const member = { role, name, child };
+    const member: Member = { role, name, child, ready: false };
+    child.once("exit", () => (member.ready = false));
     this.members.set(name, member);
     child.stdout?.pipe(log);
     let seen = "";
@@ -89,6 +92,7 @@ export class RoomgateFleet {
           seen += chunk.toString();
           if (/"msg":"roomgate (worker )?started"/.test(seen)) {
             seen = "ready";
+            member.ready = true;
             clearTimeout(timer);
             resolvePromise();
           }
