@@ -17,9 +17,13 @@ interface ScenarioRow {
 /** Runs the shipped fault script as an operator would and reads its summary line. */
 function runFaults(args: string[]): Promise<{ code: number | null; rows: ScenarioRow[]; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "bench/faults/run-faults.ts", ...args, "--json"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "bench/faults/run-faults.ts", ...args, "--json"],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
