@@ -111,7 +111,7 @@ program
   .parseAsync(process.argv)
   .then(() => {
     // Every command has shut its parts down by now; libraries' leftover timers
-    // (bullmq, ioredis) should not hold a scripted shell open.
+    // (ioredis, the MCP SDK) should not hold a scripted shell open.
     process.exit(process.exitCode ?? 0);
   })
   .catch((err: unknown) => {

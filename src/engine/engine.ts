@@ -118,6 +118,11 @@ export class Engine {
         ? await this.deps.offerByRef(turn.event.room, turn.event.replyTo)
         : null;
       const offer = openOffer(turn.session, replied);
+      const closed = offer ? undefined : turn.session.offers.find((o) => o.id === replied);
+      // A reply to an offer that is used up or expired names that offer: it gets no other one's option.
+      if (closed && (isOptionNumber(trimmed) || optionFromText(closed, raw))) {
+        return turn.say(texts.choice[closed.chosen ? "used" : "expired"]);
+      }
       if (offer) {
         const option = optionFromText(offer, raw);
         if (option) return this.choose(turn, offer, option);
@@ -183,6 +188,8 @@ export class Engine {
 
   private async file(turn: Turn, file: Extract<InboundEvent, { kind: "file" }>["file"]): Promise<void> {
     this.expireSlot(turn);
+    // A file refused at the edge (too large, not text, too slow) is said so first.
+    if (file.rejected !== undefined) return turn.say(texts.fileRejected(file.rejected));
     const slot = turn.session.slot;
     if (!slot) return turn.say(texts.fileNotExpected);
     const [arg, ...rest] = slot.missing;

@@ -2,8 +2,6 @@ import type { ChoiceProblem } from "./offers.js";
 
 /** Every line the bot says in its own words, kept apart from log text. */
 export const texts = {
-  refusal: "Sorry, you are not allowed to use this bot here. Ask its operator to add you.",
-  refusalToast: "You are not allowed to use this bot.",
   tooLong: (length: number, limit: number) =>
     `Your message has ${length} characters; the limit is ${limit}. Nothing was sent to the agent.`,
   greeting: (ns: string, description: string | undefined) =>

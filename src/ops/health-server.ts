@@ -17,8 +17,8 @@ const REDIS_PING_MS = 800;
 export type HealthCheck = () => boolean | Promise<boolean>;
 
 async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
-  // ioredis queues commands while it reconnects; a ping must not wait for that.
-  if (redis.status !== "ready") return false;
+  // ioredis queues commands while it reconnects: the ping is raced against a timer.
+  if (redis.status === "end") return false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {

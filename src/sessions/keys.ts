@@ -1,5 +1,5 @@
 /**
- * Every Redis key roomgate uses, built in one place (bullmq's queue-keys). Per-room
+ * Every Redis key roomgate uses, built in one place (as bullmq's queue-keys). Per-room
  * keys carry the room in a `{hash tag}` so that one room's keys share a Redis
  * Cluster slot. The scheduler's scripts also touch their lane's keys and build room
  * keys from the prefix, so the queue needs one Redis (not a Cluster).

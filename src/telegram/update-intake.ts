@@ -67,7 +67,10 @@ export class UpdateIntake {
     const edge = edgeOf(update, this.identity);
     if (edge === null) return;
     const { chat, from } = edge;
-    const room = telegramRoom(this.identity.id, chat.id);
+    const where = update.message ?? press?.message;
+    const topic =
+      where && "is_topic_message" in where && where.is_topic_message ? where.message_thread_id : undefined;
+    const room = telegramRoom(this.identity.id, chat.id, topic);
     if (chat.type !== "private" && !this.identity.config.groups.some((g) => g.chat === chat.id)) {
       return this.leave(chat.id, chat.type);
     }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sendGaps } from "./send-gaps.js";
 import { standinMethods, type MethodHandler } from "./telegram-standin-methods.js";
 import { chatRoom, newBotState, type BotState, type SharedState } from "./telegram-standin-state.js";
 import { deliverByWebhook, getUpdates, wakePoll } from "./telegram-standin-updates.js";
@@ -224,6 +225,11 @@ export class TelegramApiStandin {
   clearInjected(method: string): void {
     this.failures.delete(method);
     this.chance.delete(method);
+  }
+
+  /** Attempts that reached a chat less than `minMs` after the previous one (all recorded calls). */
+  sendGaps(minMs = 1000): { chatId: number; gapMs: number }[] {
+    return sendGaps(this.calls, minMs);
   }
 
   /** Calls of one method, optionally of one bot only. */
