@@ -54,6 +54,8 @@ export class RoomgateFleet {
     const config = {
       redis: { url: options.redisUrl, prefix: "rg" },
       namespaces: { echo: echoNamespace(options.namespaceEnv) },
+      // The load is many turns per chat a minute, far above one person's flood limit.
+      limits: { turnsPerMinute: 100_000, roomQueueCap: 100_000 },
       telegram: {
         apiRoot: options.apiRoot,
         bots: [
