@@ -43,6 +43,9 @@ export interface DemoServerOptions {
   readonly callLog?: string;
 }
 
+/** Every demo tool only reads its fixtures, so none needs an approval before it runs. */
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
 function isNamespace(name: string): name is DemoNamespace {
   return (DEMO_NAMESPACES as readonly string[]).includes(name);
 }
@@ -81,7 +84,12 @@ function answerResult(answer: Answer): CallToolResult {
 
 function registerAnswerTool(server: McpServer, tool: AnswerTool, options: DemoServerOptions): void {
   const isAsk = tool.name.endsWith(".ask");
-  const info = { title: tool.title, description: tool.description, inputSchema: tool.input };
+  const info = {
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.input,
+    annotations: READ_ONLY,
+  };
   const pause = async (): Promise<void> => {
     if (isAsk && options.slowMs) await sleep(options.slowMs);
   };
@@ -117,7 +125,12 @@ export function createDemoServer(options: DemoServerOptions = {}): McpServer {
       else {
         server.registerTool(
           tool.name,
-          { title: tool.title, description: tool.description, inputSchema: tool.input },
+          {
+            title: tool.title,
+            description: tool.description,
+            inputSchema: tool.input,
+            annotations: READ_ONLY,
+          },
           (args) => ({
             content: [{ type: "text", text: tool.run(args) }],
           }),

@@ -1,5 +1,7 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import type { HistoryEntry, MissingArg } from "../sessions/session.js";
+import { describeSchema } from "./schema-text.js";
+import { validationProblem } from "./validation-text.js";
 
 /** What the bot knows when it fills a tool's arguments (DESIGN §5). */
 export interface FillContext {
@@ -121,7 +123,7 @@ export function coerceKeyValues(
   return { args };
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+const ajv = new Ajv({ allErrors: true, strict: false, logger: false });
 const validators = new WeakMap<object, ValidateFunction>();
 
 /** Validates arguments against a tool's input schema; returns a readable problem or undefined. */
@@ -140,13 +142,7 @@ export function validateArguments(
     validators.set(inputSchema, validate);
   }
   if (validate(args)) return undefined;
-  return (validate.errors ?? [])
-    .slice(0, 3)
-    .map((e) => {
-      const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, ".") : "arguments";
-      return `${where} ${e.message ?? "is invalid"}`;
-    })
-    .join("; ");
+  return validationProblem(validate.errors ?? []);
 }
 
 /** Names of the input schema's properties, for search and /describe. */
@@ -154,12 +150,7 @@ export function parameterNames(inputSchema: Record<string, unknown>): string[] {
   return Object.keys(properties(inputSchema));
 }
 
-/** One line per argument: name, type, whether required, description. */
+/** One line per argument: name, type, whether required, allowed values, defaults, nested fields. */
 export function describeParameters(inputSchema: Record<string, unknown>): string[] {
-  const req = new Set(required(inputSchema));
-  return Object.entries(properties(inputSchema)).map(([name, prop]) => {
-    const type = typeOf(prop) ?? "any";
-    const flag = req.has(name) ? "required" : "optional";
-    return `• ${name} (${type}, ${flag})${prop.description ? `: ${prop.description}` : ""}`;
-  });
+  return describeSchema(inputSchema);
 }

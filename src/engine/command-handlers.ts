@@ -25,6 +25,8 @@ const handlers: Record<string, Handler> = {
   tools: async (turn, rest) => {
     const ns = turn.namespace;
     const tools = await ns.tools();
+    const hint = ns.prefixHint();
+    if (hint) return turn.say(hint);
     if (rest !== "") {
       const matches = searchTools(tools, rest);
       if (matches.length === 0) return turn.say(texts.noMatches(rest));
@@ -103,13 +105,18 @@ const handlers: Record<string, Handler> = {
       [
         `Agent: ${namespace.name}`,
         `Conversation: ${session.conversationId} (since ${new Date(session.createdAt).toISOString()})`,
-        `Enabled tools: ${[namespace.askTool, namespace.toolsTool, ...session.enabled.filter((t) => t !== namespace.askTool && t !== namespace.toolsTool)].join(", ")}`,
+        `Enabled tools: ${enabledList(namespace.askTool, namespace.toolsTool, session.enabled)}`,
         `Pending: ${pending}`,
         `Turns so far: ${session.turns}`,
       ].join("\n"),
     );
   },
 };
+
+function enabledList(router: string | null, toolsTool: string, enabled: string[]): string {
+  const fixed = router === null ? [toolsTool] : [router, toolsTool];
+  return [...fixed, ...enabled.filter((t) => !fixed.includes(t))].join(", ");
+}
 
 function toolLine(name: string, title: string | undefined, description: string | undefined): string {
   const head = title ? `${name} — ${title}` : name;

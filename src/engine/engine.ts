@@ -3,7 +3,9 @@ import type { Logger } from "../core/log.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, MissingArg, Offer, OfferOption, Session } from "../sessions/session.js";
 import { coerceArgument } from "./arguments.js";
+import { NamespaceError } from "../core/errors.js";
 import { handleCommand } from "./command-handlers.js";
+import { suggestTools } from "./no-router.js";
 import { parseCommand } from "./command-parser.js";
 import { findByToken, openOffer, optionFromText } from "./offers.js";
 import { referenceId } from "./tool-result.js";
@@ -44,9 +46,15 @@ export class Engine {
     try {
       await this.dispatch(turn);
     } catch (err) {
-      const ref = referenceId();
-      log.error({ err, ref }, "turn failed");
-      turn.say(texts.internal(ref));
+      if (err instanceof NamespaceError) {
+        // Already classified (and logged with its ref) where it happened: the person gets its line.
+        log.warn({ err }, "namespace failed during the turn");
+        turn.say(err.userText);
+      } else {
+        const ref = referenceId();
+        log.error({ err, ref }, "turn failed");
+        turn.say(texts.internal(ref));
+      }
     }
     return turn.result();
   }
@@ -111,9 +119,9 @@ export class Engine {
       if (option) return this.choose(turn, offer, option);
       if (/^\d{1,3}$/.test(text)) return turn.say(texts.numberOutOfRange(Number(text), offer.options.length));
     }
-    const ns = turn.namespace;
-    if (!(await ns.has(ns.askTool))) return turn.say(texts.noRouter(ns.name, ns.askTool));
-    await runTool(turn, ns.askTool, { question: text });
+    const router = turn.namespace.askTool;
+    if (router === null || !(await turn.namespace.has(router))) return suggestTools(turn, text);
+    await runTool(turn, router, { question: text });
   }
 
   /** DESIGN §4: a tool option is enabled and called with the original question; any other option is typed. */

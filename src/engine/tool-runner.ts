@@ -2,6 +2,7 @@ import { MalformedAnswerError, NamespaceError } from "../core/errors.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { fillArguments, validateArguments } from "./arguments.js";
 import { addOffer } from "./offers.js";
+import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
 import { viewResult } from "./tool-result.js";
 import type { Turn } from "./turn.js";
@@ -77,6 +78,10 @@ export async function callChecked(
   const problem = validateArguments(tool.inputSchema, args);
   if (problem) {
     turn.say(texts.invalidArguments(tool.name, problem));
+    return;
+  }
+  if (tool.execution?.taskSupport === "required") {
+    turn.say(namespaceTexts.taskRequired(tool.name));
     return;
   }
   // The last of the three scope checks: nothing outside the namespace and enabled set is sent.

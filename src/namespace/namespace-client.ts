@@ -2,8 +2,6 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
-  ErrorCode,
-  McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -11,15 +9,32 @@ import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { namespaceCalls } from "../ops/metrics.js";
+import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
+import { filterTools, matchesAny } from "./tool-filter.js";
 import { createTransport } from "./transport.js";
-import { parseToolInfo, type ToolInfo } from "./tool-info.js";
+import {
+  LenientToolListSchema,
+  parseToolInfo,
+  schemaProblem,
+  toolName,
+  type ToolInfo,
+  type ToolListing,
+} from "./tool-info.js";
 
 const MAX_BACKOFF_MS = 30_000;
 
-/** Options of one call: a timeout (default from config) and a signal that cancels it. */
+/** One progress notification of a running call, as MCP sends it. */
+export interface CallProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Options of one call: a timeout (default from config), a signal that cancels it, progress updates. */
 export interface CallOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  onProgress?: (progress: CallProgress) => void;
 }
 
 /**
@@ -32,6 +47,7 @@ export class NamespaceClient {
   private transport: Transport | undefined;
   private connecting: Promise<void> | undefined;
   private toolList: ToolInfo[] = [];
+  private listed: ToolListing = { all: 0, prefixed: 0, foreign: [], invalid: [] };
   private closed = false;
   private failures = 0;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -44,9 +60,37 @@ export class NamespaceClient {
     this.prefix = config.prefix ?? `${name}.`;
   }
 
-  /** Name of the namespace's router tool. */
-  get askTool(): string {
-    return `${this.prefix}ask`;
+  /** Name of the namespace's router tool; null when the binding says it has none (`ask: false`). */
+  get askTool(): string | null {
+    if (this.config.ask === false) return null;
+    return this.config.ask ?? `${this.prefix}ask`;
+  }
+
+  /** True when the binding trusts the tool to run without an approval (`tools.trust`). */
+  isTrusted(tool: string): boolean {
+    return matchesAny(tool, this.config.tools.trust);
+  }
+
+  /** The namespace's own discovery tools (search / describe / call by address), when configured. */
+  get discovery(): NamespaceConfig["discovery"] {
+    return this.config.discovery;
+  }
+
+  /** What the server listed before the prefix and the binding's patterns (for `roomgate check`). */
+  get listing(): ToolListing {
+    return this.listed;
+  }
+
+  /**
+   * A line for the operator and the room when the server lists tools but none under
+   * the prefix (a third-party server usually needs `prefix: ""`); undefined otherwise.
+   */
+  prefixHint(): string | undefined {
+    if (this.listed.prefixed > 0 || this.listed.all === 0 || this.prefix === "") return undefined;
+    return (
+      `The server of "${this.name}" lists ${this.listed.all} tools, none named with the prefix "${this.prefix}". ` +
+      `If the whole server is this namespace, set \`prefix: ""\` under namespaces.${this.name} in the configuration.`
+    );
   }
 
   /** Name of the namespace's tool-listing tool. */
@@ -87,14 +131,27 @@ export class NamespaceClient {
   ): Promise<CallToolResult> {
     await this.ensureConnected();
     const client = this.client!;
+    if (!this.toolList.some((t) => t.name === tool)) {
+      // A tool outside the prefix or denied by the binding does not exist here (DESIGN §6).
+      throw new NamespaceError(this.name, `${tool} is not a tool of namespace ${this.name}`, {
+        userText: `${tool} is not a tool of this room's agent (${this.name}). Nothing was called.`,
+      });
+    }
     const timeout = options.timeoutMs ?? this.config.timeoutMs;
+    const onProgress = options.onProgress;
     try {
       // The low-level request skips the SDK's own outputSchema check: roomgate
       // validates Answers itself so that a malformed one becomes a clear line.
+      // An onprogress handler makes the SDK send a progressToken with every call.
       const result = await client.request(
         { method: "tools/call", params: { name: tool, arguments: args } },
         CallToolResultSchema,
-        { timeout, signal: options.signal },
+        {
+          timeout,
+          signal: options.signal,
+          resetTimeoutOnProgress: true,
+          onprogress: (p) => onProgress?.({ progress: p.progress, total: p.total, message: p.message }),
+        },
       );
       namespaceCalls.inc({ namespace: this.name, outcome: result.isError ? "tool_error" : "ok" });
       return result;
@@ -114,26 +171,9 @@ export class NamespaceClient {
   }
 
   private callError(tool: string, err: unknown, timeout: number): NamespaceError {
-    const agent = `The "${this.name}" agent`;
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-      return new NamespaceError(this.name, `${tool} timed out after ${timeout} ms`, {
-        cause: err,
-        userText: `${agent} did not answer in time; please try again.`,
-      });
-    }
-    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
-      return new NamespaceError(this.name, `${tool}: connection closed during the call`, {
-        cause: err,
-        userText: `${agent} stopped while answering and is being restarted; please try again.`,
-      });
-    }
-    if (err instanceof Error && err.name === "AbortError") {
-      return new NamespaceError(this.name, `${tool}: cancelled`, { cause: err, userText: "Cancelled." });
-    }
-    return new NamespaceError(this.name, `${tool} failed: ${(err as Error)?.message ?? String(err)}`, {
-      cause: err,
-      userText: `${agent} could not answer (${tool} failed).`,
-    });
+    const error = callFailure(this.name, tool, err, timeout);
+    this.log.warn({ err, tool, ref: error.ref }, "namespace call failed");
+    return error;
   }
 
   private async ensureConnected(): Promise<void> {
@@ -152,22 +192,23 @@ export class NamespaceClient {
       );
     });
     try {
-      await client.connect(transport);
+      await client.connect(transport, { timeout: this.config.startTimeoutMs });
       this.pipeStderr(transport);
       await this.refreshTools(client);
     } catch (err) {
       await client.close().catch(() => undefined);
       this.failures += 1;
-      throw new NamespaceError(this.name, `cannot start namespace ${this.name}: ${(err as Error).message}`, {
-        cause: err,
-        userText: `The "${this.name}" agent is not reachable right now; please try again in a moment.`,
-      });
+      const error = new NamespaceUnreachableError(this.name, causeClass(err), err);
+      this.log.error({ err, ref: error.ref, reason: error.reason }, "namespace cannot be reached");
+      throw error;
     }
     client.onclose = () => this.onClosed(client);
     this.client = client;
     this.transport = transport;
     this.failures = 0;
     this.log.info({ tools: this.toolList.length }, "namespace connected");
+    const hint = this.prefixHint();
+    if (hint) this.log.warn({ listed: this.listed.all, prefix: this.prefix }, hint);
   }
 
   private onClosed(client: Client): void {
@@ -188,17 +229,27 @@ export class NamespaceClient {
   }
 
   private async refreshTools(client: Client): Promise<void> {
-    const tools: ToolInfo[] = [];
+    const all: ToolInfo[] = [];
+    const invalid: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
+      // Each tool is parsed on its own (not the SDK's all-or-nothing list schema), so one
+      // tool with a broken schema is reported and left out instead of hiding the rest.
+      const page = await client.request(
+        { method: "tools/list", params: cursor ? { cursor } : {} },
+        LenientToolListSchema,
+      );
       for (const raw of page.tools) {
         const tool = parseToolInfo(raw);
-        if (tool && tool.name.startsWith(this.prefix)) tools.push(tool);
+        const problem = tool ? schemaProblem(tool) : "not a valid tool description";
+        if (tool && !problem) all.push(tool);
+        else invalid.push(`${toolName(raw)}: ${problem}`);
       }
       cursor = page.nextCursor;
     } while (cursor);
-    this.toolList = tools;
+    const kept = filterTools(all, this.prefix, this.config.tools);
+    this.toolList = kept.tools;
+    this.listed = { all: kept.listed, prefixed: kept.prefixed, foreign: kept.foreign, invalid };
   }
 
   private pipeStderr(transport: Transport): void {

@@ -44,6 +44,7 @@ export async function benchDirect(
 ): Promise<BenchFigures> {
   const client = new NamespaceClient(namespace, config.namespaces[namespace]!, silentLogger());
   await client.start();
+  const router = client.askTool ?? `${namespace}.ask`;
   const latencies: number[] = [];
   const started = performance.now();
   let next = 0;
@@ -52,7 +53,7 @@ export async function benchDirect(
       while (next < turns) {
         next += 1;
         const t = performance.now();
-        await client.call(client.askTool, { question: "what should I read today?" });
+        await client.call(router, { question: "what should I read today?" });
         latencies.push(performance.now() - t);
       }
     }),

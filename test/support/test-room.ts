@@ -53,7 +53,7 @@ export class TestRooms implements PlatformSender {
   async say(
     room: string,
     text: string,
-    options: { allowed?: boolean; eventId?: string } = {},
+    options: { allowed?: boolean; eventId?: string; namespace?: string } = {},
   ): Promise<string> {
     this.count += 1;
     const event: InboundEvent = {
@@ -61,7 +61,7 @@ export class TestRooms implements PlatformSender {
       text,
       eventId: options.eventId ?? `test:${this.run}:${this.count}`,
       room: TestRooms.room(room),
-      namespace: this.namespace,
+      namespace: options.namespace ?? this.namespace,
       platform: "telegram",
       sender: { id: "test:alice", allowed: options.allowed ?? true },
       receivedAt: Date.now(),
