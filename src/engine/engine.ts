@@ -4,6 +4,7 @@ import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, MissingArg, Offer, OfferOption, Session } from "../sessions/session.js";
 import { coerceArgument } from "./arguments.js";
 import { NamespaceError } from "../core/errors.js";
+import { approvalFromText, decideApproval } from "./approvals.js";
 import { handleCommand } from "./command-handlers.js";
 import { suggestTools } from "./no-router.js";
 import { parseCommand } from "./command-parser.js";
@@ -115,7 +116,7 @@ export class Engine {
     if (turn.session.slot) return this.fillSlot(turn, text);
     const offer = openOffer(turn.session);
     if (offer) {
-      const option = optionFromText(offer, text);
+      const option = optionFromText(offer, text) ?? approvalFromText(offer, text);
       if (option) return this.choose(turn, offer, option);
       if (/^\d{1,3}$/.test(text)) return turn.say(texts.numberOutOfRange(Number(text), offer.options.length));
     }
@@ -129,6 +130,11 @@ export class Engine {
     offer.chosen = { token: option.token, label: option.label, at: Date.now() };
     turn.chosen = { offerId: offer.id, label: option.label, messageRefs: offer.messageRefs };
     turn.toast = texts.chosen(option.label);
+    if (offer.approval) {
+      return decideApproval(turn, offer.approval, option, (tool, args, question) =>
+        callChecked(turn, tool, args, question, true),
+      );
+    }
     if (await turn.namespace.has(option.option)) {
       enable(turn, [option.option]);
       await runTool(turn, option.option, { question: offer.question });

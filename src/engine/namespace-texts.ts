@@ -6,4 +6,10 @@ export const namespaceTexts = {
     `"${ns}" has no router, so your message went to no tool, and none of its tools matches your words. Send /tools to see them.`,
   taskRequired: (tool: string) =>
     `${tool} runs only as an MCP task, and roomgate does not run MCP tasks yet. Nothing was called.`,
+  approvalAsk: (ns: string, tool: string) =>
+    `${ns} wants to run ${tool}, which MCP marks as possibly destructive (it may change or delete things), with these arguments:`,
+  approvalHow: "Approve or deny it (y / n). Nothing runs until you approve.",
+  denied: (tool: string) => `Denied: ${tool} was not run.`,
+  approvedGone: (tool: string, ns: string) =>
+    `${tool} is no longer a tool of this room's agent (${ns}), so it was not run.`,
 } as const;

@@ -1,6 +1,7 @@
 import { MalformedAnswerError, NamespaceError } from "../core/errors.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { fillArguments, validateArguments } from "./arguments.js";
+import { askApproval, needsApproval } from "./approvals.js";
 import { addOffer } from "./offers.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
@@ -73,6 +74,7 @@ export async function callChecked(
   tool: ToolInfo,
   args: Record<string, unknown>,
   question: string,
+  approved = false,
 ): Promise<void> {
   const ns = turn.namespace;
   const problem = validateArguments(tool.inputSchema, args);
@@ -87,6 +89,10 @@ export async function callChecked(
   // The last of the three scope checks: nothing outside the namespace and enabled set is sent.
   if (!tool.name.startsWith(ns.prefix) || !isEnabled(turn, tool.name)) {
     turn.say(texts.notInNamespace(tool.name, ns.name));
+    return;
+  }
+  if (!approved && needsApproval(turn, tool)) {
+    askApproval(turn, tool, args, question);
     return;
   }
   try {

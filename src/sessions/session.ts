@@ -20,6 +20,10 @@ export const OfferSchema = z.object({
   /** Platform refs of the message(s) that carry the offer. */
   messageRefs: z.array(z.string()).default([]),
   chosen: z.object({ token: z.string(), label: z.string(), at: z.number() }).optional(),
+  /** Set when the offer asks to approve one destructive tool call (Approve / Deny). */
+  approval: z
+    .object({ tool: z.string(), args: z.record(z.string(), z.unknown()), question: z.string() })
+    .optional(),
 });
 export type Offer = z.infer<typeof OfferSchema>;
 

@@ -71,6 +71,24 @@ export class TestRooms implements PlatformSender {
     return event.eventId;
   }
 
+  /** Presses a button (a choice token) in a room and waits for what the press delivers. */
+  async choose(room: string, token: string): Promise<Delivered> {
+    this.count += 1;
+    const event: InboundEvent = {
+      kind: "choice",
+      token,
+      eventId: `test:${this.run}:${this.count}`,
+      room: TestRooms.room(room),
+      namespace: this.namespace,
+      platform: "telegram",
+      sender: { id: "test:alice", allowed: true },
+      receivedAt: Date.now(),
+      origin: {},
+    };
+    await this.deps!.inbox.enqueue(event);
+    return this.reply(event.eventId);
+  }
+
   /** Sends a message and waits for its delivered reply. */
   async ask(room: string, text: string, options: { allowed?: boolean } = {}): Promise<Delivered> {
     const id = await this.say(room, text, options);
