@@ -3,6 +3,8 @@ import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
 import { createLogger, type Logger } from "./core/log.js";
+import { liveChannel } from "./control/live-channel.js";
+import { SideChannel } from "./control/side-channel.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
@@ -71,7 +73,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const connection: ConnectionOptions = { url: options.redisUrl, maxRetriesPerRequest: null };
   const scripts = new QueueScripts(redis);
   const kicks = new KickQueues(connection, keys);
-  const inbox = new RedisInbox(keys, scripts, kicks);
+  const side = new SideChannel(redis, keys);
+  const inbox = side.tap(new RedisInbox(keys, scripts, kicks));
   const limiter = new RedisRateLimiter(redis);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
@@ -103,7 +106,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       keys,
       scripts,
       kicks,
-      runner: new TurnRunner(engine, store, senders, log),
+      runner: new TurnRunner(engine, store, senders, log, (event, sender) =>
+        liveChannel(event, sender, side, (turnId) => store.ledger(event.room, turnId), log),
+      ),
       lanes,
       concurrency: config.worker.concurrency,
       log,

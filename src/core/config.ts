@@ -39,6 +39,8 @@ export const NamespaceConfigSchema = z
     discovery: DiscoverySchema.optional(),
     /** Per-call timeout in milliseconds. */
     timeoutMs: z.number().int().positive().default(30_000),
+    /** How long a question the server asks in the room (elicitation) waits for an answer, in milliseconds. */
+    elicitTimeoutMs: z.number().int().positive().default(300_000),
     /** How long the server may take to start and answer `initialize`, in milliseconds. */
     startTimeoutMs: z.number().int().positive().default(30_000),
   })

@@ -2,6 +2,7 @@ import { newSession } from "../sessions/session.js";
 import { coerceKeyValues, describeParameters } from "./arguments.js";
 import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
 import { COMMANDS } from "./commands.js";
+import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
 import { enable, runTool } from "./tool-runner.js";
 import { searchTools } from "./tool-search.js";
@@ -86,6 +87,12 @@ const handlers: Record<string, Handler> = {
       explicit = coerced.args;
     }
     await runTool(turn, tool.name, { explicit });
+  },
+
+  // A /cancel sent while a call runs is taken by that call (out of band); one that
+  // reaches its own turn found nothing running.
+  cancel: async (turn) => {
+    turn.say(namespaceTexts.nothingToCancel);
   },
 
   reset: async (turn) => {

@@ -13,6 +13,7 @@ import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
 import { callChecked, enable, runTool } from "./tool-runner.js";
 import { Turn, type TurnResult, type TurnSettings } from "./turn.js";
+import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
 /** How often a stranger is told they are not allowed, at most. */
 const REFUSAL_INTERVAL_MS = 3600_000;
@@ -34,7 +35,11 @@ export class Engine {
   constructor(private readonly deps: EngineDeps) {}
 
   /** Runs one turn. Failures become a line for the person; the session stays consistent. */
-  async run(event: InboundEvent, state: { session: Session; history: HistoryEntry[] }): Promise<TurnResult> {
+  async run(
+    event: InboundEvent,
+    state: { session: Session; history: HistoryEntry[] },
+    channel: TurnChannel = quietChannel,
+  ): Promise<TurnResult> {
     const log = this.deps.log.child({ turn: event.eventId, room: event.room });
     const turn = new Turn(
       event,
@@ -43,8 +48,11 @@ export class Engine {
       this.deps.namespaces.get(event.namespace),
       this.deps.settings,
       log,
+      channel,
     );
     try {
+      // An event a running turn already took (an answer, a /cancel) has been handled.
+      if (await channel.wasTaken(event)) return turn.result();
       await this.dispatch(turn);
     } catch (err) {
       if (err instanceof NamespaceError) {

@@ -12,4 +12,6 @@ export const namespaceTexts = {
   denied: (tool: string) => `Denied: ${tool} was not run.`,
   approvedGone: (tool: string, ns: string) =>
     `${tool} is no longer a tool of this room's agent (${ns}), so it was not run.`,
+  cancelled: (tool: string) => `Cancelled: ${tool} was stopped, and its server was told so.`,
+  nothingToCancel: "Nothing is running here to cancel.",
 } as const;

@@ -2,6 +2,7 @@ import { MalformedAnswerError, NamespaceError } from "../core/errors.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { fillArguments, validateArguments } from "./arguments.js";
 import { askApproval, needsApproval } from "./approvals.js";
+import { runCall } from "./call-runner.js";
 import { addOffer } from "./offers.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
@@ -96,7 +97,12 @@ export async function callChecked(
     return;
   }
   try {
-    const result = await ns.call(tool.name, args);
+    const outcome = await runCall(turn, tool, args);
+    if ("cancelled" in outcome) {
+      turn.say(namespaceTexts.cancelled(tool.title ?? tool.name));
+      return;
+    }
+    const result = outcome.result;
     const view = viewResult(ns.name, tool.name, result, tool.name === ns.askTool);
     turn.show(view.blocks);
     if (view.answer) {

@@ -3,6 +3,7 @@ import type { Block, ReplyOption, TurnOutcome } from "../core/reply.js";
 import type { Logger } from "../core/log.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
+import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
 /** Settings a turn needs from the configuration. */
 export interface TurnSettings {
@@ -40,6 +41,7 @@ export class Turn {
     readonly namespace: NamespaceClient,
     readonly settings: TurnSettings,
     readonly log: Logger,
+    readonly channel: TurnChannel = quietChannel,
   ) {}
 
   /** The bot's own words, shown verbatim. */

@@ -2,6 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
+  ElicitRequestSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -9,6 +10,7 @@ import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { namespaceCalls } from "../ops/metrics.js";
+import { ElicitationRouter, type ElicitHandler } from "./elicitation-router.js";
 import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
 import { filterTools, matchesAny } from "./tool-filter.js";
 import { createTransport } from "./transport.js";
@@ -35,6 +37,8 @@ export interface CallOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   onProgress?: (progress: CallProgress) => void;
+  /** Asks the person when the server elicits input during this call; without it such requests are declined. */
+  onElicit?: ElicitHandler;
 }
 
 /**
@@ -47,6 +51,7 @@ export class NamespaceClient {
   private transport: Transport | undefined;
   private connecting: Promise<void> | undefined;
   private toolList: ToolInfo[] = [];
+  private readonly elicitations = new ElicitationRouter();
   private listed: ToolListing = { all: 0, prefixed: 0, foreign: [], invalid: [] };
   private closed = false;
   private failures = 0;
@@ -64,6 +69,11 @@ export class NamespaceClient {
   get askTool(): string | null {
     if (this.config.ask === false) return null;
     return this.config.ask ?? `${this.prefix}ask`;
+  }
+
+  /** How long a question the server asks (elicitation) waits for the room's answer. */
+  get elicitTimeoutMs(): number {
+    return this.config.elicitTimeoutMs;
   }
 
   /** True when the binding trusts the tool to run without an approval (`tools.trust`). */
@@ -139,6 +149,7 @@ export class NamespaceClient {
     }
     const timeout = options.timeoutMs ?? this.config.timeoutMs;
     const onProgress = options.onProgress;
+    const unregister = options.onElicit ? this.elicitations.register(options.onElicit) : undefined;
     try {
       // The low-level request skips the SDK's own outputSchema check: roomgate
       // validates Answers itself so that a malformed one becomes a clear line.
@@ -158,6 +169,8 @@ export class NamespaceClient {
     } catch (err) {
       namespaceCalls.inc({ namespace: this.name, outcome: "failed" });
       throw this.callError(tool, err, timeout);
+    } finally {
+      unregister?.();
     }
   }
 
@@ -185,7 +198,15 @@ export class NamespaceClient {
 
   private async connect(): Promise<void> {
     const transport = createTransport(this.config);
-    const client = new Client({ name: "roomgate", version: "0.1.0" });
+    // Form elicitation is declared so servers offer the tools that ask questions;
+    // the router hands each request to the running call that can ask the room.
+    const client = new Client(
+      { name: "roomgate", version: "0.1.0" },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      this.elicitations.handle(request.params, extra.signal),
+    );
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       await this.refreshTools(client).catch((err: unknown) =>
         this.log.warn({ err }, "refreshing tools after list_changed failed"),

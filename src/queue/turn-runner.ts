@@ -2,6 +2,7 @@ import type { PlatformSender } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { Engine } from "../engine/engine.js";
+import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
 import type { RedisSessionStore } from "../sessions/session-store.js";
 
@@ -16,6 +17,8 @@ export class TurnRunner {
     private readonly store: RedisSessionStore,
     private readonly senders: ReadonlyMap<string, PlatformSender>,
     private readonly log: Logger,
+    /** The live channel of a turn (progress, early replies, out-of-band events); none in plain setups. */
+    private readonly channel?: (event: InboundEvent, sender: PlatformSender) => TurnChannel,
   ) {}
 
   /** Handles one event to the end: compute (or reuse) its outcome, then deliver it. */
@@ -32,7 +35,8 @@ export class TurnRunner {
       const stopWorking = event.sender.allowed ? sender.working(event) : () => undefined;
       try {
         const state = await this.store.load(event.room, event.namespace);
-        const result = await this.engine.run(event, state);
+        const channel = this.channel?.(event, sender);
+        const result = await this.engine.run(event, state, channel);
         await this.store.commit(event.room, event.eventId, result);
         outcome = result.outcome;
       } finally {

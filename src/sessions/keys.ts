@@ -60,6 +60,16 @@ export class Keys {
     return this.room(room, `dedupe:${eventId}`);
   }
 
+  /** The room's stream of recent inbound events from allowed users, read by a running turn (cancel, elicitation answers). */
+  side(room: string): string {
+    return this.room(room, "side");
+  }
+
+  /** Marks an inbound event a running turn already took out of band, so its own turn stays silent. */
+  consumed(room: string, eventId: string): string {
+    return this.room(room, `consumed:${eventId}`);
+  }
+
   /** Pattern matching every room inbox, for the sweeper that re-kicks forgotten rooms. */
   get inboxPattern(): string {
     return `${this.prefix}:{*}:inbox`;

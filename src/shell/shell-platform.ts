@@ -2,11 +2,13 @@ import { randomBytes } from "node:crypto";
 import { createInterface, type Interface } from "node:readline";
 import type { PlatformSender, Receiver } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
+import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
 import { shellRoom } from "../core/room.js";
 import { renderPlain } from "../render/plain.js";
 import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
 import { laneOf } from "../queue/lanes.js";
+import { writeProgress } from "./shell-progress.js";
 
 /** Options of a terminal room. */
 export interface ShellOptions {
@@ -124,6 +126,10 @@ export class ShellRoom implements Receiver, PlatformSender {
 
   working(): () => void {
     return () => undefined;
+  }
+
+  async progress(_event: InboundEvent, update: ProgressUpdate): Promise<void> {
+    writeProgress(this.options.output, this.options.interactive, update);
   }
 
   private checkFinished(): void {

@@ -3,11 +3,13 @@ import type { InlineKeyboardMarkup, Message } from "grammy/types";
 import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
+import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
 import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
 import type { RateWindow, RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
 import { htmlToPlainText } from "./plain-text.js";
+import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, TelegramSendError, UnknownBotError } from "./telegram-errors.js";
 import { messageRef, parseMessageRef, TelegramOriginSchema, type TelegramOrigin } from "./telegram-origin.js";
@@ -38,6 +40,7 @@ export class TelegramSender implements PlatformSender {
   readonly platform = "telegram" as const;
 
   private readonly timing: SenderTiming;
+  private readonly status: TelegramProgress;
 
   constructor(
     private readonly apis: ReadonlyMap<number, Api>,
@@ -47,6 +50,7 @@ export class TelegramSender implements PlatformSender {
     timing: Partial<SenderTiming> = {},
   ) {
     this.timing = { ...TIMING, ...timing };
+    this.status = new TelegramProgress(log);
   }
 
   /** Delivers one turn's outcome and returns the refs (`<chatId>:<messageId>`) of the reply's parts. */
@@ -110,6 +114,14 @@ export class TelegramSender implements PlatformSender {
       clearInterval(timer);
       clearTimeout(deadline);
     };
+  }
+
+  /** Shows a running call's progress in one status message, edited in place (telegram-progress.ts). */
+  async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
+    const origin = originOf(event);
+    await this.status.update(this.api(origin.botId), origin, update, () =>
+      this.limiter.acquire(this.windows(origin)),
+    );
   }
 
   private api(botId: number): Api {

@@ -49,6 +49,7 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
       if (markup) message.reply_markup = markup;
       else delete message.reply_markup;
       message.sent!.edits++;
+      message.sent!.editTimes = [...(message.sent!.editTimes ?? []), Date.now()];
       return stripBookkeeping(message);
     },
     answerCallbackQuery: (state, p) => {

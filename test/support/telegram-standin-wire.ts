@@ -61,6 +61,8 @@ export interface StoredMessage extends Json {
     link_preview_options?: Json;
     reply_to?: number;
     edits: number;
+    /** When each editMessageText of this message arrived (ms), to check edit pacing. */
+    editTimes?: number[];
   };
 }
 

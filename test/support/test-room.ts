@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { DeliveryContext, PlatformSender } from "../../src/core/adapter.js";
 import type { InboundEvent } from "../../src/core/event.js";
+import type { ProgressUpdate } from "../../src/core/progress.js";
 import type { TurnOutcome } from "../../src/core/reply.js";
 import { telegramRoom } from "../../src/core/room.js";
 import { renderPlain } from "../../src/render/plain.js";
@@ -73,6 +74,11 @@ export class TestRooms implements PlatformSender {
 
   /** Presses a button (a choice token) in a room and waits for what the press delivers. */
   async choose(room: string, token: string): Promise<Delivered> {
+    return this.reply(await this.press(room, token));
+  }
+
+  /** Presses a button (a choice token) in a room; resolves to the press's event id once it is queued. */
+  async press(room: string, token: string): Promise<string> {
     this.count += 1;
     const event: InboundEvent = {
       kind: "choice",
@@ -86,7 +92,7 @@ export class TestRooms implements PlatformSender {
       origin: {},
     };
     await this.deps!.inbox.enqueue(event);
-    return this.reply(event.eventId);
+    return event.eventId;
   }
 
   /** Sends a message and waits for its delivered reply. */
@@ -129,5 +135,12 @@ export class TestRooms implements PlatformSender {
 
   working(): () => void {
     return () => undefined;
+  }
+
+  /** Progress updates shown, in order, per room. */
+  readonly progressShown: { room: string; update: ProgressUpdate }[] = [];
+
+  async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
+    this.progressShown.push({ room: event.room, update });
   }
 }
