@@ -1,14 +1,13 @@
-import type { ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
+import type { InboundEvent } from "./core/event.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { liveChannel } from "./control/live-channel.js";
 import { SideChannel } from "./control/side-channel.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
-import { KickQueues } from "./queue/kick-queues.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
 import { QueueScripts } from "./queue/scripts.js";
@@ -27,11 +26,15 @@ export interface RuntimeDeps {
   log: Logger;
 }
 
+const CONTEXT_ARGUMENTS = ["context", "history"];
+
 /** One platform's halves; `lanes` are the queue lanes its sender serves (default: its platform). */
 export interface PlatformModule {
   sender?: PlatformSender;
   receiver?: Receiver;
   lanes?: string[];
+  /** The worker's own check of a queued event's sender against the current bindings. */
+  senderCheck?: (event: InboundEvent) => boolean;
 }
 
 /** Builds a platform module from the runtime's shared parts. */
@@ -57,7 +60,11 @@ export interface Runtime {
   namespaces: NamespaceRegistry;
   /** The health and metrics server, when `config.http` asks for one. */
   health?: HealthServer;
-  stop(): Promise<void>;
+  /**
+   * Shuts down in order: receivers stop, running turns get `graceMs` (default
+   * `shutdown.graceSeconds`) to finish, rooms still held are handed back at once.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -70,22 +77,26 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const keys = new Keys(options.prefix ?? config.redis.prefix);
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   redis.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
-  const connection: ConnectionOptions = { url: options.redisUrl, maxRetriesPerRequest: null };
   const scripts = new QueueScripts(redis);
-  const kicks = new KickQueues(connection, keys);
   const side = new SideChannel(redis, keys);
-  const inbox = side.tap(new RedisInbox(keys, scripts, kicks));
+  const inbox = side.tap(new RedisInbox(keys, scripts, config.queue.dedupeSeconds * 1000));
   const limiter = new RedisRateLimiter(redis);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
-  const store = new RedisSessionStore(redis, keys, config.sessions, log);
+  const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
+  const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
+  const turnRecordMs = deadlineMs + 3600_000;
+  const store = new RedisSessionStore(redis, keys, { ...config.sessions, turnRecordMs }, log);
+  const senderChecks = new Map<string, (event: InboundEvent) => boolean>();
   const engine = new Engine({
     namespaces,
     offerByRef: (room, ref) => store.offerByRef(room, ref),
     settings: {
       maxMessageChars: config.limits.maxMessageChars,
       choiceSeconds: config.sessions.choiceSeconds,
+      slotSeconds: config.sessions.slotSeconds,
     },
+    senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
     log,
   });
 
@@ -93,6 +104,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const senders = new Map<string, PlatformSender>();
   const lanes: string[] = [];
   for (const m of modules) {
+    if (m.sender && m.senderCheck) senderChecks.set(m.sender.platform, m.senderCheck);
     if (!m.sender) continue;
     senders.set(m.sender.platform, m.sender);
     lanes.push(...(m.lanes ?? [m.sender.platform]));
@@ -100,17 +112,44 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   let worker: RoomWorker | undefined;
   if ((options.workers ?? true) && lanes.length > 0) {
+    const historyWanted = async (namespace: string): Promise<boolean> => {
+      try {
+        const tools = await namespaces.get(namespace).tools();
+        return tools.some((t) => {
+          const props = t.inputSchema.properties;
+          return typeof props === "object" && props !== null && CONTEXT_ARGUMENTS.some((n) => n in props);
+        });
+      } catch {
+        // The engine reports an unreachable namespace; no tool can take the history then.
+        return false;
+      }
+    };
+    const runner = new TurnRunner({
+      engine,
+      store,
+      senders,
+      scripts,
+      keys,
+      limiter,
+      historyWanted,
+      log,
+      channel: (event, sender) => liveChannel(event, sender, side, log),
+      settings: {
+        leaseMs,
+        deadlineMs,
+        turnRecordMs,
+        typingAfterMs: config.queue.typingAfterMs,
+        idleSeconds: config.sessions.idleSeconds,
+      },
+    });
     worker = new RoomWorker({
       redis,
-      connection,
       keys,
       scripts,
-      kicks,
-      runner: new TurnRunner(engine, store, senders, log, (event, sender) =>
-        liveChannel(event, sender, side, (turnId) => store.ledger(event.room, turnId), log),
-      ),
+      runner,
       lanes,
       concurrency: config.worker.concurrency,
+      leaseMs,
       log,
     });
     await worker.start();
@@ -118,18 +157,24 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const receivers =
     (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [];
   for (const r of receivers) await r.start();
-  const health = config.http ? await startHealthServer({ ...config.http, redis, log }) : undefined;
+  const health = config.http
+    ? await startHealthServer({
+        ...config.http,
+        redis,
+        log,
+        checks: worker ? { worker: () => worker.healthy() } : {},
+      })
+    : undefined;
 
   return {
     deps,
     namespaces,
     health,
-    async stop() {
+    async stop(graceMs = config.shutdown.graceSeconds * 1000) {
       await health?.close();
       for (const r of receivers)
         await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
-      await worker?.stop();
-      await kicks.close();
+      await worker?.stop(graceMs);
       await namespaces.close();
       redis.disconnect();
     },

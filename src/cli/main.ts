@@ -4,6 +4,7 @@ import { ConfigError, RoomgateError } from "../core/errors.js";
 import { demoConfig } from "./demo-config.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
+import { runDeadLetters } from "./run-dead-letters.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
 
@@ -38,6 +39,20 @@ program
   .requiredOption("-c, --config <file>", "YAML configuration")
   .action(async (opts: { config: string }) => {
     await runService({ config: loadConfig(opts.config), receivers: false });
+  });
+
+program
+  .command("dead-letters")
+  .description("List the turns that could not be delivered by their deadline, or re-queue them")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("--requeue <id>", "re-queue one dead letter into its room")
+  .option("--all", "re-queue every dead letter")
+  .action(async (opts: { config: string; requeue?: string; all?: boolean }) => {
+    process.exitCode = await runDeadLetters({
+      config: loadConfig(opts.config),
+      requeue: opts.requeue,
+      all: opts.all,
+    });
   });
 
 program

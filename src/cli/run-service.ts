@@ -26,7 +26,7 @@ export async function runService(options: { config: Config; receivers: boolean }
       "nothing to run: the configuration has no telegram.bots and no matrix section (for a terminal room use `roomgate shell`)",
     );
   }
-  const redis = await resolveRedis(config, log);
+  const redis = await resolveRedis(config, log, { requirePersistence: true });
   const runtime = await startRuntime({
     config,
     redisUrl: redis.url,
@@ -46,7 +46,17 @@ export async function runService(options: { config: Config; receivers: boolean }
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
-  log.info("shutting down");
-  await runtime.stop();
+  // A second signal means "now": rooms still held are taken over when their leases run out.
+  const now = () => {
+    log.warn("second signal; exiting at once");
+    process.exit(143);
+  };
+  process.once("SIGINT", now);
+  process.once("SIGTERM", now);
+  const graceMs = config.shutdown.graceSeconds * 1000;
+  log.info({ graceMs }, "shutting down: finishing running turns");
+  const started = Date.now();
+  await runtime.stop(graceMs);
   await redis.stop();
+  log.info({ ms: Date.now() - started }, "stopped");
 }

@@ -5,15 +5,26 @@ import type { TurnChannel } from "../engine/turn-channel.js";
 import type { SideChannel } from "./side-channel.js";
 
 /**
+ * What early replies are recorded in: their turn is still running, and a turn retried
+ * after a crash runs its call (and asks its questions) again, so nothing is reused.
+ */
+function memoryLedger(): DeliveryLedger {
+  const sent = new Map<string, string>();
+  return {
+    get: async (key) => sent.get(key) ?? null,
+    set: async (key, ref) => void sent.set(key, ref),
+  };
+}
+
+/**
  * The channel of one turn on a live platform: progress and early replies go through
- * the room's sender (early replies through their own ledger, so a retried turn does
- * not repeat them), new events come from the room's side stream.
+ * the room's sender (limited in-process, as a sender does without the scheduler's
+ * gate), new events come from the room's side stream.
  */
 export function liveChannel(
   event: InboundEvent,
   sender: PlatformSender,
   side: SideChannel,
-  ledger: (subTurn: string) => DeliveryLedger,
   log: Logger,
 ): TurnChannel {
   let sent = 0;
@@ -31,7 +42,7 @@ export function liveChannel(
       const turnId = `${event.eventId}#${sent}`;
       // A plain message of its own: an early reply must not answer the turn's button press.
       const early: InboundEvent = { ...event, kind: "message", text: "", eventId: turnId };
-      return sender.deliver(early, { reply }, { turnId, ledger: ledger(turnId), log });
+      return sender.deliver(early, { reply }, { turnId, ledger: memoryLedger(), log });
     },
     mark: (fromTurn) => side.position(event.room, fromTurn ? event.eventId : undefined),
     eventsAfter: async (mark) => {

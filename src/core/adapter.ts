@@ -19,12 +19,36 @@ export interface DeliveryLedger {
   set(partKey: string, messageRef: string): Promise<void>;
 }
 
+/** One send limit: at most `max` sends per `windowMs` in the (Redis) window `key`. */
+export interface SendWindow {
+  key: string;
+  max: number;
+  windowMs: number;
+}
+
+/**
+ * The scheduler's gate for one turn's sends: every attempt passes it, so limits,
+ * 429 waits and the room's lease are checked on Redis' clock before anything is sent.
+ */
+export interface SendGate {
+  /**
+   * Takes a slot in every window and marks `partKey` as being sent, fenced by the
+   * room's lease. Throws SendDeferredError when the room must wait, LeaseLostError
+   * when the lease is gone.
+   */
+  reserve(windows: SendWindow[], partKey?: string): Promise<void>;
+  /** Blocks the windows for every process for `ms` (a platform's 429). */
+  hold(windows: SendWindow[], ms: number): Promise<void>;
+}
+
 /** What a sender gets for one turn besides the outcome itself. */
 export interface DeliveryContext {
   /** Stable id of the turn (the inbound event id): idempotency keys derive from it. */
   turnId: string;
   ledger: DeliveryLedger;
   log: Logger;
+  /** Present when a worker runs the turn; without it a sender limits and retries in-process. */
+  gate?: SendGate;
 }
 
 /**

@@ -75,6 +75,14 @@ const TelegramSchema = z.object({
     })
     .optional(),
   bots: z.array(TelegramBotSchema).default([]),
+  /** Send limits shared by all processes (a self-hosted Bot API or paid broadcasts allow more). */
+  limits: z
+    .object({
+      botPerSecond: z.number().positive().default(30),
+      chatPerSecond: z.number().positive().default(1),
+      groupPerMinute: z.number().positive().default(20),
+    })
+    .default({ botPerSecond: 30, chatPerSecond: 1, groupPerMinute: 20 }),
 });
 
 const MatrixRoomSchema = z.object({
@@ -99,8 +107,10 @@ export const ConfigSchema = z.object({
     .object({
       url: z.string().optional(),
       prefix: z.string().min(1).default("rg"),
+      /** Run on an external Redis without persistence, accepting that a restart loses queued turns. */
+      volatile: z.boolean().default(false),
     })
-    .default({ prefix: "rg" }),
+    .default({ prefix: "rg", volatile: false }),
   namespaces: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), NamespaceConfigSchema).default({}),
   sessions: z
     .object({
@@ -115,17 +125,62 @@ export const ConfigSchema = z.object({
         .int()
         .positive()
         .default(24 * 3600),
+      /** How long a tool waits for a missing argument (slot filling) before it expires. */
+      slotSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(15 * 60),
     })
-    .default({ idleSeconds: 7 * 24 * 3600, historyTurns: 20, choiceSeconds: 24 * 3600 }),
+    .default({
+      idleSeconds: 7 * 24 * 3600,
+      historyTurns: 20,
+      choiceSeconds: 24 * 3600,
+      slotSeconds: 15 * 60,
+    }),
   limits: z
     .object({
       /** Largest inbound message accepted, in characters. */
       maxMessageChars: z.number().int().positive().default(16_000),
       /** Largest text file accepted as an argument, in bytes. */
       maxFileBytes: z.number().int().positive().default(1_000_000),
+      /** Longest a file download may take, in milliseconds. */
+      fileTimeoutMs: z.number().int().positive().default(20_000),
+      /** Most turns one person may start per minute; the excess gets one notice and is not queued. */
+      turnsPerMinute: z.number().int().positive().default(20),
+      /** Most events waiting in one room's queue; the excess gets one notice and is not queued. */
+      roomQueueCap: z.number().int().positive().default(50),
     })
-    .default({ maxMessageChars: 16_000, maxFileBytes: 1_000_000 }),
+    .default({
+      maxMessageChars: 16_000,
+      maxFileBytes: 1_000_000,
+      fileTimeoutMs: 20_000,
+      turnsPerMinute: 20,
+      roomQueueCap: 50,
+    }),
   worker: z.object({ concurrency: z.number().int().positive().default(8) }).default({ concurrency: 8 }),
+  queue: z
+    .object({
+      /** A dead worker's rooms are taken over this long after its last lease renewal. */
+      leaseSeconds: z.number().positive().default(10),
+      /** A turn still undeliverable this long after its first wait goes to the dead letters. */
+      deliveryDeadlineSeconds: z.number().positive().default(3600),
+      /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
+      dedupeSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(6 * 3600),
+      /** Typing is shown only for turns that run longer than this. */
+      typingAfterMs: z.number().int().nonnegative().default(1000),
+    })
+    .default({
+      leaseSeconds: 10,
+      deliveryDeadlineSeconds: 3600,
+      dedupeSeconds: 6 * 3600,
+      typingAfterMs: 1000,
+    }),
+  shutdown: z.object({ graceSeconds: z.number().nonnegative().default(10) }).default({ graceSeconds: 10 }),
   http: z
     .object({ port: z.number().int().nonnegative().default(9464), host: z.string().default("127.0.0.1") })
     .optional(),

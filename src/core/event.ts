@@ -34,6 +34,8 @@ const base = {
    * callback query id, thread root). Opaque to the engine; the adapter parses it.
    */
   origin: z.record(z.string(), z.unknown()).default({}),
+  /** The platform ref of the bot message this event replies to, so a reply chooses from that offer. */
+  replyTo: z.string().optional(),
 };
 
 /**

@@ -5,6 +5,7 @@ export type { Logger };
 /**
  * Creates the JSON logger. Secrets never reach it: known secret fields are redacted
  * and any configured secret value that still appears is masked by `scrubSecrets`.
+ * Errors keep their `cause` chain and, for validation errors, their `issues`.
  */
 export function createLogger(options: { level?: string; name?: string; destination?: number } = {}): Logger {
   return pino(
@@ -24,6 +25,7 @@ export function createLogger(options: { level?: string; name?: string; destinati
         ],
         censor: "[secret]",
       },
+      serializers: { err: (value: unknown) => (value instanceof Error ? serializeError(value) : value) },
       formatters: {
         log: (object) => scrubDeep(object) as Record<string, unknown>,
       },
@@ -54,13 +56,34 @@ export function scrubSecrets(text: string): string {
   return out;
 }
 
-/** Masks registered secrets in every string of a log record, errors' messages and stacks included. */
-function scrubDeep(value: unknown, depth = 0): unknown {
-  if (secrets.size === 0 || depth > 6) return value;
-  if (typeof value === "string") return scrubSecrets(value);
-  if (value instanceof Error) {
-    return { type: value.name, message: scrubSecrets(value.message), stack: scrubSecrets(value.stack ?? "") };
+/** Most causes followed, and most validation issues kept, per logged error. */
+const ERROR_DEPTH = 5;
+const MAX_ISSUES = 20;
+
+/**
+ * An error as a plain object for the log: its class, message, stack and own fields, the
+ * issues of a validation error (zod keeps them non-enumerable) and its `cause`, recursively.
+ */
+export function serializeError(err: Error, depth = 0): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(err as unknown as Record<string, unknown>) };
+  out.type = err.constructor?.name && err.constructor.name !== "Object" ? err.constructor.name : err.name;
+  out.message = err.message;
+  out.stack = err.stack;
+  const issues = (err as { issues?: unknown }).issues;
+  if (Array.isArray(issues)) out.issues = issues.slice(0, MAX_ISSUES);
+  const cause = err.cause;
+  if (cause !== undefined) {
+    out.cause = cause instanceof Error && depth < ERROR_DEPTH ? serializeError(cause, depth + 1) : cause;
   }
+  return out;
+}
+
+/** Masks registered secrets in every string of a log record, errors' messages, stacks and causes included. */
+function scrubDeep(value: unknown, depth = 0): unknown {
+  if (depth > 12) return value;
+  // Errors are made plain here, before pino's serializers run, so nothing of them is lost.
+  if (value instanceof Error) return scrubDeep(serializeError(value), depth + 1);
+  if (typeof value === "string") return scrubSecrets(value);
   if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
   if (value !== null && typeof value === "object") {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubDeep(v, depth + 1)]));

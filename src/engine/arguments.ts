@@ -20,6 +20,9 @@ interface PropertySchema {
 const QUESTION_NAMES = ["question", "query", "q", "text", "prompt"];
 const USER_NAMES = ["user", "user_id"];
 const SESSION_NAMES = ["session", "session_id", "conversation_id"];
+
+/** Arguments the bot fills from who and where the person is; nobody may set them (DESIGN §5). */
+export const IDENTITY_ARGUMENTS: readonly string[] = [...USER_NAMES, ...SESSION_NAMES];
 const CONTEXT_NAMES = ["context", "history"];
 
 function properties(schema: Record<string, unknown>): Record<string, PropertySchema> {
@@ -58,6 +61,8 @@ export function fillArguments(
     }
   };
   if (context.question !== undefined && context.question !== "") put(QUESTION_NAMES, context.question);
+  // Identity is never taken from what was given: whatever a caller put there is replaced.
+  for (const name of IDENTITY_ARGUMENTS) delete args[name];
   put(USER_NAMES, context.userId);
   put(SESSION_NAMES, context.conversationId);
   for (const name of CONTEXT_NAMES) {

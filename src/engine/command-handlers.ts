@@ -1,5 +1,5 @@
 import { newSession } from "../sessions/session.js";
-import { coerceKeyValues, describeParameters } from "./arguments.js";
+import { coerceKeyValues, describeParameters, IDENTITY_ARGUMENTS } from "./arguments.js";
 import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
 import { COMMANDS } from "./commands.js";
 import { namespaceTexts } from "./namespace-texts.js";
@@ -78,6 +78,9 @@ const handlers: Record<string, Handler> = {
   call: async (turn, rest) => {
     const parsed = parseCallArguments(rest);
     if (!parsed.ok) return turn.say(parsed.problem);
+    const given = Object.keys(parsed.json ?? parsed.pairs ?? {});
+    const identity = given.filter((name) => IDENTITY_ARGUMENTS.includes(name));
+    if (identity.length > 0) return turn.say(texts.identityArgument(parsed.tool, identity));
     const tool = (await turn.namespace.tools()).find((t) => t.name === parsed.tool);
     if (!tool) return turn.say(texts.notInNamespace(parsed.tool, turn.namespace.name));
     let explicit = parsed.json;

@@ -8,15 +8,15 @@ import { approvalFromText, decideApproval } from "./approvals.js";
 import { handleCommand } from "./command-handlers.js";
 import { suggestTools } from "./no-router.js";
 import { parseCommand } from "./command-parser.js";
-import { findByToken, openOffer, optionFromText } from "./offers.js";
+import { findByToken, isOptionNumber, openOffer, optionFromText } from "./offers.js";
 import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
 import { callChecked, enable, runTool } from "./tool-runner.js";
 import { Turn, type TurnResult, type TurnSettings } from "./turn.js";
 import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
-/** How often a stranger is told they are not allowed, at most. */
-const REFUSAL_INTERVAL_MS = 3600_000;
+/** How long slot filling waits for a missing argument unless configured. */
+const DEFAULT_SLOT_SECONDS = 15 * 60;
 
 /** What the engine needs from the rest of the system. */
 export interface EngineDeps {
@@ -25,6 +25,11 @@ export interface EngineDeps {
   offerByRef(room: string, messageRef: string): Promise<string | null>;
   settings: TurnSettings;
   log: Logger;
+  /**
+   * Checks the sender against the current bindings (not the adapter's `allowed` flag read
+   * back from Redis); without it only the flag counts.
+   */
+  senderAllowed?: (event: InboundEvent) => boolean;
 }
 
 /**
@@ -33,6 +38,15 @@ export interface EngineDeps {
  */
 export class Engine {
   constructor(private readonly deps: EngineDeps) {}
+
+  /**
+   * Whether a queued event may become a turn at all: the adapter let it in and the sender
+   * is allowed by the bindings as configured now. The caller drops an event refused here
+   * without loading or writing any session state.
+   */
+  admits(event: InboundEvent): boolean {
+    return event.sender.allowed && (this.deps.senderAllowed?.(event) ?? true);
+  }
 
   /** Runs one turn. Failures become a line for the person; the session stays consistent. */
   async run(
@@ -70,7 +84,8 @@ export class Engine {
 
   private async dispatch(turn: Turn): Promise<void> {
     const { event } = turn;
-    if (!event.sender.allowed) return this.refuse(turn);
+    // Strangers are refused at the edge; one that got this far anyway gets nothing.
+    if (!this.admits(event)) return;
     switch (event.kind) {
       case "message":
         return this.message(turn, event.text);
@@ -99,38 +114,46 @@ export class Engine {
     }
   }
 
-  private refuse(turn: Turn): void {
-    const { event, session } = turn;
-    if (event.kind === "choice" || event.kind === "reaction") {
-      turn.toast = texts.refusalToast;
-      return;
-    }
-    const last = session.refused[event.sender.id] ?? 0;
-    if (Date.now() - last < REFUSAL_INTERVAL_MS) return;
-    session.refused = { ...session.refused, [event.sender.id]: Date.now() };
-    turn.say(texts.refusal);
-  }
-
-  private async message(turn: Turn, raw: string): Promise<void> {
+  /**
+   * A typed message: the text goes on exactly as sent; a trimmed copy only recognises
+   * commands, cancel and choices. An option's text (`fromOption`) is never a command.
+   */
+  private async message(turn: Turn, raw: string, fromOption = false): Promise<void> {
     const { maxMessageChars } = turn.settings;
     if (raw.length > maxMessageChars) return turn.say(texts.tooLong(raw.length, maxMessageChars));
-    const text = raw.trim();
-    if (text === "") return;
-    if (text.startsWith("/")) {
-      const command = parseCommand(text);
+    const trimmed = raw.trim();
+    if (trimmed === "") return;
+    if (!fromOption && trimmed.startsWith("/")) {
+      const command = parseCommand(trimmed);
       if (command) return handleCommand(turn, command);
     }
-    turn.remember("user", text);
-    if (turn.session.slot) return this.fillSlot(turn, text);
-    const offer = openOffer(turn.session);
-    if (offer) {
-      const option = optionFromText(offer, text) ?? approvalFromText(offer, text);
-      if (option) return this.choose(turn, offer, option);
-      if (/^\d{1,3}$/.test(text)) return turn.say(texts.numberOutOfRange(Number(text), offer.options.length));
+    turn.remember("user", raw);
+    this.expireSlot(turn);
+    if (turn.session.slot) return this.fillSlot(turn, raw);
+    if (!fromOption) {
+      const replied = turn.event.replyTo
+        ? await this.deps.offerByRef(turn.event.room, turn.event.replyTo)
+        : null;
+      const offer = openOffer(turn.session, replied);
+      if (offer) {
+        const option = optionFromText(offer, raw) ?? approvalFromText(offer, raw);
+        if (option) return this.choose(turn, offer, option);
+        if (isOptionNumber(trimmed)) return turn.say(texts.numberOutOfRange(trimmed, offer.options.length));
+      }
     }
     const router = turn.namespace.askTool;
-    if (router === null || !(await turn.namespace.has(router))) return suggestTools(turn, text);
-    await runTool(turn, router, { question: text });
+    if (router === null || !(await turn.namespace.has(router))) return suggestTools(turn, raw);
+    await runTool(turn, router, { question: raw });
+  }
+
+  /** Drops slot filling that waited longer than the configured time, and says so. */
+  private expireSlot(turn: Turn): void {
+    const slot = turn.session.slot;
+    if (!slot) return;
+    const seconds = turn.settings.slotSeconds ?? DEFAULT_SLOT_SECONDS;
+    if (Date.now() - slot.createdAt < seconds * 1000) return;
+    turn.session.slot = null;
+    turn.say(texts.slotExpired(slot.tool, slot.missing[0]!.name, seconds));
   }
 
   /** DESIGN §4: a tool option is enabled and called with the original question; any other option is typed. */
@@ -148,12 +171,12 @@ export class Engine {
       await runTool(turn, option.option, { question: offer.question });
       return;
     }
-    await this.message(turn, option.option);
+    await this.message(turn, option.option, true);
   }
 
   private async fillSlot(turn: Turn, text: string): Promise<void> {
     const slot = turn.session.slot!;
-    if (text.toLowerCase() === "cancel") {
+    if (text.trim().toLowerCase() === "cancel") {
       turn.session.slot = null;
       return turn.say(texts.slotCancelled);
     }
@@ -181,6 +204,7 @@ export class Engine {
   }
 
   private async file(turn: Turn, file: Extract<InboundEvent, { kind: "file" }>["file"]): Promise<void> {
+    this.expireSlot(turn);
     const slot = turn.session.slot;
     if (!slot) return turn.say(texts.fileNotExpected);
     const [arg, ...rest] = slot.missing;

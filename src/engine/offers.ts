@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { optionToken } from "../core/option-token.js";
 import type { ReplyOption } from "../core/reply.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import type { Offer, OfferOption, Session } from "../sessions/session.js";
@@ -26,13 +27,14 @@ export function addOffer(
   ttlSeconds: number,
   now = Date.now(),
 ): { offer: Offer; replyOptions: ReplyOption[] } {
-  const offerOptions: OfferOption[] = options.map((option) => ({
-    token: newToken(),
+  const id = newToken();
+  const offerOptions: OfferOption[] = options.map((option, i) => ({
+    token: optionToken(id, i + 1),
     option,
     label: optionLabel(option, tools),
   }));
   const offer: Offer = {
-    id: newToken(),
+    id,
     question,
     options: offerOptions,
     createdAt: now,
@@ -62,15 +64,33 @@ export function findByToken(
   return { problem: "unknown" };
 }
 
-/** The newest offer still open, which a reply of a number or an option's text chooses from. */
-export function openOffer(session: Session, now = Date.now()): Offer | undefined {
+/**
+ * The offer a typed reply chooses from: the one whose message the person replied to when
+ * that is known and still open, else the newest offer still open.
+ */
+export function openOffer(
+  session: Session,
+  repliedOfferId?: string | null,
+  now = Date.now(),
+): Offer | undefined {
+  const isOpen = (o: Offer | undefined): o is Offer => o !== undefined && !o.chosen && o.expiresAt > now;
+  const replied = repliedOfferId ? session.offers.find((o) => o.id === repliedOfferId) : undefined;
+  if (replied) return isOpen(replied) ? replied : undefined;
   const last = session.offers.at(-1);
-  return last && !last.chosen && last.expiresAt > now ? last : undefined;
+  return isOpen(last) ? last : undefined;
 }
 
-/** The option a typed reply picks from an open offer: its number, its exact text or its label. */
+/** Whether a reply is a bare number (of any length), which is always taken as a choice. */
+export function isOptionNumber(text: string): boolean {
+  return /^\d+$/.test(text.trim());
+}
+
+/** The option a typed reply picks from an open offer: its number (any digits), its exact text or its label. */
 export function optionFromText(offer: Offer, text: string): OfferOption | undefined {
   const t = text.trim();
-  if (/^\d{1,3}$/.test(t)) return offer.options[Number(t) - 1];
-  return offer.options.find((o) => o.option === t || o.label === t);
+  if (isOptionNumber(t)) {
+    const n = Number(t);
+    return Number.isSafeInteger(n) && n >= 1 ? offer.options[n - 1] : undefined;
+  }
+  return offer.options.find((o) => o.option === t || o.label === t || o.option === text);
 }

@@ -13,8 +13,14 @@ export const texts = {
     used: "That choice was already made. Nothing was done.",
   } satisfies Record<ChoiceProblem, string>,
   chosen: (label: string) => `Chosen: ${label}`,
-  numberOutOfRange: (n: number, count: number) =>
-    `There is no option ${n}; choose a number from 1 to ${count}.`,
+  numberOutOfRange: (n: string, count: number) =>
+    `There is no option ${n.length > 12 ? `${n.slice(0, 12)}…` : n}; choose a number from 1 to ${count}.`,
+  slotExpired: (tool: string, name: string, seconds: number) =>
+    `The earlier request to ${tool} waited for ${name} longer than ${Math.round(seconds / 60)} minutes and has expired; ` +
+    "your message is taken as a new question.",
+  identityArgument: (tool: string, names: string[]) =>
+    `${names.join(", ")} ${names.length === 1 ? "is" : "are"} filled in by the bot from who and where you are, ` +
+    `so /call cannot set ${names.length === 1 ? "it" : "them"}. Nothing was called; send /call ${tool} without ${names.length === 1 ? "it" : "them"}.`,
   noRouter: (ns: string, tool: string) =>
     `The "${ns}" agent has no ${tool} router, so questions cannot be routed. Send /tools to see what it can do.`,
   notInNamespace: (tool: string, ns: string) =>

@@ -2,12 +2,16 @@ import { randomBytes } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { AnswerSchema, type Answer } from "../core/answer.js";
 import { MalformedAnswerError } from "../core/errors.js";
+import type { Attachment } from "../core/attachment.js";
 import type { Block } from "../core/reply.js";
+import { contentView } from "./tool-content.js";
 
 /** What a tool result shows: blocks, and the Answer when it was one (its options become an offer). */
 export interface ResultView {
   blocks: Block[];
   answer?: Answer;
+  /** Files a non-Answer result carries (images, audio, blobs, a long text output). */
+  attachments?: Attachment[];
 }
 
 /** A short reference id tying a person's error line to the log entry with the details. */
@@ -29,9 +33,10 @@ function textOf(result: CallToolResult): string {
 }
 
 /**
- * Turns a tool's result into what the person sees (DESIGN §2): a valid Answer as an
- * answer block; for the router anything else is a MalformedAnswerError; other tools
- * fall back to their text, verbatim and monospace.
+ * Turns a tool's result into what the person sees (DESIGN §2): an `isError` result as the
+ * server's text marked as an error of its namespace; a valid Answer as an answer block; for
+ * the router anything else is a MalformedAnswerError; other tools fall back to their text,
+ * verbatim and monospace.
  */
 export function viewResult(
   namespace: string,
@@ -39,6 +44,8 @@ export function viewResult(
   result: CallToolResult,
   isRouter: boolean,
 ): ResultView {
+  // An error result is the server saying so, not a malformed Answer: shown as it wrote it.
+  if (result.isError === true) return errorView(namespace, tool, textOf(result), isRouter);
   const parsed = AnswerSchema.safeParse(result.structuredContent);
   if (parsed.success) {
     const a = parsed.data;
@@ -50,11 +57,19 @@ export function viewResult(
   if (isRouter) {
     throw new MalformedAnswerError(namespace, tool, referenceId(), parsed.error);
   }
-  const text = textOf(result);
-  const blocks: Block[] = [];
-  if (result.isError) blocks.push({ type: "text", text: `${tool} reported an error:` });
-  blocks.push(
-    text === "" ? { type: "text", text: `${tool} returned nothing to show.` } : { type: "code", text },
-  );
-  return { blocks };
+  return contentView(tool, result);
+}
+
+/** A tool's `isError` result: a line naming the namespace (and tool), then the server's text verbatim. */
+function errorView(namespace: string, tool: string, text: string, isRouter: boolean): ResultView {
+  const head = isRouter
+    ? `⚠️ The "${namespace}" agent reported an error:`
+    : `⚠️ ${tool} (agent "${namespace}") reported an error:`;
+  if (text === "") return { blocks: [{ type: "text", text: `${head} (it gave no error text)` }] };
+  return {
+    blocks: [
+      { type: "text", text: head },
+      { type: "code", text },
+    ],
+  };
 }

@@ -105,6 +105,7 @@ export async function callChecked(
     const result = outcome.result;
     const view = viewResult(ns.name, tool.name, result, tool.name === ns.askTool);
     turn.show(view.blocks);
+    turn.attach(view.attachments ?? []);
     if (view.answer) {
       turn.remember("bot", view.answer.answer);
       if (view.answer.options.length > 0) {

@@ -4,7 +4,8 @@ import type { Logger } from "../core/log.js";
 import { matrixRoom } from "../core/room.js";
 import type { Classified } from "./classify-event.js";
 import { RelatesToSchema, RoomEventSchema, type MatrixOrigin, type RoomEvent } from "./matrix-events.js";
-import { statusOf, withMatrixRetry } from "./matrix-retry.js";
+import type { MediaReader } from "./media-reader.js";
+import { withMatrixRetry } from "./matrix-retry.js";
 import type { RoomBinding } from "./room-policy.js";
 
 type Readable = Extract<Classified, { type: "message" | "reaction" | "file" }>;
@@ -12,15 +13,13 @@ type Readable = Extract<Classified, { type: "message" | "reaction" | "file" }>;
 /**
  * Turns a classified room event into the InboundEvent the engine sees, doing the I/O
  * that needs: a reaction's target is fetched (only keycaps on the bot's own messages
- * count, and the answer goes where the offer went), a text file is downloaded.
+ * count, and the answer goes where the offer went), a text file is downloaded (capped).
  */
 export class InboundBuilder {
-  private readonly utf8 = new TextDecoder("utf-8", { fatal: true });
-
   constructor(
     private readonly client: MatrixClient,
     private readonly botUserId: string,
-    private readonly maxFileBytes: number,
+    private readonly media: MediaReader,
     private readonly log: Logger,
   ) {}
 
@@ -39,6 +38,7 @@ export class InboundBuilder {
       platform: "matrix" as const,
       sender: { id: event.sender, allowed },
       receivedAt: Date.now(),
+      ...(classified.type !== "reaction" && classified.replyTo ? { replyTo: classified.replyTo } : {}),
     };
     const origin = (extra: Partial<MatrixOrigin>): MatrixOrigin => ({
       roomId,
@@ -102,41 +102,6 @@ export class InboundBuilder {
     const file: InboundFile = { name: c.name, mime: c.mime, size: c.size };
     if (c.rejected !== undefined || c.url === undefined)
       return { ...file, rejected: c.rejected ?? "unreadable" };
-    let data: Buffer;
-    try {
-      data = await this.download(c.url);
-    } catch (err) {
-      this.log.warn({ err, url: c.url }, "matrix file download failed");
-      return { ...file, rejected: `${c.name} could not be downloaded from the homeserver.` };
-    }
-    if (data.length > this.maxFileBytes) {
-      return { ...file, size: data.length, rejected: `${c.name} is larger than ${this.maxFileBytes} bytes.` };
-    }
-    try {
-      return { ...file, size: data.length, text: this.utf8.decode(data) };
-    } catch {
-      return { ...file, size: data.length, rejected: `${c.name} is not UTF-8 text.` };
-    }
-  }
-
-  /**
-   * Downloads media through the authenticated media API (Matrix 1.11), falling back
-   * to the legacy media download for servers that do not have it yet.
-   */
-  private async download(mxc: string): Promise<Buffer> {
-    const [server = "", mediaId = ""] = mxc.replace(/^mxc:\/\//, "").split("/");
-    const path = `/_matrix/client/v1/media/download/${encodeURIComponent(server)}/${encodeURIComponent(mediaId)}`;
-    try {
-      const response = (await withMatrixRetry(
-        "media download",
-        () => this.client.doRequest("GET", path, null, null, 60_000, true, undefined, true),
-        this.log,
-      )) as { body: Buffer };
-      return response.body;
-    } catch (err) {
-      const status = statusOf((err as { cause?: unknown }).cause);
-      if (status !== 404 && status !== 400 && status !== 405) throw err;
-      return (await this.client.downloadContent(mxc)).data;
-    }
+    return this.media.read({ name: c.name, mime: c.mime, claimedSize: c.size, url: c.url });
   }
 }

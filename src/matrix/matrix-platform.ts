@@ -1,7 +1,9 @@
 import type { PlatformFactory, PlatformModule, RuntimeDeps } from "../runtime.js";
+import { FloodGate } from "../edge/flood-gate.js";
 import { MatrixReceiver } from "./matrix-receiver.js";
 import type { RetryPolicy } from "./matrix-retry.js";
 import { MatrixSender } from "./matrix-sender.js";
+import { matrixSenderCheck } from "./sender-check.js";
 
 /** Tuning of the Matrix adapter that is not configuration (tests shorten the waits). */
 export interface MatrixPlatformOptions {
@@ -25,16 +27,20 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         log,
         retry: options.retry,
         typingRefreshMs: options.typingRefreshMs,
+        keys: deps.keys,
       }),
       receiver: new MatrixReceiver({
         config: matrix,
         maxFileBytes: deps.config.limits.maxFileBytes,
+        fileTimeoutMs: deps.config.limits.fileTimeoutMs,
+        flood: new FloodGate(deps.redis, deps.keys, deps.config.limits),
         redis: deps.redis,
         keys: deps.keys,
         inbox: deps.inbox,
         log,
         syncTimeoutMs: options.syncTimeoutMs,
       }),
+      senderCheck: matrixSenderCheck(matrix),
     };
   };
 }

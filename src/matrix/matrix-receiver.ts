@@ -4,10 +4,14 @@ import type { Inbox, Receiver } from "../core/adapter.js";
 import type { MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
+import { matrixRoom } from "../core/room.js";
+import type { FloodGate } from "../edge/flood-gate.js";
 import { classifyEvent } from "./classify-event.js";
 import { EncryptionNotice } from "./encryption-notice.js";
-import { HistoryGuard } from "./history-guard.js";
+import { historyOf } from "./history-guard.js";
 import { InboundBuilder } from "./inbound-builder.js";
+import { MediaReader } from "./media-reader.js";
+import { EdgeNotices } from "./edge-notices.js";
 import {
   PowerLevelsSchema,
   RoomEventSchema,
@@ -24,6 +28,10 @@ import { SyncingMatrixClient, type SyncHandler } from "./sync-client.js";
 export interface MatrixReceiverOptions {
   config: MatrixConfig;
   maxFileBytes: number;
+  /** Longest a file download may take. */
+  fileTimeoutMs?: number;
+  /** Inbound flood control; without it nothing is limited. */
+  flood?: FloodGate;
   redis: Redis;
   keys: Keys;
   inbox: Inbox;
@@ -45,14 +53,20 @@ const SYNC_FILTER = {
 
 /**
  * The receiving half of the Matrix adapter: syncs the bot account, accepts invites to
- * configured rooms from allowed inviters only, and enqueues what allowed and unknown
- * people write in bound rooms, never the bot's own events, other bots' notices or a
- * room's history. An encrypted bound room gets one notice and is not read.
+ * configured rooms from allowed inviters only, leaves rooms no binding names (with one
+ * notice), and enqueues what allowed people write in bound rooms, never the bot's own
+ * events, other bots' notices or a room's history. A stranger is refused before any other
+ * I/O: at most one notice an hour, nothing fetched, queued or stored. An encrypted bound
+ * room gets one notice and is not read. Files are read off the sync loop.
  */
 export class MatrixReceiver implements Receiver, SyncHandler {
   private readonly bindings: Map<string, RoomBinding>;
-  private readonly guard: HistoryGuard;
   private readonly levels = new Map<string, PowerLevels>();
+  /** Events of the batch in hand that are history (see historyOf). */
+  private history = new Set<string>();
+  /** File reads in flight, one chain per room so that a room's files keep their order. */
+  private readonly reads = new Map<string, Promise<void>>();
+  private notices: EdgeNotices | undefined;
   private client: SyncingMatrixClient | undefined;
   private botUserId = "";
   private notice: EncryptionNotice | undefined;
@@ -60,7 +74,6 @@ export class MatrixReceiver implements Receiver, SyncHandler {
 
   constructor(private readonly options: MatrixReceiverOptions) {
     this.bindings = roomBindings(options.config);
-    this.guard = new HistoryGuard(options.redis, options.keys);
     registerSecret(options.config.accessToken);
     routeSdkLogs(options.log);
   }
@@ -81,7 +94,15 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     client.syncingTimeout = this.options.syncTimeoutMs ?? client.syncingTimeout;
     this.client = client;
     this.notice = new EncryptionNotice(client, storage, log);
-    this.builder = new InboundBuilder(client, this.botUserId, this.options.maxFileBytes, log);
+    const media = new MediaReader(
+      config.homeserver,
+      config.accessToken,
+      this.options.maxFileBytes,
+      this.options.fileTimeoutMs ?? 20_000,
+      log,
+    );
+    this.builder = new InboundBuilder(client, this.botUserId, media, log);
+    this.notices = new EdgeNotices(client, this.options.redis, this.options.keys, log);
     const joined = new Set(await withMatrixRetry("joined rooms", () => client.getJoinedRooms(), log));
     for (const roomId of this.bindings.keys()) {
       if (!joined.has(roomId))
@@ -94,33 +115,38 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     log.info({ userId: this.botUserId, rooms: this.bindings.size }, "matrix receiver syncing");
   }
 
-  /** Stops syncing once the batch in hand is handled. */
+  /** Stops syncing once the batch in hand is handled, and waits for file reads in flight. */
   async stop(): Promise<void> {
     await this.client?.stopSync();
+    await Promise.all(this.reads.values());
   }
 
-  /** Scans a sync response before its events: encryption anywhere in a bound room, and history floors. */
+  /**
+   * Scans a sync response before its events: which of them are history, encryption
+   * anywhere in a bound room, power levels in the rooms' state, and joined rooms no
+   * binding names, which are left.
+   */
   async beforeBatch(raw: unknown, initial: boolean): Promise<void> {
+    this.history = historyOf(raw, initial, this.botUserId);
     const sync = SyncJoinedRoomsSchema.safeParse(raw);
     for (const [roomId, room] of Object.entries(sync.success ? sync.data.rooms.join : {})) {
-      if (!this.bindings.has(roomId)) continue;
-      const events = [...(room.state?.events ?? []), ...(room.timeline?.events ?? [])]
+      if (!this.bindings.has(roomId)) {
+        await this.notices?.leave(roomId);
+        continue;
+      }
+      const state = (room.state?.events ?? [])
         .map((e) => RoomEventSchema.safeParse(e))
         .flatMap((e) => (e.success ? [e.data] : []));
-      if (events.some((e) => e.type === "m.room.encryption" && e.state_key === "")) {
+      const timeline = (room.timeline?.events ?? [])
+        .map((e) => RoomEventSchema.safeParse(e))
+        .flatMap((e) => (e.success ? [e.data] : []));
+      if ([...state, ...timeline].some((e) => e.type === "m.room.encryption" && e.state_key === "")) {
         await this.notice?.encrypted(roomId);
       }
-      if ((await this.guard.floor(roomId)) !== null) continue;
-      const ownJoin = events.find(
-        (e) =>
-          e.type === "m.room.member" && e.state_key === this.botUserId && e.content.membership === "join",
-      );
-      // Everything the bot could see before it was there, or before its first sync, is history.
-      if (initial && events.length > 0) {
-        await this.guard.initialise(roomId, Math.max(...events.map((e) => e.origin_server_ts)) + 1);
-      } else if (ownJoin) {
-        await this.guard.initialise(roomId, ownJoin.origin_server_ts);
-      }
+      // Levels in the state section changed outside the timeline (a gap); timeline ones apply in order.
+      const levels = state.findLast((e) => e.type === "m.room.power_levels" && e.state_key === "");
+      const parsed = levels ? PowerLevelsSchema.safeParse(levels.content) : undefined;
+      if (parsed?.success) this.levels.set(roomId, parsed.data);
     }
   }
 
@@ -187,17 +213,40 @@ export class MatrixReceiver implements Receiver, SyncHandler {
         this.levels.set(roomId, classified.levels);
         return;
     }
-    if (await this.guard.isHistory(roomId, event.origin_server_ts)) {
-      log.debug("matrix event older than the room's last handled event; not answered");
+    if (this.history.has(event.event_id)) {
+      log.debug("matrix event from before the bot was there; not answered");
       return;
     }
     const allowed = isAllowed(binding, event.sender, await this.powerLevels(binding));
-    const inbound = await this.builder?.build(binding, event, classified, allowed);
-    if (inbound) {
-      const fresh = await this.options.inbox.enqueue(inbound);
-      log.debug({ kind: inbound.kind, allowed, fresh }, "matrix event enqueued");
+    if (!allowed) {
+      log.info({ sender: event.sender }, "matrix sender not allowed in this room; refused");
+      // A reaction gets no answer, so a stranger cannot make the bot post at will.
+      if (classified.type !== "reaction") await this.notices?.refuse(roomId, event.event_id, event.sender);
+      return;
     }
-    await this.guard.handled(roomId, event.origin_server_ts);
+    const flood = await this.options.flood?.check(matrixRoom(roomId), event.sender);
+    if (flood && !flood.admit) {
+      if (flood.notice) await this.notices?.say(roomId, event.event_id, event.sender, flood.notice);
+      return;
+    }
+    const enqueue = async (): Promise<void> => {
+      const inbound = await this.builder?.build(binding, event, classified, true);
+      if (!inbound) return;
+      const fresh = await this.options.inbox.enqueue(inbound);
+      log.debug({ kind: inbound.kind, fresh }, "matrix event enqueued");
+    };
+    if (classified.type === "file") this.readLater(roomId, enqueue);
+    else await enqueue();
+  }
+
+  private readLater(roomId: string, task: () => Promise<void>): void {
+    const next = (this.reads.get(roomId) ?? Promise.resolve())
+      .then(task)
+      .catch((err: unknown) => this.options.log.error({ err, roomId }, "a Matrix file could not be queued"))
+      .finally(() => {
+        if (this.reads.get(roomId) === next) this.reads.delete(roomId);
+      });
+    this.reads.set(roomId, next);
   }
 
   /** The room's power levels when its binding uses them, read once and then kept current from sync. */

@@ -1,4 +1,7 @@
+import type { SendGate, SendWindow } from "../core/adapter.js";
+import { PermanentSendError, SendDeferredError, TransientSendError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
+import { rateLimitedTotal } from "../ops/scheduler-metrics.js";
 import { MatrixRequestError } from "./matrix-errors.js";
 
 /** How hard `withMatrixRetry` tries. */
@@ -81,5 +84,42 @@ export async function withMatrixRetry<T>(
       );
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
+  }
+}
+
+/**
+ * One attempt of a turn's homeserver request through the scheduler's gate: the
+ * attempt takes its slot (and waits out any 429 hold) on Redis' clock first; a 429
+ * holds the account's window for every process for `retry_after_ms` and defers the
+ * turn; a 5xx or network error is retried later with backoff; any other refusal is
+ * final. The transaction id keeps a repeated attempt from posting twice.
+ */
+export async function gatedMatrixRequest<T>(
+  what: string,
+  request: () => Promise<T>,
+  gate: SendGate,
+  windows: SendWindow[],
+  partKey: string,
+  log: Logger,
+): Promise<T> {
+  await gate.reserve(windows, partKey);
+  try {
+    return await request();
+  } catch (err) {
+    const status = statusOf(err);
+    if (status === 429 || errcodeOf(err) === "M_LIMIT_EXCEEDED") {
+      const e = err as { retryAfterMs?: unknown; body?: { retry_after_ms?: unknown } };
+      const asked = Number(e.retryAfterMs ?? e.body?.retry_after_ms ?? 1000);
+      const waitMs = Number.isFinite(asked) && asked > 0 ? asked : 1000;
+      log.warn({ what, retryAfterMs: waitMs }, "matrix: 429 too many requests; holding the account's sends");
+      rateLimitedTotal.inc({ platform: "matrix", method: what });
+      await gate.hold(windows, waitMs);
+      throw new SendDeferredError(waitMs, `429 from ${what}`, { cause: err });
+    }
+    const transient =
+      status !== undefined ? status >= 500 : NETWORK_CODES.has(String((err as { code?: unknown })?.code));
+    const failure = new MatrixRequestError(what, status, { cause: err });
+    if (transient) throw new TransientSendError(failure.message, { cause: failure });
+    throw new PermanentSendError(failure.message, { cause: failure });
   }
 }

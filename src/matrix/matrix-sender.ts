@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { MatrixClient } from "matrix-bot-sdk";
 import { z } from "zod";
-import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
+import type { DeliveryContext, PlatformSender, SendWindow } from "../core/adapter.js";
 import type { MatrixConfig } from "../core/config.js";
 import type { InboundEvent } from "../core/event.js";
 import { registerSecret, type Logger } from "../core/log.js";
@@ -9,7 +9,8 @@ import type { Reply, TurnOutcome } from "../core/reply.js";
 import { KEYCAPS, renderMatrix } from "../render/matrix.js";
 import { MatrixOriginError } from "./matrix-errors.js";
 import { MatrixOriginSchema, type MatrixOrigin } from "./matrix-events.js";
-import { SEND_RETRY, withMatrixRetry, type RetryPolicy } from "./matrix-retry.js";
+import type { Keys } from "../sessions/keys.js";
+import { gatedMatrixRequest, SEND_RETRY, withMatrixRetry, type RetryPolicy } from "./matrix-retry.js";
 import { routeSdkLogs } from "./sdk-logging.js";
 
 /** What the Matrix sender needs from the runtime. */
@@ -19,6 +20,8 @@ export interface MatrixSenderOptions {
   retry?: RetryPolicy;
   /** How often a running turn renews its typing notification. */
   typingRefreshMs?: number;
+  /** Key names of the shared send windows (a 429's retry_after_ms holds every process's sends). */
+  keys?: Keys;
 }
 
 /** The reaction that marks an offer message as chosen. */
@@ -129,6 +132,14 @@ export class MatrixSender implements PlatformSender {
     };
   }
 
+  /** The bot account's send window, shared by every process. */
+  private windows(): SendWindow[] {
+    const keys = this.options.keys;
+    if (!keys) return [];
+    const account = createHash("sha256").update(this.options.config.accessToken).digest("hex").slice(0, 16);
+    return [{ key: keys.rate(`mx:${account}`, "account"), ...ACCOUNT_WINDOW }];
+  }
+
   /** Runs a send unless the turn's ledger says it was already done, and records it. */
   private async once(context: DeliveryContext, key: string, send: () => Promise<string>): Promise<string> {
     const done = await context.ledger.get(key);
@@ -160,15 +171,16 @@ export class MatrixSender implements PlatformSender {
     const path =
       `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}` +
       `/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
-    const response: unknown = await withMatrixRetry(
-      `send ${type}`,
-      () => this.client.doRequest("PUT", path, null, content),
-      context.log,
-      this.retry,
-    );
+    const request = () => this.client.doRequest("PUT", path, null, content);
+    const response: unknown = context.gate
+      ? await gatedMatrixRequest(`send ${type}`, request, context.gate, this.windows(), partKey, context.log)
+      : await withMatrixRetry(`send ${type}`, request, context.log, this.retry);
     return SendResponseSchema.parse(response).event_id;
   }
 }
+
+/** Only the homeserver's own limits apply to Matrix: a window that its 429s hold, never full otherwise. */
+const ACCOUNT_WINDOW = { max: 1_000_000, windowMs: 1000 } as const;
 
 /** Reads back the origin the Matrix receiver stored on the event. */
 function originOf(event: InboundEvent): MatrixOrigin {

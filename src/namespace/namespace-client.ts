@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -10,8 +11,10 @@ import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { namespaceCalls } from "../ops/metrics.js";
+import { START_WAIT_MS, answersPing, isReadOnly, lostToCrash, timedOut } from "./call-recovery.js";
 import { ElicitationRouter, type ElicitHandler } from "./elicitation-router.js";
 import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
+import { RestartPolicy } from "./restart-policy.js";
 import { filterTools, matchesAny } from "./tool-filter.js";
 import { createTransport } from "./transport.js";
 import {
@@ -22,8 +25,6 @@ import {
   type ToolInfo,
   type ToolListing,
 } from "./tool-info.js";
-
-const MAX_BACKOFF_MS = 30_000;
 
 /** One progress notification of a running call, as MCP sends it. */
 export interface CallProgress {
@@ -42,8 +43,9 @@ export interface CallOptions {
 }
 
 /**
- * One namespace served over MCP: keeps a connection (restarting a crashed stdio child
- * with backoff), lists only the namespace's own tools, and calls them with a timeout.
+ * One namespace served over MCP: keeps a connection (restarting a crashed or hung
+ * stdio child with exponential backoff), lists only the namespace's own tools, and
+ * calls them with a timeout; a call lost to a crash is retried once when it is safe.
  */
 export class NamespaceClient {
   readonly prefix: string;
@@ -51,10 +53,13 @@ export class NamespaceClient {
   private transport: Transport | undefined;
   private connecting: Promise<void> | undefined;
   private toolList: ToolInfo[] = [];
+  private readOnlyTools = new Set<string>();
   private readonly elicitations = new ElicitationRouter();
   private listed: ToolListing = { all: 0, prefixed: 0, foreign: [], invalid: [] };
+  /** Why the last start failed, so a caller refused during the backoff hears the same cause. */
+  private lastStartFailure: NamespaceUnreachableError | undefined;
   private closed = false;
-  private failures = 0;
+  private readonly restarts = new RestartPolicy();
   private restartTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -116,12 +121,12 @@ export class NamespaceClient {
 
   /** Connects now; later calls reconnect by themselves. */
   async start(): Promise<void> {
-    await this.ensureConnected();
+    await this.ensureConnected(Number.POSITIVE_INFINITY);
   }
 
   /** The namespace's own tools, as of the last `tools/list` (refreshed on list_changed). */
   async tools(): Promise<ToolInfo[]> {
-    await this.ensureConnected();
+    await this.ensureConnected(START_WAIT_MS);
     return this.toolList;
   }
 
@@ -132,14 +137,42 @@ export class NamespaceClient {
 
   /**
    * Calls a tool and returns its raw result; protocol failures, timeouts and crashes
-   * become a NamespaceError with a line the person can read.
+   * become a NamespaceError with a line the person can read. A call lost to a crash
+   * is sent once more to the restarted server when running it twice is harmless: the
+   * router (deterministic by contract) or a tool annotated `readOnlyHint`.
    */
   async call(
     tool: string,
     args: Record<string, unknown>,
     options: CallOptions = {},
   ): Promise<CallToolResult> {
-    await this.ensureConnected();
+    const timeout = options.timeoutMs ?? this.config.timeoutMs;
+    try {
+      try {
+        return await this.attempt(tool, args, options, timeout);
+      } catch (err) {
+        if (!lostToCrash(err) || !this.retrySafe(tool) || this.closed || options.signal?.aborted) throw err;
+        namespaceCalls.inc({ namespace: this.name, outcome: "retried" });
+        this.log.warn({ tool }, "call lost to a namespace crash; retrying once on the restarted server");
+        return await this.attempt(tool, args, options, timeout);
+      }
+    } catch (err) {
+      namespaceCalls.inc({ namespace: this.name, outcome: "failed" });
+      throw this.callError(tool, err, timeout);
+    }
+  }
+
+  private retrySafe(tool: string): boolean {
+    return tool === this.askTool || this.readOnlyTools.has(tool);
+  }
+
+  private async attempt(
+    tool: string,
+    args: Record<string, unknown>,
+    options: CallOptions,
+    timeout: number,
+  ): Promise<CallToolResult> {
+    await this.ensureConnected(Math.min(timeout, START_WAIT_MS));
     const client = this.client!;
     if (!this.toolList.some((t) => t.name === tool)) {
       // A tool outside the prefix or denied by the binding does not exist here (DESIGN §6).
@@ -147,7 +180,6 @@ export class NamespaceClient {
         userText: `${tool} is not a tool of this room's agent (${this.name}). Nothing was called.`,
       });
     }
-    const timeout = options.timeoutMs ?? this.config.timeoutMs;
     const onProgress = options.onProgress;
     const unregister = options.onElicit ? this.elicitations.register(options.onElicit) : undefined;
     try {
@@ -167,10 +199,30 @@ export class NamespaceClient {
       namespaceCalls.inc({ namespace: this.name, outcome: result.isError ? "tool_error" : "ok" });
       return result;
     } catch (err) {
-      namespaceCalls.inc({ namespace: this.name, outcome: "failed" });
-      throw this.callError(tool, err, timeout);
+      if (timedOut(err)) void this.killIfHung(client, tool, timeout);
+      throw err;
     } finally {
       unregister?.();
+    }
+  }
+
+  /** After a timeout: a server that no longer answers a ping is hung; kill it so it restarts. */
+  private async killIfHung(client: Client, tool: string, timeout: number): Promise<void> {
+    if (await answersPing(client, timeout)) return;
+    if (this.client !== client || this.closed) return;
+    const pid = this.pid;
+    const transport = this.transport;
+    this.log.warn({ tool, pid }, "namespace server hung (no answer to a ping); killing it to restart");
+    // Detached first, so no call is sent to the dying child while it is being killed.
+    this.onClosed(client);
+    if (pid !== null) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch (err) {
+        this.log.debug({ err }, "the hung namespace server had already exited");
+      }
+    } else {
+      await transport?.close().catch(() => undefined);
     }
   }
 
@@ -184,16 +236,40 @@ export class NamespaceClient {
   }
 
   private callError(tool: string, err: unknown, timeout: number): NamespaceError {
+    if (err instanceof NamespaceError) return err;
     const error = callFailure(this.name, tool, err, timeout);
     this.log.warn({ err, tool, ref: error.ref }, "namespace call failed");
     return error;
   }
 
-  private async ensureConnected(): Promise<void> {
+  /**
+   * Waits for a connection; a (re)start happens only when the backoff allows it, and
+   * every waiting caller shares that one start. A caller that would wait longer than
+   * `maxWaitMs` for it gets the clear line at once.
+   */
+  private async ensureConnected(maxWaitMs: number): Promise<void> {
     if (this.closed) throw new NamespaceError(this.name, "namespace client is closed");
     if (this.client) return;
-    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    if (!this.connecting) {
+      const wait = this.restarts.waitMs;
+      if (wait > maxWaitMs) throw this.unreachable(`restart backoff: next start in ${wait} ms`);
+      this.connecting = sleep(wait)
+        .then(() => this.connect())
+        .finally(() => (this.connecting = undefined));
+    }
     await this.connecting;
+  }
+
+  /** Refused during the restart backoff: the cause of the last failed start, with a fresh ref. */
+  private unreachable(reason: string): NamespaceError {
+    const last = this.lastStartFailure;
+    const error = new NamespaceUnreachableError(
+      this.name,
+      last?.reason ?? "it is restarting",
+      last?.cause ?? reason,
+    );
+    this.log.warn({ ref: error.ref, reason }, "namespace refused a call during its restart backoff");
+    return error;
   }
 
   private async connect(): Promise<void> {
@@ -218,15 +294,20 @@ export class NamespaceClient {
       await this.refreshTools(client);
     } catch (err) {
       await client.close().catch(() => undefined);
-      this.failures += 1;
+      const delayMs = this.restarts.failed();
       const error = new NamespaceUnreachableError(this.name, causeClass(err), err);
-      this.log.error({ err, ref: error.ref, reason: error.reason }, "namespace cannot be reached");
+      this.lastStartFailure = error;
+      this.log.warn(
+        { err, delayMs, ref: error.ref, reason: error.reason },
+        "namespace server did not start; next start after a backoff",
+      );
       throw error;
     }
     client.onclose = () => this.onClosed(client);
     this.client = client;
     this.transport = transport;
-    this.failures = 0;
+    this.restarts.started();
+    this.lastStartFailure = undefined;
     this.log.info({ tools: this.toolList.length }, "namespace connected");
     const hint = this.prefixHint();
     if (hint) this.log.warn({ listed: this.listed.all, prefix: this.prefix }, hint);
@@ -237,12 +318,14 @@ export class NamespaceClient {
     this.client = undefined;
     this.transport = undefined;
     if (this.closed) return;
-    this.failures += 1;
-    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(this.failures, 8));
-    this.log.warn({ delayMs: delay }, "namespace connection closed; restarting");
+    const delay = this.restarts.failed();
+    this.log.warn(
+      { delayMs: delay, failures: this.restarts.consecutiveFailures },
+      "namespace connection closed; restarting after a backoff",
+    );
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
-      this.ensureConnected().catch((err: unknown) =>
+      this.ensureConnected(Number.POSITIVE_INFINITY).catch((err: unknown) =>
         this.log.error({ err }, "namespace restart failed; will retry on next use"),
       );
     }, delay);
@@ -252,6 +335,7 @@ export class NamespaceClient {
   private async refreshTools(client: Client): Promise<void> {
     const all: ToolInfo[] = [];
     const invalid: string[] = [];
+    const readOnly = new Set<string>();
     let cursor: string | undefined;
     do {
       // Each tool is parsed on its own (not the SDK's all-or-nothing list schema), so one
@@ -265,12 +349,14 @@ export class NamespaceClient {
         const problem = tool ? schemaProblem(tool) : "not a valid tool description";
         if (tool && !problem) all.push(tool);
         else invalid.push(`${toolName(raw)}: ${problem}`);
+        if (tool && isReadOnly(raw)) readOnly.add(tool.name);
       }
       cursor = page.nextCursor;
     } while (cursor);
     const kept = filterTools(all, this.prefix, this.config.tools);
     this.toolList = kept.tools;
     this.listed = { all: kept.listed, prefixed: kept.prefixed, foreign: kept.foreign, invalid };
+    this.readOnlyTools = readOnly;
   }
 
   private pipeStderr(transport: Transport): void {

@@ -9,31 +9,60 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
+/** How long /healthz waits for Redis before calling it down: the answer comes within a second. */
+const REDIS_PING_MS = 800;
+
+/** A part of the process that health reports on: true when up. */
+export type HealthCheck = () => boolean | Promise<boolean>;
+
+async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
+  // ioredis queues commands while it reconnects; a ping must not wait for that.
+  if (redis.status !== "ready") return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([
+      redis.ping().then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
- * Serves `GET /healthz` (200 when Redis answers, 503 otherwise) and `GET /metrics`
- * (Prometheus text) on the given address.
+ * Serves `GET /healthz` (200 when every part is up; 503 naming what is down, within
+ * a second even when Redis does not answer) and `GET /metrics` (Prometheus text).
  */
 export async function startHealthServer(options: {
   host: string;
   port: number;
   redis: Redis;
   log: Logger;
+  /** Further parts to report, by name (e.g. the worker's dispatch loops). */
+  checks?: Record<string, HealthCheck>;
 }): Promise<HealthServer> {
+  const health = async (): Promise<Record<string, "up" | "down">> => {
+    const parts: Record<string, "up" | "down"> = {
+      redis: (await pingWithin(options.redis, REDIS_PING_MS)) ? "up" : "down",
+    };
+    for (const [name, check] of Object.entries(options.checks ?? {})) {
+      parts[name] = (await Promise.resolve(check()).catch(() => false)) ? "up" : "down";
+    }
+    return parts;
+  };
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/healthz") {
-      options.redis
-        .ping()
-        .then(() => {
-          res
-            .writeHead(200, { "content-type": "application/json" })
-            .end(JSON.stringify({ ok: true, redis: "up" }));
-        })
-        .catch(() => {
-          res
-            .writeHead(503, { "content-type": "application/json" })
-            .end(JSON.stringify({ ok: false, redis: "down" }));
-        });
+      void health().then((parts) => {
+        const down = Object.keys(parts).filter((k) => parts[k] === "down");
+        res
+          .writeHead(down.length === 0 ? 200 : 503, { "content-type": "application/json" })
+          .end(JSON.stringify({ ok: down.length === 0, ...parts, ...(down.length ? { down } : {}) }));
+      });
       return;
     }
     if (req.method === "GET" && path === "/metrics") {
@@ -55,5 +84,12 @@ export async function startHealthServer(options: {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   options.log.info({ host: options.host, port }, "health and metrics listening");
-  return { port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }

@@ -2,38 +2,40 @@ import type { Inbox } from "../core/adapter.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import { eventsTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
-import type { KickQueues } from "./kick-queues.js";
+import { laneOf } from "./lanes.js";
 import type { QueueScripts } from "./scripts.js";
 
-/** How long a platform event id is remembered for de-duplication. */
-const DEDUPE_SECONDS = 7 * 24 * 3600;
-
 /**
- * The Inbox adapters write to: an event is appended to its room's FIFO in Redis
- * (once per platform event id) and a worker of the room's lane is kicked.
+ * The Inbox adapters write to: in one script, an event is appended to its room's
+ * FIFO in Redis (once per platform event id within the de-duplication window) and
+ * the room becomes claimable by a worker of its lane unless one holds it already.
  */
 export class RedisInbox implements Inbox {
   constructor(
     private readonly keys: Keys,
     private readonly scripts: QueueScripts,
-    private readonly kicks: KickQueues,
+    private readonly dedupeMs: number,
   ) {}
 
   /** Queues the event; false when this platform event id was already queued. */
   async enqueue(event: InboundEvent): Promise<boolean> {
     const parsed = InboundEventSchema.parse(event);
-    const added = await this.scripts.enqueueEvent(
-      this.keys.dedupe(parsed.room, parsed.eventId),
-      this.keys.inbox(parsed.room),
-      JSON.stringify(parsed),
-      DEDUPE_SECONDS,
+    const lane = laneOf(parsed.room);
+    const added = Number(
+      await this.scripts.run(
+        "rgEnqueue",
+        this.keys.seen(parsed.room),
+        this.keys.inbox(parsed.room),
+        this.keys.pending(lane),
+        this.keys.running(lane),
+        this.keys.wake(lane),
+        parsed.eventId,
+        JSON.stringify(parsed),
+        this.dedupeMs,
+        parsed.room,
+      ),
     );
-    if (added === 0) {
-      eventsTotal.inc({ platform: parsed.platform, result: "duplicate" });
-      return false;
-    }
-    await this.kicks.kick(parsed.room);
-    eventsTotal.inc({ platform: parsed.platform, result: "queued" });
-    return true;
+    eventsTotal.inc({ platform: parsed.platform, result: added === 0 ? "duplicate" : "queued" });
+    return added !== 0;
   }
 }

@@ -1,156 +1,222 @@
 import { randomUUID } from "node:crypto";
-import { Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { Redis } from "ioredis";
-import { InboundEventSchema } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
-import { KickSchema, type KickQueues } from "./kick-queues.js";
-import { laneOf } from "./lanes.js";
 import type { QueueScripts } from "./scripts.js";
-import type { TurnRunner } from "./turn-runner.js";
+import { roomScriptKeys, type HeldRoom } from "./turn-gate.js";
+import type { TurnInput, TurnRunner } from "./turn-runner.js";
 
-const LEASE_MS = 15_000;
-const RENEW_MS = 5_000;
-const SWEEP_MS = 30_000;
-/** Delivery retries of one turn before it is given up (logged); the outcome is kept, so retries resend only. */
-const TURN_ATTEMPTS = 5;
+/** An idle worker looks for due rooms at least this often, even without a wake-up. */
+const MAX_IDLE_MS = 2000;
+/** A lease not confirmed by Redis within its length minus this is treated as lost. */
+const LEASE_MARGIN_MS = 1000;
+
+interface Held extends HeldRoom {
+  lane: string;
+  /** Local time until which the lease is known to be ours. */
+  confirmedUntil: number;
+  done: Promise<void>;
+}
 
 /**
- * Drains rooms: a kick job makes the worker take the room's lease, run its inbox's
- * events one at a time in arrival order, and release the lease only when the inbox
- * is empty. Rooms run in parallel up to `concurrency`; one room never runs twice at once.
+ * Claims rooms and runs them, `concurrency` at a time per lane. Idle workers block
+ * on their lane's wake list; a claim takes a due pending room or a room whose
+ * holder's lease expired (takeover), and reads its head turn in the same call.
+ * Leases of all held rooms are renewed together; a room whose renewal fails past
+ * its lease is marked lost and its turn stops before any further side effect.
  */
 export class RoomWorker {
-  private readonly workers: Worker[] = [];
-  private sweepTimer: NodeJS.Timeout | undefined;
   private readonly id = randomUUID();
+  private readonly held = new Map<string, Held>();
+  private readonly blockers: Redis[] = [];
+  private readonly loops: Promise<void>[] = [];
+  private renewTimer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private readonly slotWaiters = new Set<() => void>();
+  private seq = 0;
+  /** Local time of the last claim answered by Redis, for health. */
+  lastClaimAt = 0;
 
   constructor(
     private readonly options: {
       redis: Redis;
-      connection: ConnectionOptions;
       keys: Keys;
       scripts: QueueScripts;
-      kicks: KickQueues;
       runner: TurnRunner;
       lanes: string[];
       concurrency: number;
+      leaseMs: number;
       log: Logger;
     },
   ) {}
 
-  /** Starts consuming every lane and sweeping for rooms whose kick was lost. */
+  /** Starts one dispatch loop per lane and the lease renewals. */
   async start(): Promise<void> {
-    const { connection, keys, lanes, concurrency } = this.options;
-    for (const lane of lanes) {
-      const worker = new Worker(keys.turnQueue(lane), (job) => this.process(job), {
-        connection,
-        prefix: keys.bullPrefix,
-        concurrency,
-        maxStalledCount: 10,
-      });
-      worker.on("error", (err) => this.options.log.error({ err, lane }, "queue worker error"));
-      this.workers.push(worker);
+    this.lastClaimAt = Date.now();
+    for (const lane of this.options.lanes) {
+      const blocker = this.options.redis.duplicate();
+      blocker.on("error", () => undefined);
+      this.blockers.push(blocker);
+      this.loops.push(this.dispatch(lane, blocker));
     }
-    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
-    await this.sweep();
-    this.sweepTimer = setInterval(() => {
-      this.sweep().catch((err: unknown) => this.options.log.warn({ err }, "inbox sweep failed"));
-    }, SWEEP_MS);
-    this.sweepTimer.unref();
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(200, this.options.leaseMs / 4));
+    this.renewTimer.unref();
   }
 
-  /** Stops taking work; turns in progress finish first. */
-  async stop(): Promise<void> {
-    clearInterval(this.sweepTimer);
-    await Promise.all(this.workers.map((w) => w.close()));
+  /** Whether the dispatch loops run and Redis answered a claim recently (or every slot is busy). */
+  healthy(): boolean {
+    if (this.stopping) return false;
+    const full = this.held.size >= this.options.concurrency * this.options.lanes.length;
+    return full || Date.now() - this.lastClaimAt < MAX_IDLE_MS * 3;
   }
 
-  private async process(job: Job): Promise<void> {
-    const { room } = KickSchema.parse(job.data);
-    const { redis, keys, scripts } = this.options;
-    const token = `${this.id}:${job.id}`;
-    const acquired = await redis.set(keys.lease(room), token, "PX", LEASE_MS, "NX");
-    // Another worker holds the room: it drains up to the last event before it lets go.
-    if (acquired !== "OK") return;
-    let lost = false;
-    const renew = setInterval(() => {
-      scripts
-        .renewLease(keys.lease(room), token, LEASE_MS)
-        .then((ok) => {
-          if (ok === 0) lost = true;
-        })
-        .catch(() => undefined);
-    }, RENEW_MS);
-    try {
-      while (!lost) {
-        const head = await redis.lindex(keys.inbox(room), 0);
-        if (head === null) {
-          if ((await scripts.releaseLease(keys.lease(room), keys.inbox(room), token)) === 1) return;
-          continue;
-        }
-        await this.handle(room, head);
-        await scripts.popHead(keys.inbox(room), head);
+  /**
+   * Stops claiming, lets running turns finish for at most `graceMs` (each room is
+   * let go after its current turn), then lets go of the rooms still held so that
+   * another worker continues them at once.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.stopping = true;
+    this.freeSlot();
+    for (const b of this.blockers) b.disconnect();
+    await Promise.all(this.loops);
+    const all = Promise.all([...this.held.values()].map((h) => h.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    const left = [...this.held.values()];
+    await Promise.all(left.map((h) => this.letGo(h)));
+    clearInterval(this.renewTimer);
+    if (left.length > 0)
+      this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
+  }
+
+  private freeSlot(): void {
+    for (const wake of this.slotWaiters) wake();
+    this.slotWaiters.clear();
+  }
+
+  private async dispatch(lane: string, blocker: Redis): Promise<void> {
+    const { scripts, keys, log, concurrency, leaseMs } = this.options;
+    while (!this.stopping) {
+      const active = [...this.held.values()].filter((h) => h.lane === lane).length;
+      if (active >= concurrency) {
+        await new Promise<void>((resolve) => this.slotWaiters.add(resolve));
+        continue;
       }
-      this.options.log.warn({ room }, "room lease lost; another worker continues");
-    } finally {
-      clearInterval(renew);
-    }
-  }
-
-  private async handle(room: string, head: string): Promise<void> {
-    const log = this.options.log.child({ room });
-    let json: unknown;
-    try {
-      json = JSON.parse(head);
-    } catch {
-      json = undefined;
-    }
-    const parsed = InboundEventSchema.safeParse(json);
-    if (!parsed.success) {
-      log.error({ issues: parsed.error.issues.slice(0, 3) }, "unreadable event dropped from inbox");
-      return;
-    }
-    for (let attempt = 1; ; attempt += 1) {
+      const token = `${this.id}:${(this.seq += 1)}`;
+      let res: [number, ...unknown[]];
       try {
-        await this.options.runner.run(parsed.data);
-        return;
+        res = (await scripts.run(
+          "rgClaim",
+          keys.pending(lane),
+          keys.running(lane),
+          keys.prefix,
+          token,
+          leaseMs,
+        )) as [number, ...unknown[]];
+        this.lastClaimAt = Date.now();
       } catch (err) {
-        if (attempt >= TURN_ATTEMPTS) {
-          log.error({ err, turn: parsed.data.eventId }, "turn given up after retries");
-          return;
-        }
-        const delay = 500 * 2 ** attempt;
-        log.warn({ err, turn: parsed.data.eventId, attempt, delay }, "turn failed; retrying");
-        await new Promise((r) => setTimeout(r, delay));
+        if (this.stopping) break;
+        log.warn({ err, lane }, "claim failed; retrying");
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
+      if (res[0] === 1) {
+        const [, room, head, session, record] = res as [number, string, string, string | null, string[]];
+        this.run(lane, room, token, { head, session, record });
+        continue;
+      }
+      if (res[0] === 2) continue;
+      const next = Number(res[1]);
+      const wait = Math.max(10, Math.min(MAX_IDLE_MS, next < 0 ? MAX_IDLE_MS : next));
+      try {
+        await blocker.blpop(keys.wake(lane), wait / 1000);
+      } catch {
+        if (this.stopping) break;
+        await new Promise((r) => setTimeout(r, 200));
       }
     }
   }
 
-  /** Re-kicks rooms that have waiting events and no lease holder (a kick lost to a crash). */
-  private async sweep(): Promise<void> {
-    const { redis, keys, kicks, lanes } = this.options;
-    const mine = new Set(lanes);
-    const prefix = `${keys.prefix}:{`;
-    let cursor = "0";
-    do {
-      const [next, found] = await redis.scan(cursor, "MATCH", keys.inboxPattern, "COUNT", 500);
-      cursor = next;
-      for (const key of found) {
-        const room = key.slice(prefix.length, key.length - "}:inbox".length);
-        const lane = safeLane(room);
-        if (lane === undefined || !mine.has(lane)) continue;
-        const [len, leased] = await Promise.all([redis.llen(key), redis.exists(keys.lease(room))]);
-        if (len > 0 && leased === 0) await kicks.kick(room);
+  private run(lane: string, room: string, token: string, first: TurnInput): void {
+    const held: Held = {
+      room,
+      token,
+      lane,
+      lost: false,
+      confirmedUntil: Date.now() + this.options.leaseMs - LEASE_MARGIN_MS,
+      done: Promise.resolve(),
+    };
+    this.held.set(room, held);
+    held.done = (async () => {
+      let input: TurnInput | undefined = first;
+      try {
+        while (input && !held.lost) input = await this.options.runner.runOne(held, input, this.stopping);
+      } catch (err) {
+        this.options.log.error({ err, room }, "room run failed; its lease will expire and it is taken over");
+      } finally {
+        if (this.held.get(room) === held) this.held.delete(room);
+        this.freeSlot();
       }
-    } while (cursor !== "0");
+    })();
   }
-}
 
-function safeLane(room: string): string | undefined {
-  try {
-    return laneOf(room);
-  } catch {
-    return undefined;
+  /** Renews every held lease, one call per lane; a lease not confirmed in time is lost. */
+  private async renew(): Promise<void> {
+    const { scripts, keys, leaseMs, log } = this.options;
+    const now = Date.now();
+    for (const h of this.held.values()) if (now > h.confirmedUntil) h.lost = true;
+    const byLane = new Map<string, Held[]>();
+    for (const h of this.held.values()) {
+      if (h.lost) continue;
+      byLane.set(h.lane, [...(byLane.get(h.lane) ?? []), h]);
+    }
+    for (const [lane, rooms] of byLane) {
+      const sent = Date.now();
+      try {
+        const res = (await scripts.run(
+          "rgRenew",
+          keys.running(lane),
+          keys.prefix,
+          leaseMs,
+          ...rooms.flatMap((h) => [h.room, h.token]),
+        )) as number[];
+        rooms.forEach((h, i) => {
+          if (res[i] === 1) h.confirmedUntil = sent + leaseMs - LEASE_MARGIN_MS;
+          else if (!h.lost) {
+            h.lost = true;
+            log.warn({ room: h.room }, "room lease lost; its turn stops before any further side effect");
+          }
+        });
+      } catch (err) {
+        log.warn({ err: (err as Error).message, lane }, "lease renewal failed");
+      }
+    }
+  }
+
+  /** Hands a held room back: its lease freed and the room pending again, for any worker. */
+  private async letGo(h: Held): Promise<void> {
+    h.lost = true;
+    const { scripts, keys, log } = this.options;
+    await scripts
+      .run(
+        "rgPark",
+        ...roomScriptKeys(keys, h.room),
+        h.room,
+        h.token,
+        "",
+        "",
+        "",
+        0,
+        "release",
+        "shutdown",
+        0,
+        "",
+        0,
+      )
+      .catch((err: unknown) =>
+        log.warn({ err, room: h.room }, "could not hand the room back; its lease expires"),
+      );
   }
 }

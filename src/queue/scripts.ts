@@ -1,40 +1,47 @@
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 
-function load(name: string): string {
-  return readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8");
+function load(url: URL): string {
+  return readFileSync(url, "utf8");
 }
 
-const sources = {
-  enqueueEvent: load("enqueue-event"),
-  releaseLease: load("release-lease"),
-  renewLease: load("renew-lease"),
-  popHead: load("pop-head"),
-};
+const prelude = load(new URL("./lua/fence.lua", import.meta.url));
+const windows = load(new URL("../sessions/lua/windows.lua", import.meta.url));
 
-/** The queue's documented Lua scripts (src/queue/lua), run atomically in Redis. */
+function script(name: string): string {
+  return `${prelude}\n${windows}\n${load(new URL(`./lua/${name}.lua`, import.meta.url))}`;
+}
+
+/** The scheduler's scripts (src/queue/lua), each with its number of keys (undefined = variable). */
+const SCRIPTS = {
+  rgEnqueue: { lua: script("enqueue-event"), keys: 5 },
+  rgClaim: { lua: script("claim-room"), keys: 2 },
+  rgStep: { lua: script("turn-step"), keys: undefined },
+  rgFinish: { lua: script("finish-turn"), keys: 9 },
+  rgPark: { lua: script("park-turn"), keys: 11 },
+  rgRenew: { lua: script("renew-leases"), keys: 1 },
+  rgRequeue: { lua: script("requeue-dead-letter"), keys: 6 },
+} as const;
+
+type ScriptName = keyof typeof SCRIPTS;
+type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
+
+/**
+ * The queue's documented Lua scripts, registered on one connection with ioredis
+ * `defineCommand`: each call is an EVALSHA (the text is sent once, on a NOSCRIPT).
+ */
 export class QueueScripts {
-  constructor(private readonly redis: Redis) {}
-
-  /** 1 when appended, 0 when the event id was seen before. */
-  async enqueueEvent(dedupeKey: string, inboxKey: string, json: string, ttlSeconds: number): Promise<number> {
-    return Number(
-      await this.redis.eval(sources.enqueueEvent, 2, dedupeKey, inboxKey, json, String(ttlSeconds)),
-    );
+  constructor(private readonly redis: Redis) {
+    for (const [name, { lua, keys }] of Object.entries(SCRIPTS)) {
+      if (!(name in redis)) {
+        redis.defineCommand(name, keys === undefined ? { lua } : { lua, numberOfKeys: keys });
+      }
+    }
   }
 
-  /** 1 when released (or no longer ours), 0 when the inbox still has events. */
-  async releaseLease(leaseKey: string, inboxKey: string, token: string): Promise<number> {
-    return Number(await this.redis.eval(sources.releaseLease, 2, leaseKey, inboxKey, token));
-  }
-
-  /** 1 when renewed, 0 when the lease was lost. */
-  async renewLease(leaseKey: string, token: string, ttlMs: number): Promise<number> {
-    return Number(await this.redis.eval(sources.renewLease, 1, leaseKey, token, String(ttlMs)));
-  }
-
-  /** 1 when the handled head was removed. */
-  async popHead(inboxKey: string, json: string): Promise<number> {
-    return Number(await this.redis.eval(sources.popHead, 1, inboxKey, json));
+  /** Runs one script; `args` are its KEYS then ARGV (variable-key scripts take the key count first). */
+  run(name: ScriptName, ...args: (string | number)[]): Promise<unknown> {
+    const runner = (this.redis as unknown as Record<ScriptName, ScriptRunner>)[name];
+    return runner.call(this.redis, ...args);
   }
 }

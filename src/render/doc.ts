@@ -37,12 +37,17 @@ export interface Piece {
 
 /** Heading line of the caveat's quote block. */
 const CAVEAT_HEADING = "⚠️ Caveat";
+/** Shown for an Answer whose answer line is empty, so that it is plain nothing was lost. */
+export const EMPTY_ANSWER = "(the agent's answer is empty)";
+/** Shown instead of a reply with nothing visible: no platform gets an empty message. */
+export const EMPTY_REPLY = "(empty reply)";
 
 /**
  * Lays out the blocks, then `tail` (the option lines a platform lists, if any), as one Doc:
  * blocks apart by a blank line; in an answer the answer line, one `• id` line per item and
- * the quoted caveat (headed by CAVEAT_HEADING) one per line. Empty parts show nothing and
- * take no line.
+ * the quoted caveat (headed by CAVEAT_HEADING) one per line. An empty answer line shows
+ * EMPTY_ANSWER; other empty parts show nothing and take no line; a Doc with nothing visible
+ * shows EMPTY_REPLY.
  */
 export function buildDoc(blocks: readonly Block[], tail: readonly string[]): Doc {
   const doc: Doc = { text: "", spans: [] };
@@ -61,7 +66,7 @@ export function buildDoc(blocks: readonly Block[], tail: readonly string[]): Doc
     switch (block.type) {
       case "answer": {
         const lines: (() => void)[] = [];
-        if (block.answer !== "") lines.push(() => add(block.answer));
+        lines.push(() => add(block.answer === "" ? EMPTY_ANSWER : block.answer));
         for (const item of block.items) {
           lines.push(() => {
             add("• ");
@@ -88,6 +93,8 @@ export function buildDoc(blocks: readonly Block[], tail: readonly string[]): Doc
         write();
       });
     });
+  if (doc.text.trim() === "")
+    return { text: EMPTY_REPLY, spans: [{ start: 0, end: EMPTY_REPLY.length, container: "plain" }] };
   return doc;
 }
 

@@ -3,7 +3,7 @@ import { buildDoc } from "./doc.js";
 import type { HtmlDialect } from "./html.js";
 import { htmlOf } from "./html.js";
 import { plainOf } from "./plain.js";
-import { splitToFit } from "./split.js";
+import { splitToFit, withoutBlankParts } from "./split.js";
 
 /** One Matrix message: `body` plain text, `formattedBody` in `org.matrix.custom.html`. */
 export interface MatrixMessage {
@@ -45,10 +45,13 @@ export function renderMatrix(reply: Reply): MatrixMessage[] {
     body: plainOf(doc, start, end),
     formattedBody: withoutBreaksAtBlocks(htmlOf(doc, start, end, MATRIX_HTML)),
   });
-  const parts = splitToFit(doc.text, MATRIX_PART_BYTES, (start, end) => {
-    const { body, formattedBody } = render(start, end);
-    return Math.max(utf8Length(body), utf8Length(formattedBody));
-  });
+  const parts = withoutBlankParts(
+    doc.text,
+    splitToFit(doc.text, MATRIX_PART_BYTES, (start, end) => {
+      const { body, formattedBody } = render(start, end);
+      return Math.max(utf8Length(body), utf8Length(formattedBody));
+    }),
+  );
   return parts.map(({ start, end }) => render(start, end));
 }
 

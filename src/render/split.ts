@@ -8,6 +8,16 @@ export interface Part {
   end: number;
 }
 
+/**
+ * Drops parts that would show only whitespace (a run of spaces cut from a long line, say):
+ * platforms refuse or blank such a message, and whitespace at a message's edge is not shown
+ * anyway. A text that is all whitespace keeps its parts; the renderers never build one.
+ */
+export function withoutBlankParts(text: string, parts: Part[]): Part[] {
+  const visible = parts.filter(({ start, end }) => text.slice(start, end).trim() !== "");
+  return visible.length > 0 ? visible : parts;
+}
+
 /** A possible end of the current part, and where the next part starts after it. */
 interface Cut {
   end: number;

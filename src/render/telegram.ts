@@ -2,13 +2,10 @@ import type { Reply, ReplyOption } from "../core/reply.js";
 import { buildDoc } from "./doc.js";
 import type { HtmlDialect } from "./html.js";
 import { htmlOf } from "./html.js";
-import { splitToFit } from "./split.js";
+import { splitToFit, withoutBlankParts } from "./split.js";
+import { pagedKeyboard, type TelegramButton } from "./telegram-keyboard.js";
 
-/** One inline keyboard button: the text it shows and the callback data a press sends. */
-export interface TelegramButton {
-  text: string;
-  data: string;
-}
+export type { TelegramButton } from "./telegram-keyboard.js";
 
 /** One Telegram message: text for parse_mode HTML, and an inline keyboard (rows of buttons). */
 export interface TelegramMessage {
@@ -22,11 +19,11 @@ export const TELEGRAM_TEXT_LIMIT = 4096;
 const BUTTON_LABEL_LIMIT = 64;
 /** Most buttons shown before the options are also listed in the text. */
 const BUTTON_COUNT_LIMIT = 8;
+/** Most options given a labelled button each (one per row); more get a paged keyboard of numbers. */
+const LABELLED_ROWS_LIMIT = 20;
 /** Telegram's limit on callback data, in UTF-8 bytes. */
 const CALLBACK_DATA_LIMIT = 64;
 const ELLIPSIS = "…";
-/** Shown instead of nothing: Telegram refuses a message whose text is empty or blank. */
-const EMPTY_REPLY = "(empty reply)";
 
 /** The named entities Telegram's HTML parser knows. */
 const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
@@ -44,22 +41,28 @@ const utf8 = new TextEncoder();
  * each fit a button (no line break, at most BUTTON_LABEL_LIMIT characters), the buttons
  * carry them whole and the text does not repeat them. Otherwise every option is also listed
  * numbered in the text, in full, and a label too long for a button is shortened there,
- * between grapheme clusters, to its first line and an ellipsis.
+ * between grapheme clusters, to its first line and an ellipsis. Past LABELLED_ROWS_LIMIT
+ * options the keyboard carries numbers and pages (◀ ▶), since Telegram takes at most 100
+ * buttons in one message.
  */
 export function renderTelegram(reply: Reply): TelegramMessage[] {
   const listed =
     reply.options.length > BUTTON_COUNT_LIMIT || !reply.options.every((o) => fitsButton(o.label));
   const tail = listed ? reply.options.map((option, i) => `${i + 1}. ${option.label}`) : [];
   if (listed) tail.push("Press a button or reply with a number to choose.");
-  let doc = buildDoc(reply.blocks, tail);
-  if (doc.text.trim() === "") doc = buildDoc([{ type: "text", text: EMPTY_REPLY }], []);
+  const doc = buildDoc(reply.blocks, tail);
   // The parsed text of a part is exactly its slice of doc.text, so its length is the measure.
-  const parts = splitToFit(doc.text, TELEGRAM_TEXT_LIMIT, (start, end) => end - start);
+  const parts = withoutBlankParts(
+    doc.text,
+    splitToFit(doc.text, TELEGRAM_TEXT_LIMIT, (start, end) => end - start),
+  );
   const messages: TelegramMessage[] = parts.map(({ start, end }) => ({
     html: htmlOf(doc, start, end, TELEGRAM_HTML),
   }));
   const last = messages.at(-1);
-  if (last && reply.options.length > 0) {
+  if (last && reply.options.length > LABELLED_ROWS_LIMIT) {
+    last.keyboard = pagedKeyboard(offerIdOf(reply), reply.options.length, 0);
+  } else if (last && reply.options.length > 0) {
     last.keyboard = reply.options.map((option, i) => [button(option, i + 1)]);
   }
   return messages;
@@ -79,6 +82,11 @@ export function telegramTextLength(html: string): number {
           ? NAMED_ENTITIES[name.toLowerCase()]!
           : String.fromCodePoint(hex !== undefined ? parseInt(hex, 16) : Number(dec)),
     ).length;
+}
+
+/** The offer the options belong to; option tokens start with its id (`<offer id>.<n>`). */
+function offerIdOf(reply: Reply): string {
+  return reply.offerId ?? reply.options[0]!.token.split(".")[0]!;
 }
 
 function fitsButton(label: string): boolean {

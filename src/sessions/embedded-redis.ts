@@ -1,11 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import { RedisMissingError } from "../core/errors.js";
 
 /** A private `redis-server` child process, for the embedded default and for tests. */
 export interface EmbeddedRedis {
+  /** The url to connect with, password included: a secret. */
   url: string;
   port: number;
   stop(): Promise<void>;
@@ -35,8 +38,21 @@ export function assertRedisServerInstalled(): void {
 }
 
 /**
- * Starts `redis-server` on a free loopback port with its data in `dir`; append-only
- * persistence is on unless `persist` is false, so a restart of the demo loses nothing.
+ * The embedded server's password, kept in `dir/password` (mode 0600, created on
+ * first use), so that other local users cannot reach the bot's Redis on loopback.
+ */
+export function embeddedRedisPassword(dir: string): string {
+  const file = join(dir, "password");
+  if (!existsSync(file)) writeFileSync(file, randomBytes(24).toString("hex") + "\n", { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return readFileSync(file, "utf8").trim();
+}
+
+/**
+ * Starts `redis-server` on a free loopback port with its data in `dir`, behind a
+ * random password kept in the folder; append-only persistence is on unless
+ * `persist` is false, so a restart of the demo loses nothing. The password goes
+ * in a config file (mode 0600), not on the command line that `ps` shows.
  */
 export async function startEmbeddedRedis(options: {
   dir: string;
@@ -46,9 +62,14 @@ export async function startEmbeddedRedis(options: {
   mkdirSync(options.dir, { recursive: true });
   const port = await freePort();
   const persist = options.persist ?? true;
+  const password = embeddedRedisPassword(options.dir);
+  const conf = join(options.dir, "redis.conf");
+  writeFileSync(conf, `requirepass ${password}\n`, { mode: 0o600 });
+  chmodSync(conf, 0o600);
   const child: ChildProcess = spawn(
     "redis-server",
     [
+      conf,
       "--port",
       String(port),
       "--bind",
@@ -70,7 +91,7 @@ export async function startEmbeddedRedis(options: {
   );
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const url = `redis://127.0.0.1:${port}`;
+  const url = `redis://:${password}@127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`redis-server exited at start: ${stderr.trim()}`);

@@ -1,7 +1,8 @@
 /**
  * Every Redis key roomgate uses, built in one place (bullmq's queue-keys). Per-room
  * keys carry the room in a `{hash tag}` so that one room's keys share a Redis
- * Cluster slot and can be changed together in one MULTI or Lua script.
+ * Cluster slot. The scheduler's scripts also touch their lane's keys and build room
+ * keys from the prefix, so the queue needs one Redis (not a Cluster).
  */
 export class Keys {
   constructor(readonly prefix: string) {}
@@ -30,14 +31,12 @@ export class Keys {
     return this.room(room, "lease");
   }
 
-  /** Outcome of one turn, kept so that a retried turn is delivered, not recomputed. */
-  outcome(room: string, eventId: string): string {
-    return this.room(room, `outcome:${eventId}`);
-  }
-
-  /** What was already sent for one turn: part key → platform message ref. */
-  ledger(room: string, eventId: string): string {
-    return this.room(room, `ledger:${eventId}`);
+  /**
+   * The record of the room's head turn while it is being delivered: its event id,
+   * outcome, parts sent or being sent, and since when it waits. Deleted once delivered.
+   */
+  turn(room: string): string {
+    return this.room(room, "turn");
   }
 
   /** Platform message ref → offer id, so a reaction on a sent message finds its offer. */
@@ -50,14 +49,24 @@ export class Keys {
     return this.room(room, `refused:${userId}`);
   }
 
+  /** A notice of one kind (flood, leaving) already given to one user or room, kept while it must not repeat. */
+  notice(room: string, kind: string, userId: string): string {
+    return this.room(room, `notice:${kind}:${userId}`);
+  }
+
+  /** Turns one person started in the current minute, for inbound flood control (not per room: per person). */
+  turnRate(platformUserId: string): string {
+    return `${this.prefix}:turn-rate:{${platformUserId}}`;
+  }
+
   /** The last handled platform timestamp in a room (Matrix history guard). */
   lastSeen(room: string): string {
     return this.room(room, "last-seen");
   }
 
-  /** Marks a platform event id as received in its room, so a redelivered event is not enqueued twice. */
-  dedupe(room: string, eventId: string): string {
-    return this.room(room, `dedupe:${eventId}`);
+  /** Platform event ids received in the room lately (zset by Redis ms), so a redelivered event is not enqueued twice. */
+  seen(room: string): string {
+    return this.room(room, "seen");
   }
 
   /** The room's stream of recent inbound events from allowed users, read by a running turn (cancel, elicitation answers). */
@@ -70,22 +79,29 @@ export class Keys {
     return this.room(room, `consumed:${eventId}`);
   }
 
-  /** Pattern matching every room inbox, for the sweeper that re-kicks forgotten rooms. */
-  get inboxPattern(): string {
-    return `${this.prefix}:{*}:inbox`;
+  /** A lane's rooms that have events and no holder, by the Redis ms they may run from. */
+  pending(lane: string): string {
+    return `${this.prefix}:lane:{${lane}}:pending`;
   }
 
-  /**
-   * Name of the bullmq queue of room kicks for one platform queue; a shell session
-   * gets its own, since only its own process can print to its terminal.
-   */
-  turnQueue(lane: string): string {
-    return `turns-${lane}`;
+  /** A lane's held rooms, by the Redis ms their lease expires (how a dead worker's rooms are found). */
+  running(lane: string): string {
+    return `${this.prefix}:lane:{${lane}}:running`;
   }
 
-  /** Prefix passed to bullmq so its keys live under ours. */
-  get bullPrefix(): string {
-    return `${this.prefix}:bull`;
+  /** A lane's wake-up list: idle workers block on it until a room becomes pending. */
+  wake(lane: string): string {
+    return `${this.prefix}:lane:{${lane}}:wake`;
+  }
+
+  /** Turns that could not be delivered by their deadline: id → record JSON. */
+  get deadLetters(): string {
+    return `${this.prefix}:dead-letters`;
+  }
+
+  /** The dead letters' ids by the Redis ms they were recorded. */
+  get deadLetterIndex(): string {
+    return `${this.prefix}:dead-letters:index`;
   }
 
   /**

@@ -1,12 +1,8 @@
 import type { Redis } from "ioredis";
-import type { DeliveryLedger } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
 import { TurnOutcomeSchema, type TurnOutcome } from "../core/reply.js";
 import type { Keys } from "./keys.js";
 import { HistoryEntrySchema, SessionSchema, newSession, type HistoryEntry, type Session } from "./session.js";
-
-/** How long a turn's outcome and delivery ledger are kept, to make a retried turn idempotent. */
-const TURN_RECORD_SECONDS = 24 * 3600;
 
 /** Everything one turn changes in a room, written at once. */
 export interface TurnCommit {
@@ -17,30 +13,51 @@ export interface TurnCommit {
   resetHistory?: boolean;
 }
 
+/** A turn's commit as the scheduler's scripts apply it (src/queue/lua/fence.lua `apply_writes`). */
+export interface CommitRecord {
+  session: string;
+  idleSeconds: number;
+  append: string[];
+  historyCap: number;
+  reset: boolean;
+  outcome: string;
+  eventId: string;
+  turnMs: number;
+}
+
 /**
- * The per-room session state in Redis (DESIGN §7): read and parse, then commit a
- * whole turn in one MULTI so a crash leaves either the old state or the new one.
+ * The per-room session state in Redis (DESIGN §7). Workers read it with the room's
+ * claim and write it with the turn's fenced step (src/queue); this class parses
+ * what was read and builds what is written, so the record's shape lives here.
  */
 export class RedisSessionStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
-    private readonly options: { idleSeconds: number; historyTurns: number },
+    private readonly options: { idleSeconds: number; historyTurns: number; turnRecordMs?: number },
     private readonly log: Logger,
   ) {}
 
-  /** The room's session (a new one if none or expired) and its recent history. */
+  /** The room's session and recent history in one round trip (tests and tools; workers get them with the claim). */
   async load(room: string, namespace: string): Promise<{ session: Session; history: HistoryEntry[] }> {
     const [[, raw], [, rawHistory]] = (await this.redis
       .multi()
       .get(this.keys.session(room))
       .lrange(this.keys.history(room), 0, -1)
       .exec()) as [[null, string | null], [null, string[]]];
+    return this.parse(room, namespace, raw, rawHistory);
+  }
+
+  /** Parses a session and history as read from Redis; a new session if none, unreadable, or of another namespace. */
+  parse(
+    room: string,
+    namespace: string,
+    raw: string | null,
+    rawHistory: string[],
+  ): { session: Session; history: HistoryEntry[] } {
     let session = raw ? this.parseSession(room, raw) : undefined;
-    if (session && session.namespace !== namespace) {
-      // The binding changed: the old conversation belonged to another agent.
-      session = undefined;
-    }
+    // The binding changed: the old conversation belonged to another agent.
+    if (session && session.namespace !== namespace) session = undefined;
     const history = session
       ? rawHistory.flatMap((line) => {
           const parsed = HistoryEntrySchema.safeParse(safeJson(line));
@@ -50,61 +67,57 @@ export class RedisSessionStore {
     return { session: session ?? newSession(namespace), history };
   }
 
-  /** Writes the turn's session, history and outcome together, refreshing the idle expiry. */
+  /** The room's capped history, read only for namespaces whose tools take it. */
+  async history(room: string): Promise<string[]> {
+    return this.redis.lrange(this.keys.history(room), 0, -1);
+  }
+
+  /** The commit of one turn, in the shape the fenced scripts write. */
+  record(eventId: string, commit: TurnCommit): CommitRecord {
+    return {
+      session: JSON.stringify(commit.session),
+      idleSeconds: this.options.idleSeconds,
+      append: commit.append.map((e) => JSON.stringify(e)),
+      historyCap: this.options.historyTurns * 2,
+      reset: commit.resetHistory ?? false,
+      outcome: JSON.stringify(commit.outcome),
+      eventId,
+      turnMs: this.options.turnRecordMs ?? 2 * 3600_000,
+    };
+  }
+
+  /** Writes a turn's session, history and outcome together (outside a worker: tests and tools). */
   async commit(room: string, eventId: string, commit: TurnCommit): Promise<void> {
-    const { idleSeconds, historyTurns } = this.options;
+    const c = this.record(eventId, commit);
     const multi = this.redis.multi();
-    multi.set(this.keys.session(room), JSON.stringify(commit.session), "EX", idleSeconds);
-    const history = this.keys.history(room);
-    if (commit.resetHistory) multi.del(history, this.keys.offerRefs(room));
-    if (commit.append.length > 0) {
-      multi.rpush(history, ...commit.append.map((e) => JSON.stringify(e)));
-      multi.ltrim(history, -historyTurns * 2, -1);
+    if (c.reset) multi.del(this.keys.history(room), this.keys.offerRefs(room));
+    multi.set(this.keys.session(room), c.session, "EX", c.idleSeconds);
+    if (c.append.length > 0) {
+      multi.rpush(this.keys.history(room), ...c.append);
+      multi.ltrim(this.keys.history(room), -c.historyCap, -1);
     }
-    multi.expire(history, idleSeconds);
-    multi.expire(this.keys.offerRefs(room), idleSeconds);
-    multi.set(this.keys.outcome(room, eventId), JSON.stringify(commit.outcome), "EX", TURN_RECORD_SECONDS);
+    multi.expire(this.keys.history(room), c.idleSeconds);
+    multi.hset(this.keys.turn(room), "id", eventId, "outcome", c.outcome);
+    multi.pexpire(this.keys.turn(room), c.turnMs);
     await multi.exec();
   }
 
-  /** The outcome already computed for a turn, when the turn is being retried. */
+  /** The outcome recorded for the room's head turn, when it is `eventId`'s. */
   async outcome(room: string, eventId: string): Promise<TurnOutcome | null> {
-    const raw = await this.redis.get(this.keys.outcome(room, eventId));
+    const [id, raw] = await this.redis.hmget(this.keys.turn(room), "id", "outcome");
+    return id === eventId ? this.parseOutcome(raw) : null;
+  }
+
+  /** Parses a stored outcome; null when missing or unreadable (the turn is computed again). */
+  parseOutcome(raw: string | null | undefined): TurnOutcome | null {
     if (!raw) return null;
     const parsed = TurnOutcomeSchema.safeParse(safeJson(raw));
     return parsed.success ? parsed.data : null;
   }
 
-  /** Records which platform messages carry an offer, so reactions and edits can find it. */
-  async linkOffer(room: string, offerId: string, messageRefs: string[]): Promise<void> {
-    if (messageRefs.length === 0) return;
-    const raw = await this.redis.get(this.keys.session(room));
-    const session = raw ? this.parseSession(room, raw) : undefined;
-    const multi = this.redis.multi();
-    if (session) {
-      const offer = session.offers.find((o) => o.id === offerId);
-      if (offer) offer.messageRefs = [...new Set([...offer.messageRefs, ...messageRefs])];
-      multi.set(this.keys.session(room), JSON.stringify(session), "KEEPTTL");
-    }
-    for (const ref of messageRefs) multi.hset(this.keys.offerRefs(room), ref, offerId);
-    multi.expire(this.keys.offerRefs(room), this.options.idleSeconds);
-    await multi.exec();
-  }
-
   /** The offer id a platform message carries, if any. */
   async offerByRef(room: string, messageRef: string): Promise<string | null> {
     return this.redis.hget(this.keys.offerRefs(room), messageRef);
-  }
-
-  /** The delivery ledger of one turn. */
-  ledger(room: string, eventId: string): DeliveryLedger {
-    const key = this.keys.ledger(room, eventId);
-    return {
-      get: (part) => this.redis.hget(key, part),
-      set: async (part, ref) => {
-        await this.redis.multi().hset(key, part, ref).expire(key, TURN_RECORD_SECONDS).exec();
-      },
-    };
   }
 
   private parseSession(room: string, raw: string): Session | undefined {
@@ -118,7 +131,8 @@ export class RedisSessionStore {
   }
 }
 
-function safeJson(text: string): unknown {
+/** JSON.parse that yields undefined instead of throwing, for values read from Redis. */
+export function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import type { PlatformSender, Receiver } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
@@ -8,7 +10,10 @@ import { shellRoom } from "../core/room.js";
 import { renderPlain } from "../render/plain.js";
 import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
 import { laneOf } from "../queue/lanes.js";
+import { saveAttachments } from "./shell-media.js";
 import { writeProgress } from "./shell-progress.js";
+import { startStatusLine } from "./status-line.js";
+import { visibleControls } from "./visible-controls.js";
 
 /** Options of a terminal room. */
 export interface ShellOptions {
@@ -20,6 +25,8 @@ export interface ShellOptions {
   /** Interactive (prompt, keep reading) or scripted (one message per line, exit at end of input). */
   interactive: boolean;
   user?: string;
+  /** Where files a reply carries (images, documents) are saved; default: a folder in the OS temp dir. */
+  filesDir?: string;
 }
 
 /**
@@ -46,6 +53,13 @@ export class ShellRoom implements Receiver, PlatformSender {
   ) {
     this.room = shellRoom(options.name);
     this.finished = new Promise((resolve) => (this.ended = resolve));
+  }
+
+  /** The folder this room saves reply attachments in. */
+  get filesDir(): string {
+    return (
+      this.options.filesDir ?? join(tmpdir(), "roomgate-files", this.options.name.replace(/[^\w.-]+/g, "_"))
+    );
   }
 
   /** The queue lane of this room: only this process can print to this terminal. */
@@ -109,14 +123,18 @@ export class ShellRoom implements Receiver, PlatformSender {
   async deliver(event: InboundEvent, outcome: TurnOutcome): Promise<string[]> {
     const { output } = this.options;
     const refs: string[] = [];
-    if (outcome.chosen) output.write(`→ ${outcome.chosen.label}\n`);
+    // Namespace text is never interpreted by the terminal: control characters are shown as escapes.
+    if (outcome.chosen) output.write(`→ ${visibleControls(outcome.chosen.label)}\n`);
     if (outcome.reply) {
       for (const [i, part] of renderPlain(outcome.reply).entries()) {
-        output.write(`${part}\n\n`);
+        output.write(`${visibleControls(part)}\n\n`);
         refs.push(`${event.eventId}:${i}`);
       }
+      for (const line of saveAttachments(this.filesDir, event.eventId, outcome.reply.attachments ?? [])) {
+        output.write(`${line}\n\n`);
+      }
     } else if (outcome.toast) {
-      output.write(`${outcome.toast}\n\n`);
+      output.write(`${visibleControls(outcome.toast)}\n\n`);
     }
     this.pending.delete(event.eventId);
     if (this.options.interactive && !this.inputDone) this.readline?.prompt();
@@ -124,8 +142,12 @@ export class ShellRoom implements Receiver, PlatformSender {
     return refs;
   }
 
+  /** A spinner on the terminal while the turn runs (only on a TTY, so piped output stays clean). */
   working(): () => void {
-    return () => undefined;
+    return startStatusLine(
+      this.options.output as NodeJS.WritableStream & { isTTY?: boolean },
+      `asking "${this.options.namespace}"…`,
+    );
   }
 
   async progress(_event: InboundEvent, update: ProgressUpdate): Promise<void> {

@@ -2,6 +2,8 @@ import type { Api } from "grammy";
 import type { Document } from "grammy/types";
 import type { InboundFile } from "../core/event.js";
 import type { Logger } from "../core/log.js";
+import { readCapped, TooLargeError } from "../edge/capped-read.js";
+import { edgeTexts } from "../edge/edge-texts.js";
 import { loggableError } from "./loggable-error.js";
 
 const TEXT_MIMES = new Set(["text/plain", "text/markdown", "text/x-markdown", "text/csv"]);
@@ -11,7 +13,9 @@ const ACCEPTED = "Only text files (Markdown, plain text or CSV) are accepted.";
 /**
  * Turns a Telegram document into an inbound file: text files within the size cap are
  * downloaded through getFile and decoded as UTF-8; anything else carries the reason
- * it was not taken, so the person gets a clear message instead of silence.
+ * it was not taken, so the person gets a clear message instead of silence. The size is
+ * checked from the message, then from getFile's `file_size`, then while reading (never
+ * more than the cap is read), and the whole read is bounded by a timeout.
  */
 export class DocumentReader {
   constructor(
@@ -20,6 +24,7 @@ export class DocumentReader {
     private readonly fileRoot: string,
     private readonly maxBytes: number,
     private readonly log: Logger,
+    private readonly timeoutMs = 20_000,
   ) {}
 
   /** Reads one document, never throwing: a failure becomes `rejected`. */
@@ -33,14 +38,16 @@ export class DocumentReader {
     }
     if (size > this.maxBytes) return { ...base, rejected: this.tooLarge(name, size) };
     let bytes: Uint8Array;
+    const signal = AbortSignal.timeout(this.timeoutMs);
     try {
-      bytes = await this.download(doc.file_id);
+      bytes = await this.download(doc.file_id, signal);
     } catch (err) {
+      if (err instanceof TooLargeError) {
+        return { ...base, size: err.bytesRead, rejected: this.tooLarge(name, err.bytesRead) };
+      }
+      if (signal.aborted) return { ...base, rejected: edgeTexts.fileTimeout(name) };
       this.log.warn({ err: loggableError(err), file: name }, "telegram: could not download a document");
       return { ...base, rejected: `"${name}" could not be downloaded from Telegram; please send it again.` };
-    }
-    if (bytes.byteLength > this.maxBytes) {
-      return { ...base, size: bytes.byteLength, rejected: this.tooLarge(name, bytes.byteLength) };
     }
     try {
       const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
@@ -51,14 +58,17 @@ export class DocumentReader {
   }
 
   private tooLarge(name: string, size: number): string {
-    return `"${name}" is too large (${size} bytes); the limit is ${this.maxBytes} bytes.`;
+    return edgeTexts.fileTooLarge(name, size, this.maxBytes);
   }
 
-  private async download(fileId: string): Promise<Uint8Array> {
-    const file = await this.api.getFile(fileId);
+  private async download(fileId: string, signal: AbortSignal): Promise<Uint8Array> {
+    // grammY types its signal with the abort-controller package; the platform's is the same at run time.
+    const file = await this.api.getFile(fileId, signal as unknown as Parameters<Api["getFile"]>[1]);
+    if (file.file_size !== undefined && file.file_size > this.maxBytes)
+      throw new TooLargeError(file.file_size);
     if (file.file_path === undefined) throw new Error("getFile returned no file_path");
-    const res = await fetch(`${this.fileRoot}/${file.file_path}`);
+    const res = await fetch(`${this.fileRoot}/${file.file_path}`, { signal });
     if (!res.ok) throw new Error(`file download answered HTTP ${res.status}`);
-    return new Uint8Array(await res.arrayBuffer());
+    return readCapped(res.body, this.maxBytes);
   }
 }

@@ -1,6 +1,7 @@
 import { autoRetry } from "@grammyjs/auto-retry";
 import { Bot, HttpError, type Transformer } from "grammy";
 import { registerSecret } from "../core/log.js";
+import { isLimitedMethod } from "./send-limits.js";
 import { TelegramTokenError } from "./telegram-errors.js";
 
 /** How long a rate-limited or failing call is retried before the error reaches the caller. */
@@ -22,8 +23,9 @@ export function botIdFromToken(token: string): number {
  * Creates the grammY bot for one token, pointed at the configured Bot API root:
  * auto-retry waits out 429 `retry_after` and retries 5xx with backoff; network
  * failures are retried a bounded number of times, so that an unreachable API ends
- * in a clear error (a failed turn the worker retries, a failed start) rather than
- * an endless silent wait.
+ * in a clear error (a failed start) rather than an endless silent wait. Methods
+ * that post or edit messages are left to the send limits (`installSendLimits`),
+ * which reserve a slot for every attempt: a retry in here would bypass them.
  */
 export function createTelegramBot(token: string, apiRoot?: string): Bot {
   registerSecret(token);
@@ -32,7 +34,10 @@ export function createTelegramBot(token: string, apiRoot?: string): Bot {
   });
   // Transformers installed later wrap earlier ones: auto-retry sees network errors only once these gave up.
   bot.api.config.use(retryNetworkErrors(NETWORK_RETRY.attempts, NETWORK_RETRY.firstWaitMs));
-  bot.api.config.use(autoRetry({ ...RETRY, rethrowHttpErrors: true }));
+  const retry = autoRetry({ ...RETRY, rethrowHttpErrors: true });
+  bot.api.config.use((prev, method, payload, signal) =>
+    isLimitedMethod(method) ? prev(method, payload, signal) : retry(prev, method, payload, signal),
+  );
   return bot;
 }
 
@@ -46,6 +51,7 @@ function retryNetworkErrors(attempts: number, firstWaitMs: number): Transformer 
         if (
           !(err instanceof HttpError) ||
           method === "getUpdates" ||
+          isLimitedMethod(method) ||
           signal?.aborted ||
           attempt >= attempts
         ) {

@@ -7,6 +7,7 @@ import type { SenderTiming } from "./telegram-sender.js";
 import { botIdFromToken, createTelegramBot } from "./telegram-bot.js";
 import { TelegramReceiver, type ReceivingBot } from "./telegram-receiver.js";
 import { TelegramSender } from "./telegram-sender.js";
+import { telegramSenderCheck } from "./sender-check.js";
 
 /**
  * Builds the Telegram platform for every configured bot (one grammY bot per token):
@@ -38,8 +39,9 @@ export function createTelegramPlatform(
     }
     const apis = new Map<number, Api>(bots.map(({ botId, bot }) => [botId, bot.api]));
     return {
-      sender: new TelegramSender(apis, deps.keys, deps.limiter, deps.log, tuning.sender),
+      sender: new TelegramSender(apis, deps.keys, deps.limiter, deps.log, tuning.sender, telegram.limits),
       receiver: new TelegramReceiver(bots, deps, tuning.polling),
+      senderCheck: telegramSenderCheck(telegram),
     };
   };
 }

@@ -29,13 +29,8 @@ export class TelegramProgress {
     private readonly everyMs = EDIT_EVERY_MS,
   ) {}
 
-  /** Shows one update; `acquire` waits for the shared send limits before a new message. */
-  async update(
-    api: Api,
-    origin: TelegramOrigin,
-    update: ProgressUpdate,
-    acquire: () => Promise<void>,
-  ): Promise<void> {
+  /** Shows one update: the first sends the status message, later ones edit it. */
+  async update(api: Api, origin: TelegramOrigin, update: ProgressUpdate): Promise<void> {
     let status = this.messages.get(update.key);
     if (!status) {
       status = {
@@ -45,7 +40,6 @@ export class TelegramProgress {
         flushing: Promise.resolve(),
       };
       this.messages.set(update.key, status);
-      await acquire();
       const sent = await api.sendMessage(origin.chatId, update.text, {
         link_preview_options: { is_disabled: true },
         ...(origin.topicId === undefined ? {} : { message_thread_id: origin.topicId }),

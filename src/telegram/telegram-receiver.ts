@@ -4,6 +4,7 @@ import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import type { RuntimeDeps } from "../runtime.js";
 import { registerCommands } from "./command-registry.js";
+import { FloodGate } from "../edge/flood-gate.js";
 import { DocumentReader } from "./document-reader.js";
 import { loggableError, safeCause } from "./loggable-error.js";
 import { PollingReceiver, type PollingOptions } from "./polling-receiver.js";
@@ -26,6 +27,7 @@ export interface ReceivingBot {
  */
 export class TelegramReceiver implements Receiver {
   private receivers: Receiver[] = [];
+  private intakes: UpdateIntake[] = [];
 
   constructor(
     private readonly bots: ReceivingBot[],
@@ -67,7 +69,9 @@ export class TelegramReceiver implements Receiver {
   /** Stops receiving; updates in hand are enqueued or left unconfirmed to arrive again. */
   async stop(): Promise<void> {
     await Promise.all(this.receivers.map((r) => r.stop()));
+    await Promise.all(this.intakes.map((i) => i.drain()));
     this.receivers = [];
+    this.intakes = [];
   }
 
   /** getMe once, bounded by the client's retries: grammY's own `init` would retry a network failure forever. */
@@ -90,8 +94,13 @@ export class TelegramReceiver implements Receiver {
       `${apiRoot}/file/bot${bot.token}`,
       config.limits.maxFileBytes,
       log,
+      config.limits.fileTimeoutMs,
     );
     const identity = { id: bot.botInfo.id, username: bot.botInfo.username, config: botConfig };
-    return new UpdateIntake(bot.api, identity, reader, this.deps.inbox, log);
+    const { inbox, redis, keys } = this.deps;
+    const flood = new FloodGate(redis, keys, config.limits);
+    const intake = new UpdateIntake(bot.api, identity, reader, { inbox, redis, keys, flood, log });
+    this.intakes.push(intake);
+    return intake;
   }
 }

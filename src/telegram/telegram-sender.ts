@@ -1,19 +1,30 @@
 import { GrammyError, type Api } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
 import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
+import { PermanentSendError } from "../core/delivery-errors.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
 import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
-import type { RateWindow, RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
 import { htmlToPlainText } from "./plain-text.js";
 import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
-import { TelegramOriginError, TelegramSendError, UnknownBotError } from "./telegram-errors.js";
+import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
 import { messageRef, parseMessageRef, TelegramOriginSchema, type TelegramOrigin } from "./telegram-origin.js";
-import { loggableError, safeCause } from "./loggable-error.js";
+import { loggableError } from "./loggable-error.js";
+import {
+  classifySendError,
+  DEFAULT_TELEGRAM_LIMITS,
+  inSendScope,
+  installSendLimits,
+  type TelegramLimits,
+} from "./send-limits.js";
+
+/** APIs that already carry the send limits, so two senders on one API do not reserve twice. */
+const limited = new WeakSet<Api>();
 
 /** Telegram shows at most this many characters in a callback query toast. */
 const TOAST_LIMIT = 200;
@@ -33,8 +44,9 @@ const TIMING: SenderTiming = { typingEveryMs: 4000, pressDeadlineMs: 8000 };
 
 /**
  * The Telegram half of delivery: answers button presses, marks a chosen offer, and
- * sends the rendered reply part by part through the shared rate limiter, each part
- * once per turn (the ledger), falling back to plain text if Telegram cannot parse it.
+ * sends the rendered reply part by part, each part once per turn (the ledger),
+ * falling back to plain text if Telegram cannot parse it. Every attempt of every
+ * send passes the send limits installed on the bot's API (src/telegram/send-limits.ts).
  */
 export class TelegramSender implements PlatformSender {
   readonly platform = "telegram" as const;
@@ -44,13 +56,19 @@ export class TelegramSender implements PlatformSender {
 
   constructor(
     private readonly apis: ReadonlyMap<number, Api>,
-    private readonly keys: Keys,
-    private readonly limiter: RedisRateLimiter,
+    keys: Keys,
+    limiter: RedisRateLimiter,
     private readonly log: Logger,
     timing: Partial<SenderTiming> = {},
+    limits: TelegramLimits = DEFAULT_TELEGRAM_LIMITS,
   ) {
     this.timing = { ...TIMING, ...timing };
     this.status = new TelegramProgress(log);
+    for (const [botId, api] of apis) {
+      if (limited.has(api)) continue;
+      limited.add(api);
+      installSendLimits(api, { botId, keys, limiter, limits, log });
+    }
   }
 
   /** Delivers one turn's outcome and returns the refs (`<chatId>:<messageId>`) of the reply's parts. */
@@ -72,7 +90,7 @@ export class TelegramSender implements PlatformSender {
         refs.push(sent);
         continue;
       }
-      const message = await this.sendPart(api, origin, part, i === 0, context.log);
+      const message = await this.sendPart(api, origin, part, i === 0, context, key);
       const ref = messageRef(message.chat.id, message.message_id);
       await context.ledger.set(key, ref);
       refs.push(ref);
@@ -119,9 +137,8 @@ export class TelegramSender implements PlatformSender {
   /** Shows a running call's progress in one status message, edited in place (telegram-progress.ts). */
   async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
     const origin = originOf(event);
-    await this.status.update(this.api(origin.botId), origin, update, () =>
-      this.limiter.acquire(this.windows(origin)),
-    );
+    // Sends and edits pass the API's send limits (installSendLimits) like every other call.
+    await this.status.update(this.api(origin.botId), origin, update);
   }
 
   private api(botId: number): Api {
@@ -154,11 +171,14 @@ export class TelegramSender implements PlatformSender {
     const markup: InlineKeyboardMarkup = {
       inline_keyboard: [[{ text: `✅ ${chosen.label}`, callback_data: CHOSEN_BUTTON_DATA }]],
     };
-    await this.limiter.acquire(this.windows(origin));
     try {
-      await api.editMessageReplyMarkup(target.chatId, target.messageId, { reply_markup: markup });
+      await inSendScope(context.gate, "chosen", () =>
+        api.editMessageReplyMarkup(target.chatId, target.messageId, { reply_markup: markup }),
+      );
     } catch (err) {
-      // Cosmetic: the engine already refuses a second use, so a failed edit must not fail the turn.
+      const why = classifySendError("editMessageReplyMarkup", err);
+      // A wait or a lost lease stops the turn; a refused edit is cosmetic (a second use is refused anyway).
+      if (!(why instanceof PermanentSendError)) throw why;
       const notModified = err instanceof GrammyError && err.description.includes("message is not modified");
       if (!notModified)
         context.log.warn(
@@ -174,7 +194,8 @@ export class TelegramSender implements PlatformSender {
     origin: TelegramOrigin,
     part: TelegramMessage,
     first: boolean,
-    log: Logger,
+    context: DeliveryContext,
+    key: string,
   ): Promise<Message.TextMessage> {
     const other = {
       link_preview_options: { is_disabled: true },
@@ -192,37 +213,26 @@ export class TelegramSender implements PlatformSender {
           }
         : {}),
     };
-    await this.limiter.acquire(this.windows(origin));
     try {
-      return await api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" });
+      return await inSendScope(context.gate, key, () =>
+        api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" }),
+      );
     } catch (err) {
       if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
-        throw new TelegramSendError("sendMessage", loggableError(err).message, { cause: safeCause(err) });
+        throw classifySendError("sendMessage", err);
       }
-      log.warn(
+      context.log.warn(
         { err: err.description, chatId: origin.chatId },
         "telegram: markup refused; sending as plain text",
       );
     }
-    await this.limiter.acquire(this.windows(origin));
     try {
-      return await api.sendMessage(origin.chatId, htmlToPlainText(part.html), other);
+      return await inSendScope(context.gate, key, () =>
+        api.sendMessage(origin.chatId, htmlToPlainText(part.html), other),
+      );
     } catch (err) {
-      throw new TelegramSendError("sendMessage", loggableError(err).message, { cause: safeCause(err) });
+      throw classifySendError("sendMessage", err);
     }
-  }
-
-  /** Telegram's limits, shared by every process through Redis: per bot, per chat, per group. */
-  private windows(origin: TelegramOrigin): RateWindow[] {
-    const group = `tg:${origin.botId}`;
-    const windows: RateWindow[] = [
-      { key: this.keys.rate(group, "bot"), max: 30, windowMs: 1000 },
-      { key: this.keys.rate(group, `chat:${origin.chatId}`), max: 1, windowMs: 1000 },
-    ];
-    if (origin.chatType === "group" || origin.chatType === "supergroup") {
-      windows.push({ key: this.keys.rate(group, `group:${origin.chatId}`), max: 20, windowMs: 60_000 });
-    }
-    return windows;
   }
 }
 

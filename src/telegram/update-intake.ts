@@ -1,10 +1,18 @@
 import type { Api } from "grammy";
 import type { Update } from "grammy/types";
+import type { Redis } from "ioredis";
 import type { Inbox } from "../core/adapter.js";
+import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
+import { telegramRoom } from "../core/room.js";
+import { edgeTexts } from "../edge/edge-texts.js";
+import type { FloodGate } from "../edge/flood-gate.js";
+import { claimNotice } from "../edge/notice-once.js";
+import { NOOP_DATA, pagedKeyboard, parsePageData } from "../render/telegram-keyboard.js";
+import type { Keys } from "../sessions/keys.js";
 import type { DocumentReader } from "./document-reader.js";
-import { normalizeUpdate, type BotIdentity } from "./update-normalizer.js";
 import { loggableError } from "./loggable-error.js";
+import { edgeOf, normalizeUpdate, type BotIdentity } from "./update-normalizer.js";
 
 /**
  * Callback data of the single button left on an offer once an option was chosen: a
@@ -12,54 +20,166 @@ import { loggableError } from "./loggable-error.js";
  */
 export const CHOSEN_BUTTON_DATA = "rg:chosen";
 
+/** What the intake needs besides the bot: Redis for the edge's notices and limits. */
+export interface IntakeDeps {
+  inbox: Inbox;
+  redis: Redis;
+  keys: Keys;
+  flood: FloodGate;
+  log: Logger;
+}
+
 /**
- * Where both receivers hand updates: normalises one update and enqueues it. It
- * throws when the inbox cannot take the event, so that the update is not confirmed
- * and arrives again.
+ * Where both receivers hand updates. The edge comes first and does no I/O but Redis
+ * notice keys: a stranger gets at most one refusal an hour and nothing is downloaded,
+ * queued or stored for them; an unbound group is left with one notice; page turns of a
+ * large keyboard are answered here; a flood gets one notice and is not queued. Then the
+ * update is normalised and enqueued; a document is read off this path (the sequential
+ * intake never waits for a download) and enqueued when read. It throws when the inbox
+ * cannot take an event, so that the update is not confirmed and arrives again.
  */
 export class UpdateIntake {
+  /** Document reads in flight, one chain per chat so that a chat's files keep their order. */
+  private readonly reads = new Map<number, Promise<void>>();
+
   constructor(
     private readonly api: Api,
     readonly identity: BotIdentity,
     private readonly reader: DocumentReader,
-    private readonly inbox: Inbox,
-    private readonly log: Logger,
+    private readonly deps: IntakeDeps,
   ) {}
 
-  /** Takes one update: enqueued, answered on the spot (a no-op button), or ignored. */
+  /** Takes one update: enqueued, answered on the spot, refused, or ignored. */
   async receive(update: Update): Promise<void> {
+    if (update.my_chat_member) return this.membership(update.my_chat_member);
     const press = update.callback_query;
-    if (press && (press.data === CHOSEN_BUTTON_DATA || !press.message)) {
-      await this.api.answerCallbackQuery(press.id).catch((err: unknown) => {
-        this.log.debug({ err: loggableError(err) }, "telegram: could not answer a no-op button press");
-      });
+    if (press && (press.data === CHOSEN_BUTTON_DATA || press.data === NOOP_DATA || !press.message)) {
+      return this.answer(press.id);
+    }
+    const edge = edgeOf(update, this.identity);
+    if (edge === null) return;
+    const { chat, from } = edge;
+    const room = telegramRoom(this.identity.id, chat.id);
+    if (chat.type !== "private" && !this.identity.config.groups.some((g) => g.chat === chat.id)) {
+      return this.leave(chat.id, chat.type);
+    }
+    if (!edge.allowed) return this.refuse(update, room, chat.id, from.id);
+    const page = press?.data === undefined ? null : parsePageData(press.data);
+    if (press && page) return this.turnPage(press, page);
+    const flood = await this.deps.flood.check(room, `tg:${from.id}`);
+    if (!flood.admit) {
+      if (press) return this.answer(press.id, flood.notice);
+      if (flood.notice) await this.say(chat.id, flood.notice);
       return;
     }
-    let event;
+    if (update.message?.document) {
+      this.readLater(update, chat.id);
+      return;
+    }
+    await this.enqueue(update);
+  }
+
+  /** Waits for the document reads in flight, so a stop does not lose one half-read. */
+  async drain(): Promise<void> {
+    await Promise.all(this.reads.values());
+  }
+
+  private async enqueue(update: Update): Promise<void> {
+    let event: InboundEvent | null;
     try {
       event = await normalizeUpdate(update, this.identity, (doc) => this.reader.read(doc));
     } catch (err) {
       // A malformed update would otherwise stall the bot: it is logged and skipped.
-      this.log.error(
+      this.deps.log.error(
         { err: loggableError(err), updateId: update.update_id },
         "telegram: could not read an update; skipped",
       );
       return;
     }
     if (event === null) return;
-    if (!event.sender.allowed) {
-      // How an operator learns the ids to allow: the log names them.
-      this.log.info(
-        {
-          botId: this.identity.id,
-          chatId: event.origin.chatId,
-          userId: event.origin.userId,
-          room: event.room,
-        },
-        "telegram: sender not on this bot's allowlist; they get a refusal",
-      );
+    const fresh = await this.deps.inbox.enqueue(event);
+    this.deps.log.debug({ eventId: event.eventId, room: event.room, fresh }, "telegram: update enqueued");
+  }
+
+  private readLater(update: Update, chatId: number): void {
+    const previous = this.reads.get(chatId) ?? Promise.resolve();
+    const next = previous
+      .then(() => this.enqueue(update))
+      .catch((err: unknown) =>
+        this.deps.log.error(
+          { err: loggableError(err), updateId: update.update_id },
+          "telegram: a document could not be queued",
+        ),
+      )
+      .finally(() => {
+        if (this.reads.get(chatId) === next) this.reads.delete(chatId);
+      });
+    this.reads.set(chatId, next);
+  }
+
+  /** A stranger: one refusal an hour (a toast for a press), and nothing else. */
+  private async refuse(update: Update, room: string, chatId: number, userId: number): Promise<void> {
+    // How an operator learns the ids to allow: the log names them.
+    this.deps.log.info(
+      { botId: this.identity.id, chatId, userId, room },
+      "telegram: sender not on this bot's allowlist; refused",
+    );
+    const press = update.callback_query;
+    if (press) return this.answer(press.id, edgeTexts.refusalToast);
+    if (await claimNotice(this.deps.redis, this.deps.keys.refused(room, `tg:${userId}`))) {
+      await this.say(chatId, edgeTexts.refusal);
     }
-    const fresh = await this.inbox.enqueue(event);
-    this.log.debug({ eventId: event.eventId, room: event.room, fresh }, "telegram: update enqueued");
+  }
+
+  /** The bot was added to a chat: a group no binding names is left, with one notice. */
+  private async membership(change: NonNullable<Update["my_chat_member"]>): Promise<void> {
+    const { chat, new_chat_member: member } = change;
+    if (chat.type === "private" || (member.status !== "member" && member.status !== "administrator")) return;
+    if (this.identity.config.groups.some((g) => g.chat === chat.id)) return;
+    await this.leave(chat.id, chat.type);
+  }
+
+  private async leave(chatId: number, type: string): Promise<void> {
+    const room = telegramRoom(this.identity.id, chatId);
+    this.deps.log.warn({ botId: this.identity.id, chatId }, "telegram: in a chat no binding names; leaving");
+    if (
+      type !== "channel" &&
+      (await claimNotice(this.deps.redis, this.deps.keys.notice(room, "leaving", "bot")))
+    ) {
+      await this.say(chatId, edgeTexts.leaving);
+    }
+    await this.api.leaveChat(chatId).catch((err: unknown) => {
+      this.deps.log.warn({ err: loggableError(err), chatId }, "telegram: could not leave a chat");
+    });
+  }
+
+  /** ◀ ▶ on a paged keyboard: the page is rebuilt from the button's data and edited in place. */
+  private async turnPage(
+    press: NonNullable<Update["callback_query"]>,
+    page: NonNullable<ReturnType<typeof parsePageData>>,
+  ): Promise<void> {
+    await this.answer(press.id);
+    const message = press.message!;
+    const inline_keyboard = pagedKeyboard(page.offerId, page.total, page.page).map((row) =>
+      row.map(({ text, data }) => ({ text, callback_data: data })),
+    );
+    await this.api
+      .editMessageReplyMarkup(message.chat.id, message.message_id, { reply_markup: { inline_keyboard } })
+      .catch((err: unknown) =>
+        this.deps.log.debug({ err: loggableError(err) }, "telegram: could not turn a keyboard page"),
+      );
+  }
+
+  private async answer(id: string, text?: string): Promise<void> {
+    await this.api.answerCallbackQuery(id, text === undefined ? {} : { text }).catch((err: unknown) => {
+      this.deps.log.debug({ err: loggableError(err) }, "telegram: could not answer a button press");
+    });
+  }
+
+  /** One line from the edge, sent directly: it touches no session and no queue. */
+  private async say(chatId: number, text: string): Promise<void> {
+    await this.api.sendMessage(chatId, text).catch((err: unknown) => {
+      this.deps.log.warn({ err: loggableError(err), chatId }, "telegram: could not send an edge notice");
+    });
   }
 }

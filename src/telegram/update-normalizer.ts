@@ -2,7 +2,7 @@ import type { Chat, Message, MessageEntity, Update, User } from "grammy/types";
 import type { InboundEvent, InboundFile, Sender } from "../core/event.js";
 import { telegramRoom } from "../core/room.js";
 import { isAllowed, type TelegramBotConfig } from "./telegram-access.js";
-import type { TelegramOrigin } from "./telegram-origin.js";
+import { messageRef, type TelegramOrigin } from "./telegram-origin.js";
 
 /** What the normaliser knows about the bot an update arrived at. */
 export interface BotIdentity {
@@ -42,13 +42,13 @@ export async function normalizeUpdate(
   if (!msg?.from || msg.from.is_bot) return null;
   const isPrivate = msg.chat.type === "private";
   if (!isPrivate && !isAddressed(msg, bot)) return null;
-  const common = envelope(update, bot, msg.chat, msg.from, msg, now);
+  const common = { ...envelope(update, bot, msg.chat, msg.from, msg, now), ...replyTarget(msg, bot) };
   if (msg.document) return { ...common, kind: "file", file: await readDocument(msg.document) };
   const media = OTHER_MEDIA.find(([field]) => msg[field] !== undefined);
   if (media) return { ...common, kind: "file", file: refusedMedia(msg, media[0], media[1]) };
   if (msg.text === undefined) return null;
   const text = cleanText(msg.text, msg.entities ?? [], bot);
-  if (text === "") return null;
+  if (text.trim() === "") return null;
   return { ...common, kind: "message", text };
 }
 
@@ -98,6 +98,38 @@ function envelope(
   };
 }
 
+/**
+ * Who an update is from and where, read without any I/O, so the adapter can refuse a
+ * stranger before it downloads, queues or stores anything. Null when the update is not
+ * for the bot (another bot, a group message not addressed to it, an unread kind).
+ */
+export function edgeOf(
+  update: Update,
+  bot: BotIdentity,
+): { chat: Chat; from: User; press?: NonNullable<Update["callback_query"]>; allowed: boolean } | null {
+  const press = update.callback_query;
+  if (press) {
+    if (!press.message) return null;
+    return {
+      chat: press.message.chat,
+      from: press.from,
+      press,
+      allowed: isAllowed(bot.config, press.message.chat, press.from.id),
+    };
+  }
+  const msg = update.message;
+  if (!msg?.from || msg.from.is_bot) return null;
+  if (msg.chat.type !== "private" && !isAddressed(msg, bot)) return null;
+  return { chat: msg.chat, from: msg.from, allowed: isAllowed(bot.config, msg.chat, msg.from.id) };
+}
+
+/** The bot message a message replies to, as a message ref, so a reply chooses from that offer. */
+function replyTarget(msg: Message, bot: BotIdentity): { replyTo?: string } {
+  const replied = msg.reply_to_message;
+  if (!replied || replied.from?.id !== bot.id || replied.forum_topic_created !== undefined) return {};
+  return { replyTo: messageRef(msg.chat.id, replied.message_id) };
+}
+
 /** A group message is for the bot when it is a command, mentions the bot, or replies to it. */
 function isAddressed(msg: Message, bot: BotIdentity): boolean {
   const text = msg.text ?? msg.caption ?? "";
@@ -117,9 +149,14 @@ function isAddressed(msg: Message, bot: BotIdentity): boolean {
   });
 }
 
-/** Removes the bot's own name: `/cmd@bot` becomes `/cmd`, a leading or inline `@bot` goes. */
+/**
+ * Removes the bot's own name: `/cmd@bot` becomes `/cmd`, a leading or inline `@bot` goes,
+ * with the separator left at the start by a leading mention. Nothing else is changed: the
+ * person's text reaches the namespace as they sent it.
+ */
 function cleanText(text: string, entities: MessageEntity[], bot: BotIdentity): string {
   let out = text;
+  let leadingMention = false;
   // Right to left, so that earlier offsets stay valid (they are UTF-16, like JS strings).
   for (const e of [...entities].sort((a, b) => b.offset - a.offset)) {
     const part = slice(text, e);
@@ -127,9 +164,10 @@ function cleanText(text: string, entities: MessageEntity[], bot: BotIdentity): s
       out = part.split("@")[0] + out.slice(e.length);
     } else if (e.type === "mention" && sameName(part.slice(1), bot.username)) {
       out = out.slice(0, e.offset) + out.slice(e.offset + e.length).replace(/^ /, "");
+      if (text.slice(0, e.offset).trim() === "") leadingMention = true;
     }
   }
-  return out.replace(/^[\s,:]+/, "").trim();
+  return leadingMention ? out.replace(/^[\s,:]+/, "") : out;
 }
 
 function refusedMedia(msg: Message, field: string, what: string): InboundFile {

@@ -2,6 +2,8 @@ import { mkdtempSync, openSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { AnswerSchema } from "../../src/core/answer.js";
+import { MalformedAnswerError } from "../../src/core/errors.js";
 import { createLogger, registerSecret } from "../../src/core/log.js";
 
 describe("the JSON logger", () => {
@@ -23,5 +25,30 @@ describe("the JSON logger", () => {
     expect(text).not.toContain("abcdefghijk");
     expect(text).toContain("[secret]");
     for (const line of text.trim().split("\n")) expect(() => JSON.parse(line)).not.toThrow();
+  });
+});
+
+describe("logged errors", () => {
+  it("keep their cause chain and a validation error's issues, with secrets still masked", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "roomgate-log-")), "log.jsonl");
+    const log = createLogger({ destination: openSync(file, "a") });
+    const token = "987654:AAE-another-secret-token";
+    registerSecret(token);
+    const invalid = AnswerSchema.safeParse({ ok: true, answer: 7, items: [], options: [] });
+    const err = new MalformedAnswerError("adv", "adv.ask", "abcd1234", invalid.error);
+    log.error({ err }, "malformed");
+    log.warn({ err: new Error("outer", { cause: new Error(`inner with ${token}`) }) }, "chained");
+    log.flush();
+    await new Promise((r) => setTimeout(r, 100));
+    const [malformed, chained] = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { err: Record<string, unknown> });
+    expect(malformed!.err.type).toBe("MalformedAnswerError");
+    const cause = malformed!.err.cause as { type: string; issues: { path: string[]; code: string }[] };
+    expect(cause.type).toBe("ZodError");
+    expect(cause.issues[0]).toMatchObject({ path: ["answer"], code: "invalid_type" });
+    const inner = (chained!.err.cause as { message: string }).message;
+    expect(inner).toBe("inner with [secret]");
   });
 });

@@ -70,12 +70,13 @@ describe("turns end to end through queue, worker, engine and the demo namespaces
     expect(listed.outcome.reply?.blocks[0]?.type).toBe("answer");
   });
 
-  it("refuses a stranger once, politely, and nothing reaches the namespace", async () => {
+  it("drops a stranger's event that reached the queue: no reply, no session, no namespace call", async () => {
     const before = callsIn(spine.callLog).length;
-    const first = await spine.rooms.ask("stranger", "what should I read today?", { allowed: false });
-    expect(first.text).toContain("not allowed");
-    const second = await spine.rooms.ask("stranger", "what should I read today?", { allowed: false });
-    expect(second.outcome.reply).toBeNull();
+    const stranger = await spine.rooms.say("stranger", "what should I read today?", { allowed: false });
+    const status = await spine.rooms.ask("stranger", "/status");
+    expect(spine.rooms.delivered.some((d) => d.event.eventId === stranger)).toBe(false);
+    // The stranger's turn left no session behind: this is the room's first turn.
+    expect(status.text).toContain("Turns so far: 0");
     expect(callsIn(spine.callLog).slice(before)).toEqual([]);
   });
 

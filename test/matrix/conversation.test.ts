@@ -97,14 +97,17 @@ describe("a Matrix conversation through startRuntime, the stand-in and the demo 
     const question = "which arm of my sweep won?";
     const expected = runsAnswer("runs.ask", { question });
     expect(expected.caveat).toBeTruthy();
+    const askedAt = Date.now();
     const asked = hs.sendText(roomId, alice, question);
     const answer = await answerTo(asked.event_id);
+    const tookMs = Date.now() - askedAt;
     expect(answer.content.msgtype).toBe("m.notice");
     expect(String(answer.content.body)).toContain(expected.answer);
     expect(String(answer.content.body)).toContain(expected.caveat!);
     expect(String(answer.content.formatted_body)).toContain("<blockquote>");
     expect(tools()).toEqual(["runs.ask"]);
-    await eventually(() => expect(hs.typing.some((t) => t.userId === bot && t.typing)).toBe(true));
+    // Typing is shown only once a turn has run for about a second, never for a quick answer.
+    if (tookMs < 900) expect(hs.typing.filter((t) => t.userId === bot && t.typing)).toEqual([]);
   });
 
   it("asks back with keycaps; a keycap reaction runs the chosen tool; a second reaction runs nothing", async () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/log.js";
-import { HistoryGuard } from "../../src/matrix/history-guard.js";
+import { historyOf } from "../../src/matrix/history-guard.js";
 import { MatrixRequestError } from "../../src/matrix/matrix-errors.js";
 import { retryDelay, withMatrixRetry } from "../../src/matrix/matrix-retry.js";
 import { RedisStorageProvider } from "../../src/matrix/redis-storage-provider.js";
@@ -34,17 +34,31 @@ describe("RedisStorageProvider on real Redis", () => {
     expect(await redis.redis.type(key)).toBe("hash");
   });
 
-  it("guards a room's history by the last handled timestamp", async () => {
-    const guard = new HistoryGuard(redis.redis, redis.keys);
-    expect(await guard.isHistory("!r:x", 5)).toBe(false);
-    await guard.initialise("!r:x", 100);
-    await guard.initialise("!r:x", 1);
-    expect(await guard.isHistory("!r:x", 99)).toBe(true);
-    expect(await guard.isHistory("!r:x", 100)).toBe(false);
-    await guard.handled("!r:x", 150);
-    await guard.handled("!r:x", 120);
-    expect(await guard.floor("!r:x")).toBe(150);
-    expect(await redis.redis.get(redis.keys.lastSeen("matrix:!r:x"))).toBe("150");
+  it("calls history the first sync's timeline and what precedes the bot's join, by order not clock", () => {
+    const bot = "@bot:x";
+    const event = (id: string, ts: number, extra: Record<string, unknown> = {}) => ({
+      event_id: id,
+      type: "m.room.message",
+      sender: "@a:x",
+      origin_server_ts: ts,
+      content: { msgtype: "m.text", body: id },
+      ...extra,
+    });
+    const join = event("$join", 5, {
+      type: "m.room.member",
+      state_key: bot,
+      sender: bot,
+      content: { membership: "join" },
+    });
+    const sync = (events: unknown[]) => ({ rooms: { join: { "!r:x": { timeline: { events } } } } });
+    expect([...historyOf(sync([event("$old", 9e15), event("$older", 1)]), true, bot)]).toEqual([
+      "$old",
+      "$older",
+    ]);
+    // After the join, a message is new whatever its sender's clock says.
+    const joined = historyOf(sync([event("$before", 9e15), join, event("$after", 1)]), false, bot);
+    expect([...joined]).toEqual(["$before", "$join"]);
+    expect(historyOf(sync([event("$plain", 1)]), false, bot).size).toBe(0);
   });
 });
 

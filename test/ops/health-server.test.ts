@@ -17,7 +17,7 @@ describe("health and metrics over HTTP", () => {
   it("reports healthy while Redis answers", async () => {
     const res = await fetch(`http://127.0.0.1:${spine.runtime.health!.port}/healthz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true, redis: "up" });
+    expect(await res.json()).toEqual({ ok: true, redis: "up", worker: "up" });
   });
 
   it("counts delivered turns and namespace calls in Prometheus text", async () => {

@@ -57,7 +57,8 @@ describe("durable state and retries", () => {
   });
 
   it("a turn left half-done by a dead worker is picked up from Redis by a new one", async () => {
-    // Simulate a crash between enqueue and kick: the event sits in the inbox with no job.
+    // A worker died holding the room: the event is in the inbox, the room is in its
+    // lane's running set with a lease that has run out, and nothing else points at it.
     const { redis, keys } = spine.redis;
     const room = "telegram:0:orphan";
     const event = {
@@ -72,6 +73,8 @@ describe("durable state and retries", () => {
       origin: {},
     };
     await redis.rpush(keys.inbox(room), JSON.stringify(event));
+    await redis.set(keys.lease(room), "dead-worker", "PX", 50);
+    await redis.zadd(keys.running("telegram"), Date.now() - 1000, room);
     await spine.restart();
     const d = await spine.rooms.reply("orphan-1");
     expect(d.text).toContain("Today's digest");

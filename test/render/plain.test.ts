@@ -42,8 +42,8 @@ describe("renderPlain", () => {
     );
   });
 
-  it("returns one message, empty for an empty reply", () => {
-    expect(renderPlain({ blocks: [], options: [] })).toEqual([""]);
+  it("returns one message, a visible placeholder for an empty reply", () => {
+    expect(renderPlain({ blocks: [], options: [] })).toEqual(["(empty reply)"]);
   });
 
   it("renders a representative reply", () => {

@@ -153,7 +153,9 @@ describe("renderTelegram", () => {
   });
 
   it("sends a visible line instead of an empty message", () => {
-    expect(renderTelegram(reply([answer({ answer: "" })]))).toEqual([{ html: "(empty reply)" }]);
+    expect(renderTelegram(reply([answer({ answer: "" })]))).toEqual([
+      { html: "(the agent's answer is empty)" },
+    ]);
     expect(renderTelegram(reply([answer({ answer: " \n " })]))).toEqual([{ html: "(empty reply)" }]);
   });
 

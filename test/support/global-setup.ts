@@ -15,7 +15,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   execFileSync(process.execPath, ["scripts/copy-assets.mjs"], { stdio: "inherit" });
   const dir = mkdtempSync(join(tmpdir(), "roomgate-test-redis-"));
-  const redis = await startEmbeddedRedis({ dir, persist: false });
+  // Persistent like a production Redis: `start` and `worker` refuse one that is not.
+  const redis = await startEmbeddedRedis({ dir, persist: true });
   project.provide("redisUrl", redis.url);
   return async () => {
     await redis.stop();

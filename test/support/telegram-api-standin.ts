@@ -46,6 +46,8 @@ export class TelegramApiStandin {
   readonly webhookDeliveries: { botId: number; updateId: number; status: number }[] = [];
   private readonly bots = new Map<string, BotState>();
   private readonly failures = new Map<string, InjectedFailure[]>();
+  private readonly chance = new Map<string, { fraction: number; failure: () => InjectedFailure }>();
+  private readonly delays = new Map<string, number[]>();
   private readonly shared: SharedState;
   private readonly methods: Record<string, MethodHandler>;
   private nextBotId = 7_000_000_000;
@@ -187,9 +189,20 @@ export class TelegramApiStandin {
     this.failures.set(method, queue);
   }
 
+  /** From now on, each call of `method` fails with probability `fraction` (failure drawn per call). */
+  injectRandom(method: string, fraction: number, failure: () => InjectedFailure): void {
+    this.chance.set(method, { fraction, failure });
+  }
+
+  /** The next call of `method` is carried out at once but answered only after `ms` (a slow network). */
+  delayAnswer(method: string, ms: number): void {
+    this.delays.set(method, [...(this.delays.get(method) ?? []), ms]);
+  }
+
   /** Drops failures injected for a method that were not used up. */
   clearInjected(method: string): void {
     this.failures.delete(method);
+    this.chance.delete(method);
   }
 
   /** Calls of one method, optionally of one bot only. */
@@ -247,6 +260,7 @@ export class TelegramApiStandin {
     if (!call || !state) return reply(res, 401, { ok: false, error_code: 401, description: "Unauthorized" });
     const method = call[2]!;
     const params = { ...Object.fromEntries(url.searchParams), ...(await readBody(req)) };
+    const delay = this.delays.get(method)?.shift();
     const record = (status: number, body: Json) => {
       this.calls.push({
         botId: state.bot.id,
@@ -256,9 +270,13 @@ export class TelegramApiStandin {
         ok: body.ok === true,
         response: body,
       });
-      reply(res, status, body);
+      if (delay === undefined) reply(res, status, body);
+      else setTimeout(() => reply(res, status, body), delay);
     };
-    const failure = this.failures.get(method)?.shift();
+    const random = this.chance.get(method);
+    const failure =
+      this.failures.get(method)?.shift() ??
+      (random && Math.random() < random.fraction ? random.failure() : undefined);
     if (failure) return record(failure.status, failureBody(failure));
     if (method === "getUpdates") return getUpdates(state, params, res, record);
     const handler = this.methods[method];

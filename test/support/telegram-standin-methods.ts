@@ -74,6 +74,10 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
       return true;
     },
     getMyCommands: (state) => state.commands,
+    leaveChat: (_state, p) => {
+      if (p.chat_id === undefined) throw new BadRequest("chat_id is empty");
+      return true;
+    },
     deleteWebhook: (state, p) => {
       state.webhook = undefined;
       if (p.drop_pending_updates === true) state.updates = [];

@@ -132,10 +132,15 @@ export function parseText(p: Json): { text: string; entities: ParsedEntity[] } {
   return { text, entities };
 }
 
-/** Checks an inline keyboard as Telegram does: button text present, callback data 1–64 bytes. */
+/** Telegram refuses an inline keyboard of more buttons than this. */
+export const MAX_KEYBOARD_BUTTONS = 100;
+
+/** Checks an inline keyboard as Telegram does: at most 100 buttons, button text present, callback data 1–64 bytes. */
 export function parseMarkup(raw: unknown): StoredMessage["reply_markup"] {
   if (raw === undefined) return undefined;
   const markup = (typeof raw === "string" ? JSON.parse(raw) : raw) as StoredMessage["reply_markup"];
+  const buttons = (markup?.inline_keyboard ?? []).reduce((n, row) => n + row.length, 0);
+  if (buttons > MAX_KEYBOARD_BUTTONS) throw new BadRequest("Bad Request: reply markup is too long");
   for (const row of markup?.inline_keyboard ?? []) {
     for (const button of row) {
       if (typeof button.text !== "string" || button.text === "") throw new BadRequest("button text is empty");

@@ -5,6 +5,7 @@ import { silentLogger } from "../../src/core/log.js";
 import { DocumentReader } from "../../src/telegram/document-reader.js";
 import { PollingReceiver } from "../../src/telegram/polling-receiver.js";
 import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
+import { FloodGate } from "../../src/edge/flood-gate.js";
 import { UpdateIntake } from "../../src/telegram/update-intake.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
@@ -42,7 +43,14 @@ async function receiver(inbox: RecordingInbox, log: Logger = silentLogger()): Pr
     config: { token: bot.token, namespace: "feed", users: [ALICE.id], groups: [] },
   };
   const reader = new DocumentReader(grammy.api, `${standin.url}/file/bot${bot.token}`, 1000, log);
-  const intake = new UpdateIntake(grammy.api, identity, reader, inbox, log);
+  const flood = new FloodGate(db.redis, db.keys, { turnsPerMinute: 1000, roomQueueCap: 1000 });
+  const intake = new UpdateIntake(grammy.api, identity, reader, {
+    inbox,
+    redis: db.redis,
+    keys: db.keys,
+    flood,
+    log,
+  });
   const r = new PollingReceiver(grammy.api, bot.id, db.redis, db.keys, (u) => intake.receive(u), log, FAST);
   running.push(r);
   await r.start();

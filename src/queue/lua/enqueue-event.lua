@@ -1,16 +1,33 @@
 --[[
   Appends an inbound event to its room's inbox unless its platform event id was
-  seen before.
+  seen in the de-duplication window, and makes the room claimable when no worker
+  holds it (a held room is drained by its holder, which sees the new event before
+  it lets go: `finish-turn` checks the inbox atomically).
 
-  KEYS[1]  de-duplication marker of the event id
+  KEYS[1]  the room's seen-ids zset (score = Redis ms)
   KEYS[2]  the room's inbox list
-  ARGV[1]  the event, as JSON
-  ARGV[2]  how long the marker is kept, in seconds
+  KEYS[3]  the lane's pending zset
+  KEYS[4]  the lane's running zset
+  KEYS[5]  the lane's wake list
+  ARGV[1]  platform event id
+  ARGV[2]  the event, as JSON
+  ARGV[3]  de-duplication window, ms
+  ARGV[4]  room
 
-  Returns 1 when the event was appended, 0 when it was a duplicate.
+  Returns 1 when appended, 0 when it was a duplicate.
 ]]
-if redis.call("SET", KEYS[1], "1", "NX", "EX", tonumber(ARGV[2])) == false then
-  return 0
+local now = now_ms()
+local window = tonumber(ARGV[3])
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
+if redis.call("ZSCORE", KEYS[1], ARGV[1]) then return 0 end
+redis.call("ZADD", KEYS[1], now, ARGV[1])
+redis.call("PEXPIRE", KEYS[1], window)
+redis.call("RPUSH", KEYS[2], ARGV[2])
+local held = redis.call("ZSCORE", KEYS[4], ARGV[4])
+if held and tonumber(held) > now then return 1 end
+-- NX: a room parked until later keeps its time; a room already pending keeps its place.
+if redis.call("ZADD", KEYS[3], "NX", now, ARGV[4]) == 1 then
+  redis.call("LPUSH", KEYS[5], "1")
+  redis.call("LTRIM", KEYS[5], 0, 999)
 end
-redis.call("RPUSH", KEYS[2], ARGV[1])
 return 1

@@ -1,31 +1,24 @@
 --[[
-  Reserves one send slot in every given sliding window, or none.
+  Reserves one send slot in every given window, or none (sends outside a turn;
+  a turn's sends go through queue/lua/turn-step.lua, which also checks the lease).
 
-  KEYS[i]   sorted set of one window (score = send time in ms)
-  ARGV[1]   now, in ms
-  ARGV[2]   unique member for this send
-  ARGV[1+2i], ARGV[2+2i]  max sends and window length (ms) of KEYS[i]
+  KEYS[i]   one window's zset
+  ARGV[1]   unique member for this send
+  ARGV[2]   "take" or "hold"
+  ARGV[3]   for "hold": ms to block the windows for
+  ARGV[2+2i], ARGV[3+2i]  max sends and window length (ms) of KEYS[i]
 
-  Returns 0 when the slot was taken in every window, otherwise the number of ms to
-  wait before trying again (nothing is recorded then).
+  Returns 0 when the slot was taken in every window (or the hold recorded),
+  otherwise the ms to wait before trying again (nothing recorded then).
 ]]
-local now = tonumber(ARGV[1])
-local member = ARGV[2]
-local wait = 0
-for i, key in ipairs(KEYS) do
-  local max = tonumber(ARGV[1 + 2 * i])
-  local window = tonumber(ARGV[2 + 2 * i])
-  redis.call("ZREMRANGEBYSCORE", key, "-inf", now - window)
-  if redis.call("ZCARD", key) >= max then
-    local oldest = redis.call("ZRANGE", key, 0, 0, "WITHSCORES")
-    local free_at = tonumber(oldest[2]) + window
-    if free_at - now > wait then wait = free_at - now end
-  end
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local keys, max, window = windows_args(1, 4)
+if ARGV[2] == "hold" then
+  windows_hold(keys, window, tonumber(ARGV[3]), now)
+  return 0
 end
+local wait = windows_wait(keys, max, window, now)
 if wait > 0 then return wait end
-for i, key in ipairs(KEYS) do
-  local window = tonumber(ARGV[2 + 2 * i])
-  redis.call("ZADD", key, now, member)
-  redis.call("PEXPIRE", key, window)
-end
+windows_take(keys, window, ARGV[1], now)
 return 0

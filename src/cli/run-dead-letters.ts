@@ -1,0 +1,55 @@
+import { Redis } from "ioredis";
+import type { Config } from "../core/config.js";
+import { ConfigError } from "../core/errors.js";
+import { createLogger } from "../core/log.js";
+import { DeadLetters, type DeadLetter } from "../queue/dead-letters.js";
+import { Keys } from "../sessions/keys.js";
+import { resolveRedis } from "./redis-target.js";
+
+/** Options of `roomgate dead-letters`. */
+export interface DeadLettersOptions {
+  config: Config;
+  requeue?: string;
+  all?: boolean;
+  out?: NodeJS.WritableStream;
+}
+
+function line(letter: DeadLetter): string {
+  const at = new Date(letter.at).toISOString();
+  const what = letter.outcome ? "answer kept, will be delivered" : "not answered yet";
+  return `${letter.id}  ${at}  ${letter.room}  attempts=${letter.attempts}  (${what})  ${letter.reason}`;
+}
+
+/**
+ * Lists the turns that could not be delivered by their deadline, or re-queues one
+ * (`--requeue ID`) or all (`--all`) of them into their rooms; returns the exit code.
+ */
+export async function runDeadLetters(options: DeadLettersOptions): Promise<number> {
+  const out = options.out ?? process.stdout;
+  const log = createLogger();
+  const target = await resolveRedis(options.config, log);
+  const redis = new Redis(target.url, { maxRetriesPerRequest: 1 });
+  try {
+    const letters = new DeadLetters(redis, new Keys(options.config.redis.prefix));
+    if (options.all) {
+      out.write(`re-queued ${await letters.requeueAll()} dead letter(s)\n`);
+      return 0;
+    }
+    if (options.requeue !== undefined) {
+      if (!(await letters.requeue(options.requeue))) {
+        throw new ConfigError(
+          `no dead letter with id ${options.requeue} (\`roomgate dead-letters\` lists them)`,
+        );
+      }
+      out.write(`re-queued ${options.requeue}\n`);
+      return 0;
+    }
+    const list = await letters.list();
+    if (list.length === 0) out.write("no dead letters\n");
+    for (const letter of list) out.write(`${line(letter)}\n`);
+    return 0;
+  } finally {
+    redis.disconnect();
+    await target.stop();
+  }
+}

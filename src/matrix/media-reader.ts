@@ -1,0 +1,77 @@
+import type { InboundFile } from "../core/event.js";
+import type { Logger } from "../core/log.js";
+import { readCapped, TooLargeError } from "../edge/capped-read.js";
+import { edgeTexts } from "../edge/edge-texts.js";
+
+/** A text file a message points at, as the classifier read it. */
+export interface MediaFile {
+  name: string;
+  mime: string;
+  /** The sender's claimed size: only ever used to refuse early, never to allow. */
+  claimedSize: number;
+  url: string;
+}
+
+/**
+ * Downloads a text file from the homeserver's media API with a hard byte cap counted
+ * while streaming (never trusting the sender's `info.size`) and one timeout for the whole
+ * read, trying the authenticated endpoint (Matrix 1.11) and then the legacy one.
+ */
+export class MediaReader {
+  private readonly utf8 = new TextDecoder("utf-8", { fatal: true });
+
+  constructor(
+    private readonly homeserver: string,
+    private readonly accessToken: string,
+    private readonly maxBytes: number,
+    private readonly timeoutMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Reads the file, never throwing: a failure becomes `rejected`. */
+  async read(file: MediaFile): Promise<InboundFile> {
+    const base = { name: file.name, mime: file.mime, size: file.claimedSize };
+    if (file.claimedSize > this.maxBytes) {
+      return { ...base, rejected: edgeTexts.fileTooLarge(file.name, file.claimedSize, this.maxBytes) };
+    }
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    let data: Uint8Array;
+    try {
+      data = await this.download(file.url, signal);
+    } catch (err) {
+      if (err instanceof TooLargeError) {
+        return {
+          ...base,
+          size: err.bytesRead,
+          rejected: edgeTexts.fileTooLarge(file.name, err.bytesRead, this.maxBytes),
+        };
+      }
+      if (signal.aborted) return { ...base, rejected: edgeTexts.fileTimeout(file.name) };
+      this.log.warn({ err, url: file.url }, "matrix file download failed");
+      return { ...base, rejected: `${file.name} could not be downloaded from the homeserver.` };
+    }
+    try {
+      return { ...base, size: data.byteLength, text: this.utf8.decode(data) };
+    } catch {
+      return { ...base, size: data.byteLength, rejected: `${file.name} is not UTF-8 text.` };
+    }
+  }
+
+  private async download(mxc: string, signal: AbortSignal): Promise<Uint8Array> {
+    const match = /^mxc:\/\/([^/]+)\/([^/?#]+)$/.exec(mxc);
+    if (!match) throw new Error("not an mxc:// URI");
+    const where = `${encodeURIComponent(match[1]!)}/${encodeURIComponent(match[2]!)}`;
+    const root = this.homeserver.replace(/\/+$/, "");
+    const headers = { authorization: `Bearer ${this.accessToken}` };
+    let res = await fetch(`${root}/_matrix/client/v1/media/download/${where}`, { headers, signal });
+    if (res.status === 404 || res.status === 400 || res.status === 405) {
+      await res.body?.cancel();
+      res = await fetch(`${root}/_matrix/media/v3/download/${where}`, { headers, signal });
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new Error(`media download answered HTTP ${res.status}`);
+    }
+    return readCapped(res.body, this.maxBytes);
+  }
+}

@@ -1,0 +1,70 @@
+--[[
+  Prepended to every scheduler script (not run on its own): Redis' own clock, room
+  key names, the lease fence, and the turn writes a worker buffers until its next call.
+
+  A room is held by the worker whose token is in the room's lease key while the
+  room's entry in its lane's `running` zset (score = lease expiry, Redis ms) is in
+  the future. If the lease key vanished (a Redis restart or a manual delete) while
+  the running entry is still valid, the holder is still the only one allowed in:
+  nobody can claim a room before its running entry expires, so the key is restored.
+]]
+local function now_ms()
+  local t = redis.call("TIME")
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function rkey(prefix, room, what)
+  return prefix .. ":{" .. room .. "}:" .. what
+end
+
+local function holds(lease, running, room, token, now)
+  local v = redis.call("GET", lease)
+  if v == token then return true end
+  if v == false then
+    local s = redis.call("ZSCORE", running, room)
+    local exp = s and tonumber(s) or 0
+    if exp > now then
+      redis.call("SET", lease, token, "PX", exp - now)
+      return true
+    end
+  end
+  return false
+end
+
+--[[
+  Applies buffered writes (JSON, "" for none):
+  commit = {session, idleSeconds, append = [json…], historyCap, reset, outcome, eventId, turnMs}
+  sent   = {partKey = ref, …}
+]]
+local function apply_writes(keys, commit_json, sent_json)
+  if commit_json ~= "" then
+    local c = cjson.decode(commit_json)
+    if c.reset then redis.call("DEL", keys.history, keys.offers) end
+    redis.call("SET", keys.session, c.session, "EX", c.idleSeconds)
+    if #c.append > 0 then
+      redis.call("RPUSH", keys.history, unpack(c.append))
+      redis.call("LTRIM", keys.history, -c.historyCap, -1)
+    end
+    redis.call("EXPIRE", keys.history, c.idleSeconds)
+    redis.call("EXPIRE", keys.offers, c.idleSeconds)
+    redis.call("HSET", keys.turn, "id", c.eventId, "outcome", c.outcome)
+    redis.call("PEXPIRE", keys.turn, c.turnMs)
+  end
+  if sent_json ~= "" then
+    for part, ref in pairs(cjson.decode(sent_json)) do
+      redis.call("HSET", keys.turn, "part:" .. part, ref)
+      redis.call("HDEL", keys.turn, "sending:" .. part)
+    end
+  end
+end
+
+-- Lets go of a room; puts it back in `pending` at `due` when it still has events (or must resume).
+local function release(lease, running, pending, wake, inbox, room, due, force)
+  redis.call("DEL", lease)
+  redis.call("ZREM", running, room)
+  if force or redis.call("LLEN", inbox) > 0 then
+    redis.call("ZADD", pending, due, room)
+    redis.call("LPUSH", wake, "1")
+    redis.call("LTRIM", wake, 0, 999)
+  end
+end

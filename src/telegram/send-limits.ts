@@ -1,0 +1,162 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { GrammyError, HttpError, type Api, type Transformer } from "grammy";
+import type { SendGate, SendWindow } from "../core/adapter.js";
+import {
+  LeaseLostError,
+  PermanentSendError,
+  SendDeferredError,
+  TransientSendError,
+} from "../core/delivery-errors.js";
+import type { TelegramConfig } from "../core/config.js";
+import type { Logger } from "../core/log.js";
+import { rateLimitedTotal } from "../ops/scheduler-metrics.js";
+import type { Keys } from "../sessions/keys.js";
+import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import { loggableError, safeCause } from "./loggable-error.js";
+
+/** Telegram's send limits as configured. */
+export type TelegramLimits = TelegramConfig["limits"];
+
+/** The defaults: Telegram's documented limits for bots. */
+export const DEFAULT_TELEGRAM_LIMITS: TelegramLimits = {
+  botPerSecond: 30,
+  chatPerSecond: 1,
+  groupPerMinute: 20,
+};
+
+/** Methods that post or change a message: the ones Telegram's flood limits count. */
+const LIMITED = /^(send(?!ChatAction)|edit|copy|forward)/;
+
+/**
+ * Added to every window: a slot is taken on Redis' clock a moment before the request
+ * reaches Telegram, and that moment varies, so spacing by exactly the limit could
+ * let two requests arrive a little closer than it.
+ */
+const SLACK_MS = 50;
+
+/** Attempts of a send outside a turn (no gate), before its error reaches the caller. */
+const UNGATED_ATTEMPTS = 8;
+
+/** The turn a send belongs to, so every attempt is reserved through that turn's gate. */
+interface SendScope {
+  gate: SendGate;
+  part: string;
+}
+
+const scope = new AsyncLocalStorage<SendScope>();
+
+/** True for the Bot API methods the limits apply to; grammY's auto-retry must leave these alone. */
+export function isLimitedMethod(method: string): boolean {
+  return LIMITED.test(method);
+}
+
+/** Runs `send` so that each of its Bot API attempts is reserved through `gate` as part `part`. */
+export function inSendScope<T>(gate: SendGate | undefined, part: string, send: () => Promise<T>): Promise<T> {
+  return gate ? scope.run({ gate, part }, send) : send();
+}
+
+/** The windows a send to `chatId` must fit: per bot, per chat, and per group (negative ids are groups). */
+export function telegramWindows(
+  keys: Keys,
+  botId: number,
+  chatId: number,
+  limits: TelegramLimits,
+): SendWindow[] {
+  const group = `tg:${botId}`;
+  const perSecond = (n: number): Pick<SendWindow, "max" | "windowMs"> =>
+    n >= 1
+      ? { max: Math.floor(n), windowMs: 1000 + SLACK_MS }
+      : { max: 1, windowMs: Math.ceil(1000 / n) + SLACK_MS };
+  const windows: SendWindow[] = [
+    { key: keys.rate(group, "bot"), ...perSecond(limits.botPerSecond) },
+    { key: keys.rate(group, `chat:${chatId}`), ...perSecond(limits.chatPerSecond) },
+  ];
+  if (chatId < 0) {
+    const perMinute = limits.groupPerMinute;
+    windows.push({
+      key: keys.rate(group, `group:${chatId}`),
+      ...(perMinute >= 1
+        ? { max: Math.floor(perMinute), windowMs: 60_000 + SLACK_MS }
+        : { max: 1, windowMs: Math.ceil(60_000 / perMinute) + SLACK_MS }),
+    });
+  }
+  return windows;
+}
+
+/**
+ * Installs the limits on a bot's API as its outermost transformer, so that every
+ * HTTP attempt of a limited method — retries included — first takes a slot in
+ * Redis (per bot, chat and group, on Redis' clock). Inside a turn the attempt goes
+ * through the turn's gate: a wait longer than a moment or a 429 ends the attempt
+ * with SendDeferredError, and the worker parks the room instead of sleeping.
+ * Outside a turn it waits and retries here. Every 429 is logged and counted.
+ */
+export function installSendLimits(
+  api: Api,
+  options: { botId: number; keys: Keys; limiter: RedisRateLimiter; limits: TelegramLimits; log: Logger },
+): void {
+  const transformer: Transformer = async (prev, method, payload, signal) => {
+    if (!isLimitedMethod(method)) return prev(method, payload, signal);
+    const chatId = Number((payload as { chat_id?: unknown }).chat_id);
+    const windows = telegramWindows(options.keys, options.botId, chatId, options.limits);
+    const turn = scope.getStore();
+    for (let attempt = 1; ; attempt += 1) {
+      if (turn) await turn.gate.reserve(windows, turn.part);
+      else await options.limiter.acquire(windows, signal as AbortSignal | undefined);
+      let res: Awaited<ReturnType<typeof prev>>;
+      try {
+        res = await prev(method, payload, signal);
+      } catch (err) {
+        if (turn)
+          throw new TransientSendError(`${method}: ${loggableError(err).message}`, { cause: safeCause(err) });
+        if (!(err instanceof HttpError) || signal?.aborted || attempt >= 4) throw err;
+        await sleep(500 * 2 ** (attempt - 1));
+        continue;
+      }
+      if (res.ok) return res;
+      if (res.error_code === 429) {
+        const retryAfter = Math.max(1, Number(res.parameters?.retry_after ?? 1));
+        options.log.warn(
+          { chatId, method, retryAfter, botId: options.botId },
+          "telegram: 429 too many requests; holding the chat's sends",
+        );
+        rateLimitedTotal.inc({ platform: "telegram", method });
+        await options.limiter.hold(windows.slice(1), retryAfter * 1000);
+        if (turn) throw new SendDeferredError(retryAfter * 1000, `429 from ${method}`);
+        if (attempt < UNGATED_ATTEMPTS) continue;
+        return res;
+      }
+      if (!turn && res.error_code >= 500 && attempt < UNGATED_ATTEMPTS) {
+        await sleep(Math.min(30_000, 500 * 2 ** (attempt - 1)));
+        continue;
+      }
+      return res;
+    }
+  };
+  api.config.use(transformer);
+}
+
+/**
+ * What the scheduler should do with a failed send: waits, lost leases and
+ * transient failures as they are; Telegram's 5xx and exhausted 429s are retried
+ * later; any other refusal (blocked by the user, chat gone) cannot be fixed by a retry.
+ */
+export function classifySendError(method: string, err: unknown): Error {
+  if (
+    err instanceof SendDeferredError ||
+    err instanceof LeaseLostError ||
+    err instanceof TransientSendError ||
+    err instanceof PermanentSendError
+  ) {
+    return err;
+  }
+  const text = `${method} failed: ${loggableError(err).message}`;
+  if (err instanceof GrammyError && err.error_code >= 400 && err.error_code < 500 && err.error_code !== 429) {
+    return new PermanentSendError(text, { cause: err });
+  }
+  return new TransientSendError(text, { cause: safeCause(err) });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

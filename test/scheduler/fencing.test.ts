@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.js";
+import { callsIn, startSpine, type Spine } from "../support/spine.js";
+import { TestRooms } from "../support/test-room.js";
+
+const SLOW_MS = 1200;
+
+describe("fenced leases", () => {
+  let spine: Spine;
+  beforeAll(async () => {
+    spine = await startSpine({ env: { DEMO_SLOW_MS: String(SLOW_MS) } });
+  });
+  afterAll(async () => {
+    await spine.stop();
+  });
+
+  const asksFor = (text: string) =>
+    callsIn(spine.callLog).filter((c) => c.startsWith("feed.ask") && c.includes(text));
+
+  it("a lease deleted mid-turn (what a Redis outage leaves) neither asks twice nor answers twice", async () => {
+    const { redis, keys } = spine.redis;
+    const room = TestRooms.room("deleted-lease");
+    const id = await spine.rooms.say("deleted-lease", "what should I read today? (deleted)");
+    await eventually(() => expect(asksFor("(deleted)")).toHaveLength(1));
+    await redis.del(keys.lease(room));
+    // A new event while the lease key is gone must not make the room claimable by another worker.
+    const next = await spine.rooms.say("deleted-lease", "/status");
+    await spine.rooms.reply(id);
+    await spine.rooms.reply(next);
+    expect(asksFor("(deleted)")).toHaveLength(1);
+    expect(spine.rooms.delivered.filter((d) => d.event.eventId === id)).toHaveLength(1);
+  });
+
+  it("a worker whose lease was taken stops before any side effect; the new holder answers once", async () => {
+    const { redis, keys } = spine.redis;
+    const room = TestRooms.room("stolen-lease");
+    const id = await spine.rooms.say("stolen-lease", "what should I read today? (stolen)");
+    await eventually(() => expect(asksFor("(stolen)")).toHaveLength(1));
+    // Another worker holds the room now (as after this one's lease ran out).
+    await redis.set(keys.lease(room), "thief", "PX", 60_000);
+    await redis.zadd(keys.running("telegram"), Date.now() + 60_000, room);
+    await new Promise((r) => setTimeout(r, SLOW_MS + 500));
+    expect(spine.rooms.delivered.filter((d) => d.event.eventId === id)).toHaveLength(0);
+    expect(await redis.hget(keys.turn(room), "outcome")).toBeNull();
+    // The thief dies: its lease lapses and the room is taken over.
+    await redis.del(keys.lease(room));
+    await redis.zadd(keys.running("telegram"), Date.now() - 1, room);
+    await spine.rooms.reply(id);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(spine.rooms.delivered.filter((d) => d.event.eventId === id)).toHaveLength(1);
+  });
+});

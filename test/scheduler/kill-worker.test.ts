@@ -1,0 +1,94 @@
+import { afterEach, beforeAll, afterAll, beforeEach, describe, expect, it } from "vitest";
+import { RoomgateProcess } from "../support/roomgate-process.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { callsIn, demoNamespaces } from "../support/spine.js";
+import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { waitFor } from "../support/telegram-fixtures.js";
+
+const ALICE = { id: 901, first_name: "Alice" };
+const LEASE_SECONDS = 2;
+
+let standin: TelegramApiStandin;
+let db: TestRedis;
+let bot: StandinBot;
+const processes: RoomgateProcess[] = [];
+
+beforeAll(async () => {
+  standin = await TelegramApiStandin.start();
+});
+afterAll(async () => standin.close());
+beforeEach(async () => {
+  db = await testRedis();
+  bot = standin.addBot();
+});
+afterEach(async () => {
+  for (const p of processes.splice(0)) p.kill();
+  await db.cleanup();
+});
+
+function run(command: "start" | "worker", env: Record<string, string> = {}) {
+  const demo = demoNamespaces(env, ["feed"]);
+  const p = RoomgateProcess.start(
+    {
+      redis: { url: db.url, prefix: db.prefix },
+      namespaces: demo.config.namespaces,
+      queue: { leaseSeconds: LEASE_SECONDS },
+      telegram: {
+        apiRoot: standin.url,
+        bots: [{ token: "${TELEGRAM_FEED_TOKEN}", namespace: "feed", users: [ALICE.id] }],
+      },
+    },
+    { TELEGRAM_FEED_TOKEN: bot.token, LOG_LEVEL: "info" },
+    command,
+  );
+  processes.push(p);
+  return { process: p, callLog: demo.callLog };
+}
+
+const answers = () => standin.botMessages(bot.token, ALICE.id);
+const asks = (log: string) => callsIn(log).filter((c) => c.startsWith("feed.ask"));
+
+describe("a worker killed with SIGKILL", () => {
+  it("between marking a part sending and recording it sent: the part is sent again once, within lease + 2 s", async () => {
+    const first = run("start");
+    await waitFor(() => standin.isPolling(bot.token), 20_000, "the bot to poll");
+    // Telegram takes the message but its answer never reaches the worker before it dies.
+    standin.delayAnswer("sendMessage", 30_000);
+    standin.userSends(bot.token, { from: ALICE, text: "what should I read today?" });
+    await waitFor(() => answers().length === 1, 20_000, "the first copy to reach the chat");
+    first.process.child.kill("SIGKILL");
+    const killedAt = Date.now();
+    // A new `start`: workers, and a receiver that may see the question again (de-duplicated).
+    const second = run("start");
+    await waitFor(() => answers().length === 2, 20_000, "the part to be sent again");
+    const stall = Date.now() - killedAt;
+    expect(stall).toBeLessThan(LEASE_SECONDS * 1000 + 2000 + 1500); // + the new process's start-up
+    const [a, b] = answers();
+    expect(b!.text).toBe(a!.text);
+    // The outcome was committed before the send: the namespace was asked once, not again.
+    expect(asks(first.callLog)).toHaveLength(1);
+    expect(asks(second.callLog)).toHaveLength(0);
+    // The turn is finished: no third copy, and the room answers the next question once.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(answers()).toHaveLength(2);
+    standin.userSends(bot.token, { from: ALICE, text: "/status" });
+    await waitFor(() => answers().length === 3, 20_000, "the next answer");
+    expect(await db.redis.exists(db.keys.turn(`telegram:${bot.id}:${ALICE.id}`))).toBe(0);
+  }, 60_000);
+
+  it("while the namespace is answering: another worker takes the room over within lease + 2 s and answers once", async () => {
+    const first = run("start", { DEMO_SLOW_MS: "3000" });
+    await waitFor(() => standin.isPolling(bot.token), 20_000, "the bot to poll");
+    const second = run("worker");
+    await waitFor(() => second.process.output.includes("roomgate worker started"), 20_000, "the worker");
+    standin.userSends(bot.token, { from: ALICE, text: "what should I read today?" });
+    await waitFor(() => asks(first.callLog).length === 1, 20_000, "the first worker to ask");
+    first.process.child.kill("SIGKILL");
+    const killedAt = Date.now();
+    await waitFor(() => answers().length === 1, 20_000, "the answer from the other worker");
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_SECONDS * 1000 + 2000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(answers()).toHaveLength(1);
+    expect(answers()[0]!.text).toContain("Today's digest");
+  }, 60_000);
+});
