@@ -10,6 +10,7 @@ import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
 import { htmlToPlainText } from "./plain-text.js";
+import { sendAttachments } from "./telegram-media.js";
 import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
@@ -95,6 +96,8 @@ export class TelegramSender implements PlatformSender {
       await context.ledger.set(key, ref);
       refs.push(ref);
     }
+    // Files go after the text; the options stay on the last text part, which `refs` ends with.
+    await sendAttachments(api, origin, outcome.reply.attachments ?? [], context);
     return refs;
   }
 

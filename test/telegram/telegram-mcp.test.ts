@@ -110,4 +110,38 @@ describe("Telegram with server-everything: progress, elicitation, approvals on t
     );
     expect(messages().find((m) => m.text?.includes("Agreed to terms: true"))!.text).toContain("- Name: Ada");
   });
+
+  it("sends an image as a photo, a blob as a document, resource links as their URIs", async () => {
+    let before = messages().length;
+    await send("/call get-tiny-image", before + 2);
+    const photo = messages()
+      .slice(before)
+      .find((m) => m.sent?.upload?.method === "photo")!;
+    expect(photo.sent!.upload!.name).toBe("get-tiny-image-2.png");
+    expect(photo.sent!.upload!.content.subarray(1, 4).toString("latin1")).toBe("PNG");
+    before = messages().length;
+    await send("/call get-resource-reference resourceType=Blob resourceId=2", before + 2);
+    const doc = messages()
+      .slice(before)
+      .find((m) => m.sent?.upload?.method === "document")!;
+    expect(doc.sent!.upload!.size).toBeGreaterThan(0);
+    before = messages().length;
+    const links = (await send("/call get-resource-links count=2", before + 1)).at(-1)!;
+    expect(links.text).toContain("🔗 ");
+    expect(links.text).toContain("demo://resource/");
+  });
+
+  it("attaches a text output longer than a few messages as a .txt document, its first lines shown", async () => {
+    const long = "x".repeat(13_000);
+    const before = messages().length;
+    await send(`/call echo message=${long}`, before + 2);
+    await waitFor(() => messages().some((m) => m.sent?.upload?.name === "echo.txt"), 30_000, "the document");
+    const doc = messages().find((m) => m.sent?.upload?.name === "echo.txt")!;
+    expect(doc.sent!.upload!.content.toString("utf8")).toBe(`Echo: ${long}`);
+    const shown = messages()
+      .slice(before)
+      .filter((m) => m.text !== undefined);
+    expect(shown).toHaveLength(1);
+    expect(shown[0]!.text).toContain("the full output (13006 characters, 1 lines) is attached as echo.txt");
+  });
 });
