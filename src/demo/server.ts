@@ -7,6 +7,7 @@ import type { CallToolResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/t
 import { AnswerSchema } from "../core/answer.js";
 import type { Answer } from "../core/answer.js";
 import { feedTools } from "./feed.js";
+import { registerMesh } from "./mesh.js";
 import { kgTools } from "./kg.js";
 import { runsTools } from "./runs.js";
 import { symTools } from "./sym.js";
@@ -35,6 +36,8 @@ export const MALFORMED_RESULT = { ok: "yes", answer: MALFORMED_SENTINEL, items: 
 export interface DemoServerOptions {
   /** Register only these namespaces (ATTEST_TOOLS); the rest are absent from tools/list. Default: all. */
   readonly namespaces?: readonly DemoNamespace[];
+  /** Also serve `mesh`, the namespace found by address (ATTEST_TOOLS naming mesh). */
+  readonly mesh?: boolean;
   /** Make `feed.ask` return a result that is not an Answer (DEMO_MALFORMED=1). */
   readonly malformed?: boolean;
   /** Delay every `*.ask` answer by this many milliseconds (DEMO_SLOW_MS). */
@@ -60,7 +63,7 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoServerOptions {
     .split(",")
     .map((name) => name.trim().toLowerCase())
     .filter((name) => name !== "");
-  const unknown = names.filter((name) => !isNamespace(name));
+  const unknown = names.filter((name) => !isNamespace(name) && name !== "mesh");
   if (unknown.length > 0) {
     throw new Error(
       `ATTEST_TOOLS names unknown namespaces: ${unknown.join(", ")} (known: ${DEMO_NAMESPACES.join(", ")})`,
@@ -72,6 +75,8 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoServerOptions {
   return {
     // An empty ATTEST_TOOLS counts as unset: all namespaces, as with no variable at all.
     ...(names.length > 0 ? { namespaces: names.filter(isNamespace) } : {}),
+    // mesh (found by address) is served only when asked for by name.
+    ...(names.includes("mesh") ? { mesh: true } : {}),
     malformed: env.DEMO_MALFORMED === "1",
     slowMs,
     ...(env.DEMO_CALL_LOG ? { callLog: env.DEMO_CALL_LOG } : {}),
@@ -119,6 +124,7 @@ export function createDemoServer(options: DemoServerOptions = {}): McpServer {
     title: "roomgate demo namespaces",
     version: "0.1.0",
   });
+  if (options.mesh) registerMesh(server);
   for (const namespace of options.namespaces ?? DEMO_NAMESPACES) {
     for (const tool of TOOLS[namespace]) {
       if (tool.kind === "answer") registerAnswerTool(server, tool, options);

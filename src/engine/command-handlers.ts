@@ -4,7 +4,9 @@ import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
 import { COMMANDS } from "./commands.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
-import { enable, runTool } from "./tool-runner.js";
+import { callChecked, enable, runTool } from "./tool-runner.js";
+import { callByAddress, describeByAddress, searchByAddress } from "./discovery.js";
+import type { ToolInfo } from "../namespace/tool-info.js";
 import { searchTools } from "./tool-search.js";
 import type { Turn } from "./turn.js";
 
@@ -29,6 +31,7 @@ const handlers: Record<string, Handler> = {
     const hint = ns.prefixHint();
     if (hint) return turn.say(hint);
     if (rest !== "") {
+      if (await searchByAddress(turn, rest, run(turn))) return;
       const matches = searchTools(tools, rest);
       if (matches.length === 0) return turn.say(texts.noMatches(rest));
       enable(
@@ -63,6 +66,7 @@ const handlers: Record<string, Handler> = {
   describe: async (turn, rest) => {
     if (rest === "") return turn.say(texts.describeUsage);
     const tool = (await turn.namespace.tools()).find((t) => t.name === rest);
+    if (!tool && (await describeByAddress(turn, rest, run(turn)))) return;
     if (!tool) return turn.say(texts.unknownTool(rest));
     const params = describeParameters(tool.inputSchema);
     turn.say(
@@ -82,6 +86,9 @@ const handlers: Record<string, Handler> = {
     const identity = given.filter((name) => IDENTITY_ARGUMENTS.includes(name));
     if (identity.length > 0) return turn.say(texts.identityArgument(parsed.tool, identity));
     const tool = (await turn.namespace.tools()).find((t) => t.name === parsed.tool);
+    // Not a listed tool: an address, when the namespace is found by address.
+    if (!tool && (await callByAddress(turn, parsed.tool, parsed.json ?? parsed.pairs ?? {}, run(turn))))
+      return;
     if (!tool) return turn.say(texts.notInNamespace(parsed.tool, turn.namespace.name));
     let explicit = parsed.json;
     if (!explicit) {
@@ -122,6 +129,12 @@ const handlers: Record<string, Handler> = {
     );
   },
 };
+
+/** Calls a discovery tool through the usual checks (validation, approval, progress, content). */
+function run(turn: Turn) {
+  return (tool: ToolInfo, args: Record<string, unknown>, question: string) =>
+    callChecked(turn, tool, args, question);
+}
 
 function enabledList(router: string | null, toolsTool: string, enabled: string[]): string {
   const fixed = router === null ? [toolsTool] : [router, toolsTool];

@@ -5,6 +5,7 @@ import type { HistoryEntry, MissingArg, Offer, OfferOption, Session } from "../s
 import { coerceArgument } from "./arguments.js";
 import { NamespaceError } from "../core/errors.js";
 import { approvalFromText, decideApproval } from "./approvals.js";
+import { callByAddress } from "./discovery.js";
 import { handleCommand } from "./command-handlers.js";
 import { suggestTools } from "./no-router.js";
 import { parseCommand } from "./command-parser.js";
@@ -161,6 +162,13 @@ export class Engine {
     offer.chosen = { token: option.token, label: option.label, at: Date.now() };
     turn.chosen = { offerId: offer.id, label: option.label, messageRefs: offer.messageRefs };
     turn.toast = texts.chosen(option.label);
+    if (offer.callWith) {
+      const args = offer.callWith;
+      await callByAddress(turn, option.option, args, (tool, call, question) =>
+        callChecked(turn, tool, call, question),
+      );
+      return;
+    }
     if (offer.approval) {
       return decideApproval(turn, offer.approval, option, (tool, args, question) =>
         callChecked(turn, tool, args, question, true),

@@ -14,4 +14,5 @@ export const namespaceTexts = {
     `${tool} is no longer a tool of this room's agent (${ns}), so it was not run.`,
   cancelled: (tool: string) => `Cancelled: ${tool} was stopped, and its server was told so.`,
   nothingToCancel: "Nothing is running here to cancel.",
+  ambiguous: "That address is ambiguous; the server named these candidates. Choose one to call it:",
 } as const;

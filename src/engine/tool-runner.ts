@@ -3,6 +3,7 @@ import type { ToolInfo } from "../namespace/tool-info.js";
 import { fillArguments, validateArguments } from "./arguments.js";
 import { askApproval, needsApproval } from "./approvals.js";
 import { runCall } from "./call-runner.js";
+import { addressArguments, ambiguousCandidates, offerCandidates } from "./discovery.js";
 import { addOffer } from "./offers.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
@@ -18,7 +19,10 @@ export interface RunOptions {
 /** The tools a room may call right now: the router and tools tool, plus what was enabled. */
 export function isEnabled(turn: Turn, tool: string): boolean {
   const ns = turn.namespace;
-  return tool === ns.askTool || tool === ns.toolsTool || turn.session.enabled.includes(tool);
+  const d = ns.discovery;
+  // A namespace found by address works through its discovery tools from the start.
+  const discovery = d !== undefined && (tool === d.search || tool === d.describe || tool === d.call);
+  return tool === ns.askTool || tool === ns.toolsTool || discovery || turn.session.enabled.includes(tool);
 }
 
 /** Adds tools to the room's enabled set (additive for the conversation, DESIGN §6). */
@@ -103,6 +107,11 @@ export async function callChecked(
       return;
     }
     const result = outcome.result;
+    const candidates = tool.name === ns.discovery?.call ? ambiguousCandidates(result) : undefined;
+    if (candidates) {
+      offerCandidates(turn, candidates, addressArguments(tool, args));
+      return;
+    }
     const view = viewResult(ns.name, tool.name, result, tool.name === ns.askTool);
     turn.show(view.blocks);
     turn.attach(view.attachments ?? []);

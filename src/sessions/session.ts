@@ -20,6 +20,8 @@ export const OfferSchema = z.object({
   /** Platform refs of the message(s) that carry the offer. */
   messageRefs: z.array(z.string()).default([]),
   chosen: z.object({ token: z.string(), label: z.string(), at: z.number() }).optional(),
+  /** Set when the options are addresses a call-by-address tool named as candidates: choosing one calls it with these arguments. */
+  callWith: z.record(z.string(), z.unknown()).optional(),
   /** Set when the offer asks to approve one destructive tool call (Approve / Deny). */
   approval: z
     .object({ tool: z.string(), args: z.record(z.string(), z.unknown()), question: z.string() })
