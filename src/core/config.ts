@@ -12,8 +12,10 @@ export const NamespaceToolsSchema = z
     deny: z.array(z.string().min(1)).default([]),
     /** Destructive tools matching one of these patterns run without an approval. */
     trust: z.array(z.string().min(1)).default([]),
+    /** Tools matching one of these patterns ask for an approval even when MCP does not mark them destructive. */
+    confirm: z.array(z.string().min(1)).default([]),
   })
-  .default({ deny: [], trust: [] });
+  .default({ deny: [], trust: [], confirm: [] });
 
 /** Names of a namespace's own discovery tools (DESIGN: discovery by address). */
 export const DiscoverySchema = z.object({

@@ -9,10 +9,15 @@ import type { Turn } from "./turn.js";
 export const APPROVE = "Approve";
 export const DENY = "Deny";
 
-/** True when a call must wait for an Approve press: MCP marks the tool destructive, the binding does not trust it, and it is not the router. */
+/**
+ * True when a call must wait for an Approve press: MCP marks the tool destructive (or
+ * the binding lists it under `tools.confirm`), the binding does not trust it, and it
+ * is not the router.
+ */
 export function needsApproval(turn: Turn, tool: ToolInfo): boolean {
   const ns = turn.namespace;
-  return tool.name !== ns.askTool && isDestructive(tool) && !ns.isTrusted(tool.name);
+  if (tool.name === ns.askTool || ns.isTrusted(tool.name)) return false;
+  return isDestructive(tool) || ns.mustConfirm(tool.name);
 }
 
 /**
@@ -27,7 +32,11 @@ export function askApproval(
   question: string,
 ): void {
   const label = tool.title ? `${tool.title} (${tool.name})` : tool.name;
-  turn.say(namespaceTexts.approvalAsk(turn.namespace.name, label));
+  turn.say(
+    isDestructive(tool)
+      ? namespaceTexts.approvalAsk(turn.namespace.name, label)
+      : namespaceTexts.confirmAsk(turn.namespace.name, label),
+  );
   turn.show([{ type: "code", text: JSON.stringify(args, null, 2) }]);
   turn.say(namespaceTexts.approvalHow);
   const { offer, replyOptions } = addOffer(

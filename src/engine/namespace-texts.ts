@@ -8,6 +8,8 @@ export const namespaceTexts = {
     `${tool} runs only as an MCP task, and roomgate does not run MCP tasks yet. Nothing was called.`,
   approvalAsk: (ns: string, tool: string) =>
     `${ns} wants to run ${tool}, which MCP marks as possibly destructive (it may change or delete things), with these arguments:`,
+  confirmAsk: (ns: string, tool: string) =>
+    `${ns} wants to run ${tool}, which this room's configuration asks to confirm, with these arguments:`,
   approvalHow: "Approve or deny it (y / n). Nothing runs until you approve.",
   denied: (tool: string) => `Denied: ${tool} was not run.`,
   approvedGone: (tool: string, ns: string) =>

@@ -81,6 +81,11 @@ export class NamespaceClient {
     return this.config.elicitTimeoutMs;
   }
 
+  /** True when the binding asks for an approval of the tool whatever its annotations say (`tools.confirm`). */
+  mustConfirm(tool: string): boolean {
+    return matchesAny(tool, this.config.tools.confirm);
+  }
+
   /** True when the binding trusts the tool to run without an approval (`tools.trust`). */
   isTrusted(tool: string): boolean {
     return matchesAny(tool, this.config.tools.trust);

@@ -22,6 +22,10 @@ describe("approvals for tools MCP marks destructive", () => {
         run: () => text("touched"),
       },
       {
+        tool: { name: "read_secret", inputSchema: object, annotations: { readOnlyHint: true } },
+        run: () => text("s3cret"),
+      },
+      {
         tool: { name: "read_file", inputSchema: object, annotations: { readOnlyHint: true } },
         run: () => text("hello"),
       },
@@ -40,7 +44,9 @@ describe("approvals for tools MCP marks destructive", () => {
     spine = await startSpine({
       namespace: "files",
       config: ConfigSchema.parse({
-        namespaces: { files: { url: server.url, prefix: "", tools: { trust: ["touch_*"] } } },
+        namespaces: {
+          files: { url: server.url, prefix: "", tools: { trust: ["touch_*"], confirm: ["read_secret"] } },
+        },
       }),
     });
   });
@@ -95,5 +101,15 @@ describe("approvals for tools MCP marks destructive", () => {
     const forged = await spine.rooms.choose("intruder", token);
     expect(forged.outcome.toast).toContain("not known here");
     expect(callsOf("write_file")).toHaveLength(before);
+  });
+
+  it("asks to confirm a tool the binding lists under tools.confirm, even when it is read-only", async () => {
+    await spine.rooms.ask("confirm", "/tools");
+    const held = await spine.rooms.ask("confirm", "/call read_secret path=k");
+    expect(held.text).toContain(
+      "files wants to run read_secret, which this room's configuration asks to confirm",
+    );
+    expect(callsOf("read_secret")).toHaveLength(0);
+    expect((await spine.rooms.ask("confirm", "y")).text).toContain("s3cret");
   });
 });
