@@ -1,13 +1,17 @@
 import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
+import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
+import { setLibraryLogger } from "./core/library-log.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { liveChannel } from "./control/live-channel.js";
-import { SideChannel } from "./control/side-channel.js";
+import { RoomInboxReader } from "./control/room-inbox-reader.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
+import { healthStatus } from "./ops/health-status.js";
+import { watchQueue } from "./ops/queue-probe.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
 import { QueueScripts } from "./queue/scripts.js";
@@ -52,6 +56,8 @@ export interface RuntimeOptions {
   /** Start the platforms' receivers (default true). */
   receivers?: boolean;
   platforms: PlatformFactory[];
+  /** Connect every namespace before receiving (default false: each connects on first use). */
+  connectNamespaces?: boolean;
 }
 
 /** A running roomgate process: adapters, workers, namespaces; `stop` shuts it down in order. */
@@ -74,13 +80,15 @@ export interface Runtime {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config } = options;
   const log = options.log ?? createLogger();
+  setLibraryLogger(log);
   const keys = new Keys(options.prefix ?? config.redis.prefix);
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   redis.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
   const scripts = new QueueScripts(redis);
-  const side = new SideChannel(redis, keys);
-  const inbox = side.tap(new RedisInbox(keys, scripts, config.queue.dedupeSeconds * 1000));
+  const inbox = new RedisInbox(keys, scripts, config.queue.dedupeSeconds * 1000);
+  const queued = new RoomInboxReader(redis, keys);
   const limiter = new RedisRateLimiter(redis);
+  watchQueue(redis, keys);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
@@ -111,7 +119,46 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
 
   let worker: RoomWorker | undefined;
-  if ((options.workers ?? true) && lanes.length > 0) {
+  let health: HealthServer | undefined;
+  let receivers: Receiver[] = [];
+  const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
+    await health?.close();
+    for (const r of receivers)
+      await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
+    await worker?.stop(graceMs);
+    await namespaces.close();
+    redis.disconnect();
+  };
+  try {
+    // Connected before anything reports on it: /healthz is asked right after a start.
+    await redis.ping();
+    worker = await startWorker();
+    if (options.connectNamespaces) await connectAll(namespaces, log);
+    receivers = await startReceivers(
+      (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
+      log,
+    );
+    const running = worker;
+    health = config.http
+      ? await startHealthServer({
+          ...config.http,
+          redis,
+          log,
+          checks: running ? { worker: () => running.healthy() } : {},
+        })
+      : undefined;
+  } catch (err) {
+    // A failed start leaves nothing running: workers, namespace children and connections go too.
+    await stop(0).catch((stopErr: unknown) =>
+      log.warn({ err: stopErr }, "cleanup after a failed start failed"),
+    );
+    throw err;
+  }
+
+  return { deps, namespaces, health, stop };
+
+  async function startWorker(): Promise<RoomWorker | undefined> {
+    if (!((options.workers ?? true) && lanes.length > 0)) return undefined;
     const historyWanted = async (namespace: string): Promise<boolean> => {
       try {
         const tools = await namespaces.get(namespace).tools();
@@ -133,7 +180,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       limiter,
       historyWanted,
       log,
-      channel: (event, sender) => liveChannel(event, sender, side, log),
+      channel: (event, sender) => liveChannel(event, sender, queued, log),
       settings: {
         leaseMs,
         deadlineMs,
@@ -142,7 +189,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         idleSeconds: config.sessions.idleSeconds,
       },
     });
-    worker = new RoomWorker({
+    const started = new RoomWorker({
       redis,
       keys,
       scripts,
@@ -152,31 +199,43 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       leaseMs,
       log,
     });
-    await worker.start();
+    await started.start();
+    return started;
   }
-  const receivers =
-    (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [];
-  for (const r of receivers) await r.start();
-  const health = config.http
-    ? await startHealthServer({
-        ...config.http,
-        redis,
-        log,
-        checks: worker ? { worker: () => worker.healthy() } : {},
-      })
-    : undefined;
+}
 
-  return {
-    deps,
-    namespaces,
-    health,
-    async stop(graceMs = config.shutdown.graceSeconds * 1000) {
-      await health?.close();
-      for (const r of receivers)
-        await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
-      await worker?.stop(graceMs);
-      await namespaces.close();
-      redis.disconnect();
-    },
-  };
+/** Connects every namespace now, so that the start log shows which ones work; a failure is not fatal. */
+async function connectAll(namespaces: NamespaceRegistry, log: Logger): Promise<void> {
+  await Promise.all(
+    namespaces.names().map((name) =>
+      namespaces
+        .get(name)
+        .start()
+        .catch((err: unknown) =>
+          log.error({ err, namespace: name }, "namespace not reachable at start; retried on use"),
+        ),
+    ),
+  );
+}
+
+/**
+ * Starts every receiver; one that fails is logged and reported in /healthz while
+ * the others run. Only when every receiver failed does the start fail.
+ */
+async function startReceivers(all: Receiver[], log: Logger): Promise<Receiver[]> {
+  const started: Receiver[] = [];
+  let firstFailure: unknown;
+  for (const [i, receiver] of all.entries()) {
+    try {
+      await receiver.start();
+      started.push(receiver);
+    } catch (err) {
+      firstFailure ??= err;
+      const reason = err instanceof RoomgateError ? err.userText : String(err);
+      log.error({ err, receiver: receiver.constructor.name }, "a receiver could not start; the others run");
+      healthStatus.degrade(`receiver ${i + 1} (${receiver.constructor.name})`, reason);
+    }
+  }
+  if (started.length === 0 && firstFailure !== undefined) throw firstFailure;
+  return started;
 }

@@ -1,9 +1,11 @@
 import { Command } from "commander";
-import { loadConfig } from "../core/config.js";
+import { loadConfig, loadConfigWithWarnings } from "../core/config.js";
 import { ConfigError, RoomgateError } from "../core/errors.js";
+import { routeProcessWarnings } from "../core/library-log.js";
 import { demoConfig } from "./demo-config.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
+import { runConfigCheck } from "./run-config-check.js";
 import { runDeadLetters } from "./run-dead-letters.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
@@ -20,6 +22,8 @@ interface CheckOptions {
   question?: string[];
 }
 
+routeProcessWarnings();
+
 const program = new Command()
   .name("roomgate")
   .description("Chat rooms in front of MCP agent namespaces; Answers shown verbatim.")
@@ -30,7 +34,7 @@ program
   .description("Adapters and workers from a YAML configuration (Telegram bots, Matrix rooms)")
   .requiredOption("-c, --config <file>", "YAML configuration")
   .action(async (opts: { config: string }) => {
-    await runService({ config: loadConfig(opts.config), receivers: true });
+    await runService({ ...loadConfigWithWarnings(opts.config), receivers: true });
   });
 
 program
@@ -38,7 +42,7 @@ program
   .description("Workers only: run turns queued by `start` processes, sharing the load through Redis")
   .requiredOption("-c, --config <file>", "YAML configuration")
   .action(async (opts: { config: string }) => {
-    await runService({ config: loadConfig(opts.config), receivers: false });
+    await runService({ ...loadConfigWithWarnings(opts.config), receivers: false });
   });
 
 program
@@ -110,6 +114,16 @@ program
   });
 
 program
+  .command("config")
+  .description("Work with configuration files")
+  .command("check")
+  .description("Validate a configuration file completely, starting nothing; exit code 1 on errors")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .action((opts: { config: string }) => {
+    process.exitCode = runConfigCheck(opts.config);
+  });
+
+program
   .command("bench")
   .description("Throughput and latency of the whole pipeline against direct namespace calls, side by side")
   .option("-t, --turns <n>", "turns to run", "400")
@@ -133,7 +147,7 @@ program
   .parseAsync(process.argv)
   .then(() => {
     // Every command has shut its parts down by now; libraries' leftover timers
-    // (bullmq, ioredis) should not hold a scripted shell open.
+    // (ioredis, the MCP SDK) should not hold a scripted shell open.
     process.exit(process.exitCode ?? 0);
   })
   .catch((err: unknown) => {

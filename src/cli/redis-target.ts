@@ -1,9 +1,11 @@
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import { startEmbeddedRedis } from "../sessions/embedded-redis.js";
 import { checkRedisPersistence } from "../sessions/redis-persistence.js";
 import { stateDir } from "./paths.js";
+import { lockRedisDir } from "./redis-dir-lock.js";
 
 /** The Redis a command uses, and how to let go of it. */
 export interface RedisTarget {
@@ -15,6 +17,8 @@ export interface RedisTarget {
 /**
  * `REDIS_URL`, else `redis.url` from the config, else the embedded default: a
  * private redis-server with append-only data under the state folder (DESIGN §10).
+ * The embedded server never outlives this process: it is stopped on every exit
+ * path, and one left by a killed process is stopped by the next start.
  * With `requirePersistence` (start, worker), an external Redis must persist its
  * data unless `redis.volatile` is set.
  */
@@ -30,10 +34,38 @@ export async function resolveRedis(
     return { url, embedded: false, stop: async () => undefined };
   }
   const dir = join(stateDir(), "redis");
-  const redis = await startEmbeddedRedis({ dir, persist: true });
+  mkdirSync(dir, { recursive: true });
+  const lock = await lockRedisDir(dir, log);
+  let redis;
+  try {
+    redis = await startEmbeddedRedis({ dir, persist: true });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   registerSecret(passwordOf(redis.url));
-  log.info({ port: redis.port, dir }, "embedded redis-server started");
-  return { url: redis.url, embedded: true, stop: () => redis.stop() };
+  const pid = redis.pid;
+  // A last resort for exits that skip `stop` (process.exit after an error): signals are synchronous.
+  const onExit = () => {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      // Already stopped.
+    }
+    lock.release();
+  };
+  process.once("exit", onExit);
+  log.info({ port: redis.port, dir, pid }, "embedded redis-server started");
+  const started = redis;
+  return {
+    url: started.url,
+    embedded: true,
+    stop: async () => {
+      await started.stop();
+      process.removeListener("exit", onExit);
+      lock.release();
+    },
+  };
 }
 
 function passwordOf(url: string): string | undefined {

@@ -1,4 +1,4 @@
-import type { Config } from "../core/config.js";
+import type { Config, ConfigIssue } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger, registerSecret } from "../core/log.js";
 import { matrixPlatform } from "../matrix/matrix-platform.js";
@@ -11,7 +11,11 @@ import { resolveRedis } from "./redis-target.js";
  * `worker` only works (receivers: false), so any number of worker processes can
  * share the load through Redis.
  */
-export async function runService(options: { config: Config; receivers: boolean }): Promise<void> {
+export async function runService(options: {
+  config: Config;
+  receivers: boolean;
+  warnings?: ConfigIssue[];
+}): Promise<void> {
   const { config } = options;
   const log = createLogger();
   for (const bot of config.telegram?.bots ?? []) registerSecret(bot.token);
@@ -26,14 +30,24 @@ export async function runService(options: { config: Config; receivers: boolean }
       "nothing to run: the configuration has no telegram.bots and no matrix section (for a terminal room use `roomgate shell`)",
     );
   }
+  for (const warning of options.warnings ?? [])
+    log.warn({ path: warning.path }, `config: ${warning.message}`);
   const redis = await resolveRedis(config, log, { requirePersistence: true });
-  const runtime = await startRuntime({
-    config,
-    redisUrl: redis.url,
-    log,
-    receivers: options.receivers,
-    platforms,
-  });
+  let runtime;
+  try {
+    runtime = await startRuntime({
+      config,
+      redisUrl: redis.url,
+      log,
+      receivers: options.receivers,
+      platforms,
+      connectNamespaces: true,
+    });
+  } catch (err) {
+    // Nothing outlives a failed start: the embedded redis-server goes too.
+    await redis.stop();
+    throw err;
+  }
   log.info(
     {
       receivers: options.receivers,

@@ -2,7 +2,7 @@ import type { DeliveryLedger, PlatformSender } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
-import type { SideChannel } from "./side-channel.js";
+import type { RoomInboxReader } from "./room-inbox-reader.js";
 
 /**
  * What early replies are recorded in: their turn is still running, and a turn retried
@@ -19,12 +19,12 @@ function memoryLedger(): DeliveryLedger {
 /**
  * The channel of one turn on a live platform: progress and early replies go through
  * the room's sender (limited in-process, as a sender does without the scheduler's
- * gate), new events come from the room's side stream.
+ * gate), queued events are read from the room's inbox.
  */
 export function liveChannel(
   event: InboundEvent,
   sender: PlatformSender,
-  side: SideChannel,
+  inbox: RoomInboxReader,
   log: Logger,
 ): TurnChannel {
   let sent = 0;
@@ -44,18 +44,10 @@ export function liveChannel(
       const early: InboundEvent = { ...event, kind: "message", text: "", eventId: turnId };
       return sender.deliver(early, { reply }, { turnId, ledger: memoryLedger(), log });
     },
-    mark: (fromTurn) => side.position(event.room, fromTurn ? event.eventId : undefined),
-    eventsAfter: async (mark) => {
-      const entries = await side.read(event.room, mark);
-      const fresh: { id: string; event: InboundEvent }[] = [];
-      for (const entry of entries) {
-        if (entry.event.eventId === event.eventId) continue;
-        if (await side.wasConsumed(event.room, entry.event.eventId)) continue;
-        fresh.push(entry);
-      }
-      return fresh;
-    },
-    take: (taken) => side.consume(taken.room, taken.eventId),
-    wasTaken: (e) => side.wasConsumed(e.room, e.eventId),
+    mark: (fromTurn) => inbox.position(event.room, fromTurn ? event.eventId : undefined),
+    eventsAfter: async (mark) =>
+      (await inbox.after(event.room, mark)).filter(
+        (e) => e.event.eventId !== event.eventId && e.event.sender.allowed,
+      ),
   };
 }

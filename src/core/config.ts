@@ -1,7 +1,16 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { parse as parseYaml } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
+import { checkAcrossFields } from "./config-checks.js";
+import { expandEnv } from "./config-env.js";
+import { fromZodIssues, issueLine, type ConfigIssue } from "./config-issues.js";
+import { placeIssues } from "./config-lines.js";
 import { ConfigError } from "./errors.js";
+import { TELEGRAM_TOKEN } from "./telegram-token.js";
+
+// Every section is a strict object: an unknown key is an error with a "did you mean"
+// (config-issues.ts finds the known keys by walking these schemas). To add a key,
+// add it to its section's schema with a default; nothing else needs to change.
 
 /** Which tools of a namespace a binding shows (`allow`/`deny` globs) and runs without asking (`trust`). */
 export const NamespaceToolsSchema = z
@@ -26,7 +35,7 @@ export const DiscoverySchema = z.object({
 
 /** One namespace: a stdio command or a Streamable HTTP url (DESIGN §10). */
 export const NamespaceConfigSchema = z
-  .object({
+  .strictObject({
     command: z.array(z.string()).min(1).optional(),
     cwd: z.string().optional(),
     env: z.record(z.string(), z.string()).default({}),
@@ -51,13 +60,20 @@ export const NamespaceConfigSchema = z
   });
 export type NamespaceConfig = z.infer<typeof NamespaceConfigSchema>;
 
-const TelegramGroupSchema = z.object({
+/** Which messages of a group room reach the namespace: addressed ones (`mentions`, the default when unset) or all. */
+const RespondSchema = z.enum(["mentions", "all"]).optional();
+
+const TelegramGroupSchema = z.strictObject({
   chat: z.number().int(),
   users: z.array(z.number().int()).default([]),
+  /** `mentions`: only commands, mentions of the bot and replies to it; `all`: every message. */
+  respond: RespondSchema,
 });
 
-const TelegramBotSchema = z.object({
-  token: z.string().min(1),
+const TelegramBotSchema = z.strictObject({
+  token: z
+    .string()
+    .regex(TELEGRAM_TOKEN, "a Telegram bot token looks like <bot id>:<secret> (from BotFather)"),
   namespace: z.string().min(1),
   /** Allowed user ids for direct messages. */
   users: z.array(z.number().int()).default([]),
@@ -65,21 +81,21 @@ const TelegramBotSchema = z.object({
   groups: z.array(TelegramGroupSchema).default([]),
 });
 
-const TelegramSchema = z.object({
+const TelegramWebhookSchema = z.strictObject({
+  url: z.url(),
+  port: z.number().int().positive().default(8443),
+  host: z.string().default("0.0.0.0"),
+  secretToken: z.string().min(1),
+});
+
+const TelegramSchema = z.strictObject({
   apiRoot: z.url().optional(),
   mode: z.enum(["polling", "webhook"]).default("polling"),
-  webhook: z
-    .object({
-      url: z.url(),
-      port: z.number().int().positive().default(8443),
-      host: z.string().default("0.0.0.0"),
-      secretToken: z.string().min(1),
-    })
-    .optional(),
+  webhook: TelegramWebhookSchema.optional(),
   bots: z.array(TelegramBotSchema).default([]),
   /** Send limits shared by all processes (a self-hosted Bot API or paid broadcasts allow more). */
   limits: z
-    .object({
+    .strictObject({
       botPerSecond: z.number().positive().default(30),
       chatPerSecond: z.number().positive().default(1),
       groupPerMinute: z.number().positive().default(20),
@@ -87,15 +103,24 @@ const TelegramSchema = z.object({
     .default({ botPerSecond: 30, chatPerSecond: 1, groupPerMinute: 20 }),
 });
 
-const MatrixRoomSchema = z.object({
-  room: z.string().min(1),
+const MatrixRoomSchema = z.strictObject({
+  room: z
+    .string()
+    .regex(
+      /^![^:]+:.+$/,
+      'must be a room id like "!abc:example.org" (an alias is not enough; Element shows the id under Room settings → Advanced)',
+    ),
   namespace: z.string().min(1),
-  users: z.array(z.string()).default([]),
+  users: z
+    .array(z.string().regex(/^@[^:]+:.+$/, 'a Matrix user id looks like "@alice:example.org"'))
+    .default([]),
   /** Users at or above this power level are allowed too. */
   powerLevel: z.number().int().optional(),
+  /** `mentions`: only mentions of the bot, replies to it and commands; `all`: every message. */
+  respond: RespondSchema,
 });
 
-const MatrixSchema = z.object({
+const MatrixSchema = z.strictObject({
   homeserver: z.url(),
   accessToken: z.string().min(1),
   /** Users whose invites to a configured room are accepted; default: the room's users. */
@@ -103,151 +128,185 @@ const MatrixSchema = z.object({
   rooms: z.array(MatrixRoomSchema).default([]),
 });
 
+const RedisSchema = z.strictObject({
+  url: z.string().optional(),
+  prefix: z.string().min(1).default("rg"),
+  /** Run on an external Redis without persistence, accepting that a restart loses queued turns. */
+  volatile: z.boolean().default(false),
+});
+
+const SessionsSchema = z.strictObject({
+  idleSeconds: z
+    .number()
+    .int()
+    .positive()
+    .default(7 * 24 * 3600),
+  historyTurns: z.number().int().positive().default(20),
+  choiceSeconds: z
+    .number()
+    .int()
+    .positive()
+    .default(24 * 3600),
+  /** How long a tool waits for a missing argument (slot filling) before it expires. */
+  slotSeconds: z
+    .number()
+    .int()
+    .positive()
+    .default(15 * 60),
+});
+
+const LimitsSchema = z.strictObject({
+  /** Largest inbound message accepted, in characters. */
+  maxMessageChars: z.number().int().positive().default(16_000),
+  /** Largest text file accepted as an argument, in bytes. */
+  maxFileBytes: z.number().int().positive().default(1_000_000),
+  /** Longest a file download may take, in milliseconds. */
+  fileTimeoutMs: z.number().int().positive().default(20_000),
+  /** Most turns one person may start per minute; the excess gets one notice and is not queued. */
+  turnsPerMinute: z.number().int().positive().default(20),
+  /** Most events waiting in one room's queue; the excess gets one notice and is not queued. */
+  roomQueueCap: z.number().int().positive().default(50),
+});
+
+/** What happens when a person edits a message they sent (Telegram edited_message, Matrix m.replace). */
+const EditsSchema = z.strictObject({
+  /** Ask again with the edited text; off by default, when edits are only logged. */
+  reask: z.boolean().default(false),
+  /** Only edits made within this many seconds of the original message are asked again. */
+  windowSeconds: z.number().int().positive().default(120),
+});
+
+const WorkerSchema = z.strictObject({ concurrency: z.number().int().positive().default(8) });
+
+const QueueSchema = z.strictObject({
+  /** A dead worker's rooms are taken over this long after its last lease renewal. */
+  leaseSeconds: z.number().positive().default(10),
+  /** A turn still undeliverable this long after its first wait goes to the dead letters. */
+  deliveryDeadlineSeconds: z.number().positive().default(3600),
+  /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
+  dedupeSeconds: z
+    .number()
+    .int()
+    .positive()
+    .default(6 * 3600),
+  /** Typing is shown only for turns that run longer than this. */
+  typingAfterMs: z.number().int().nonnegative().default(1000),
+});
+
+const ShutdownSchema = z.strictObject({ graceSeconds: z.number().nonnegative().default(10) });
+
+const HttpSchema = z.strictObject({
+  port: z.number().int().nonnegative().default(9464),
+  host: z.string().default("127.0.0.1"),
+});
+
 /** The YAML configuration file (DESIGN §10), validated at load; types derive from it. */
-export const ConfigSchema = z.object({
-  redis: z
-    .object({
-      url: z.string().optional(),
-      prefix: z.string().min(1).default("rg"),
-      /** Run on an external Redis without persistence, accepting that a restart loses queued turns. */
-      volatile: z.boolean().default(false),
-    })
-    .default({ prefix: "rg", volatile: false }),
+export const ConfigSchema = z.strictObject({
+  redis: RedisSchema.default({ prefix: "rg", volatile: false }),
   namespaces: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), NamespaceConfigSchema).default({}),
-  sessions: z
-    .object({
-      idleSeconds: z
-        .number()
-        .int()
-        .positive()
-        .default(7 * 24 * 3600),
-      historyTurns: z.number().int().positive().default(20),
-      choiceSeconds: z
-        .number()
-        .int()
-        .positive()
-        .default(24 * 3600),
-      /** How long a tool waits for a missing argument (slot filling) before it expires. */
-      slotSeconds: z
-        .number()
-        .int()
-        .positive()
-        .default(15 * 60),
-    })
-    .default({
-      idleSeconds: 7 * 24 * 3600,
-      historyTurns: 20,
-      choiceSeconds: 24 * 3600,
-      slotSeconds: 15 * 60,
-    }),
-  limits: z
-    .object({
-      /** Largest inbound message accepted, in characters. */
-      maxMessageChars: z.number().int().positive().default(16_000),
-      /** Largest text file accepted as an argument, in bytes. */
-      maxFileBytes: z.number().int().positive().default(1_000_000),
-      /** Longest a file download may take, in milliseconds. */
-      fileTimeoutMs: z.number().int().positive().default(20_000),
-      /** Most turns one person may start per minute; the excess gets one notice and is not queued. */
-      turnsPerMinute: z.number().int().positive().default(20),
-      /** Most events waiting in one room's queue; the excess gets one notice and is not queued. */
-      roomQueueCap: z.number().int().positive().default(50),
-    })
-    .default({
-      maxMessageChars: 16_000,
-      maxFileBytes: 1_000_000,
-      fileTimeoutMs: 20_000,
-      turnsPerMinute: 20,
-      roomQueueCap: 50,
-    }),
-  worker: z.object({ concurrency: z.number().int().positive().default(8) }).default({ concurrency: 8 }),
-  queue: z
-    .object({
-      /** A dead worker's rooms are taken over this long after its last lease renewal. */
-      leaseSeconds: z.number().positive().default(10),
-      /** A turn still undeliverable this long after its first wait goes to the dead letters. */
-      deliveryDeadlineSeconds: z.number().positive().default(3600),
-      /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
-      dedupeSeconds: z
-        .number()
-        .int()
-        .positive()
-        .default(6 * 3600),
-      /** Typing is shown only for turns that run longer than this. */
-      typingAfterMs: z.number().int().nonnegative().default(1000),
-    })
-    .default({
-      leaseSeconds: 10,
-      deliveryDeadlineSeconds: 3600,
-      dedupeSeconds: 6 * 3600,
-      typingAfterMs: 1000,
-    }),
-  shutdown: z.object({ graceSeconds: z.number().nonnegative().default(10) }).default({ graceSeconds: 10 }),
-  http: z
-    .object({ port: z.number().int().nonnegative().default(9464), host: z.string().default("127.0.0.1") })
-    .optional(),
+  sessions: SessionsSchema.default({
+    idleSeconds: 7 * 24 * 3600,
+    historyTurns: 20,
+    choiceSeconds: 24 * 3600,
+    slotSeconds: 15 * 60,
+  }),
+  limits: LimitsSchema.default({
+    maxMessageChars: 16_000,
+    maxFileBytes: 1_000_000,
+    fileTimeoutMs: 20_000,
+    turnsPerMinute: 20,
+    roomQueueCap: 50,
+  }),
+  edits: EditsSchema.default({ reask: false, windowSeconds: 120 }),
+  worker: WorkerSchema.default({ concurrency: 8 }),
+  queue: QueueSchema.default({
+    leaseSeconds: 10,
+    deliveryDeadlineSeconds: 3600,
+    dedupeSeconds: 6 * 3600,
+    typingAfterMs: 1000,
+  }),
+  shutdown: ShutdownSchema.default({ graceSeconds: 10 }),
+  http: HttpSchema.optional(),
   telegram: TelegramSchema.optional(),
   matrix: MatrixSchema.optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 export type TelegramConfig = z.infer<typeof TelegramSchema>;
 export type MatrixConfig = z.infer<typeof MatrixSchema>;
+export type EditsConfig = z.infer<typeof EditsSchema>;
 
-/** Replaces `${VAR}` in every string of a parsed YAML tree from the environment. */
-export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[] = []): unknown {
-  if (typeof value === "string") {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
-      const v = env[name];
-      if (v === undefined) {
-        throw new ConfigError(`${path.join(".") || "(root)"}: environment variable ${name} is not set`);
-      }
-      return v;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, [...path, String(i)]));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandEnv(v, env, [...path, k])]));
-  }
-  return value;
+export { expandEnv } from "./config-env.js";
+export type { ConfigIssue } from "./config-issues.js";
+export { issueLine as issueLineOf } from "./config-issues.js";
+
+/** Everything `roomgate config check` reports: the config when valid, every error, every warning. */
+export interface ConfigReport {
+  config?: Config;
+  errors: ConfigIssue[];
+  warnings: ConfigIssue[];
 }
 
-/** Parses and validates configuration text; an error names the path of the bad field. */
+/**
+ * Validates configuration text completely without starting anything: YAML syntax,
+ * `${VAR}` references, every field (unknown keys included) and the checks across
+ * fields, all collected so that every mistake is reported at once.
+ */
+export function checkConfigText(text: string, env: NodeJS.ProcessEnv = process.env): ConfigReport {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines });
+  if (doc.errors.length > 0) {
+    return {
+      errors: doc.errors.map((err) => ({ path: "(file)", message: `not valid YAML: ${err.message}` })),
+      warnings: [],
+    };
+  }
+  const raw: unknown = doc.toJS() ?? {};
+  const errors: ConfigIssue[] = [];
+  const expanded = expandEnv(raw, env, errors);
+  const result = ConfigSchema.safeParse(expanded);
+  if (!result.success) errors.push(...fromZodIssues(ConfigSchema, result.error.issues));
+  const across = checkAcrossFields(expanded);
+  errors.push(...across.errors);
+  return {
+    ...(result.success && errors.length === 0 ? { config: result.data } : {}),
+    errors: placeIssues(errors, doc, lines),
+    warnings: placeIssues(across.warnings, doc, lines),
+  };
+}
+
+/** Parses and validates configuration text; a ConfigError lists every problem with its full path. */
 export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env): Config {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new ConfigError(`the configuration is not valid YAML: ${(err as Error).message}`, { cause: err });
-  }
-  const result = ConfigSchema.safeParse(expandEnv(raw, env));
-  if (!result.success) {
-    const first = result.error.issues[0];
-    const where = first && first.path.length > 0 ? first.path.join(".") : "(root)";
-    throw new ConfigError(`${where}: ${first?.message ?? "invalid"}`, { cause: result.error });
-  }
-  const config = result.data;
-  for (const bot of config.telegram?.bots ?? []) {
-    if (!config.namespaces[bot.namespace]) {
-      throw new ConfigError(`telegram.bots: namespace "${bot.namespace}" is not configured under namespaces`);
-    }
-  }
-  for (const room of config.matrix?.rooms ?? []) {
-    if (!config.namespaces[room.namespace]) {
-      throw new ConfigError(`matrix.rooms: namespace "${room.namespace}" is not configured under namespaces`);
-    }
-  }
-  return config;
+  return validConfig(checkConfigText(text, env)).config;
 }
 
-/** Reads, expands and validates a YAML configuration file. */
-export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Config {
-  let text: string;
+function validConfig(report: ConfigReport): { config: Config; warnings: ConfigIssue[] } {
+  if (report.config) return { config: report.config, warnings: report.warnings };
+  const lines = report.errors.map(issueLine);
+  const message =
+    lines.length === 1 ? lines[0]! : `the configuration has ${lines.length} errors:\n  ${lines.join("\n  ")}`;
+  throw new ConfigError(message, { issues: report.errors });
+}
+
+/** Reads a configuration file's text; an unreadable file is a ConfigError naming it. */
+export function readConfigFile(file: string): string {
   try {
-    text = readFileSync(file, "utf8");
+    return readFileSync(file, "utf8");
   } catch (err) {
     throw new ConfigError(`cannot read configuration file ${file}: ${(err as Error).message}`, {
       cause: err,
     });
   }
-  return parseConfig(text, env);
+}
+
+/** Reads, expands and validates a YAML configuration file. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Config {
+  return parseConfig(readConfigFile(file), env);
+}
+
+/** Like `loadConfig`, also returning the warnings, for a start to log. */
+export function loadConfigWithWarnings(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { config: Config; warnings: ConfigIssue[] } {
+  return validConfig(checkConfigText(readConfigFile(file), env));
 }

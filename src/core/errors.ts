@@ -11,8 +11,21 @@ export class RoomgateError extends Error {
   }
 }
 
-/** The configuration file or environment is wrong; the message names the field. */
-export class ConfigError extends RoomgateError {}
+/** The configuration file or environment is wrong; `issues` lists every bad field with its path. */
+export class ConfigError extends RoomgateError {
+  readonly issues: readonly { path: string; message: string }[];
+  constructor(
+    message: string,
+    options: {
+      cause?: unknown;
+      userText?: string;
+      issues?: readonly { path: string; message: string }[];
+    } = {},
+  ) {
+    super(message, options);
+    this.issues = options.issues ?? [];
+  }
+}
 
 /** A namespace server failed, timed out or could not be reached. */
 export class NamespaceError extends RoomgateError {
@@ -48,3 +61,6 @@ export class ArgumentError extends RoomgateError {}
 
 /** `redis-server` is needed for the embedded default and is not installed. */
 export class RedisMissingError extends RoomgateError {}
+
+/** The embedded Redis data folder is in use by another running roomgate process. */
+export class RedisDirBusyError extends RoomgateError {}

@@ -26,6 +26,14 @@ const TOOLS: Readonly<Record<DemoNamespace, readonly DemoTool[]>> = {
   sym: symTools,
 };
 
+/** What each demo namespace is for, as its server tells clients (serverInfo.description and instructions). */
+export const DEMO_DESCRIPTIONS: Readonly<Record<DemoNamespace, string>> = {
+  feed: "your reading feed: what to read today, digests, and search over saved items.",
+  runs: "experiment runs: results, sweep comparisons with their caveats, and a claims checker for drafts.",
+  kg: "a small concept graph: the concepts it knows and the path between two of them.",
+  sym: "symbolic expressions: simplify an expression or verify an equation.",
+};
+
 /** A string no renderer may ever show: it rides in the malformed `feed.ask` result. */
 export const MALFORMED_SENTINEL = "MALFORMED-REPLY-MUST-NOT-BE-SHOWN";
 
@@ -119,13 +127,20 @@ function registerAnswerTool(server: McpServer, tool: AnswerTool, options: DemoSe
 
 /** Builds the demo MCP server with the chosen namespaces' tools registered; it does no I/O until connected. */
 export function createDemoServer(options: DemoServerOptions = {}): McpServer {
-  const server = new McpServer({
-    name: "roomgate-demo",
-    title: "roomgate demo namespaces",
-    version: "0.1.0",
-  });
+  const served = options.namespaces ?? DEMO_NAMESPACES;
+  const described = served.map((ns) => `${ns}: ${DEMO_DESCRIPTIONS[ns]}`);
+  const server = new McpServer(
+    {
+      name: "roomgate-demo",
+      title: "roomgate demo namespaces",
+      version: "0.1.0",
+      description:
+        served.length === 1 ? DEMO_DESCRIPTIONS[served[0]!] : `Demo namespaces — ${described.join(" ")}`,
+    },
+    { instructions: `Each namespace's <ns>.ask routes a question to its tools.\n\n${described.join("\n")}` },
+  );
   if (options.mesh) registerMesh(server);
-  for (const namespace of options.namespaces ?? DEMO_NAMESPACES) {
+  for (const namespace of served) {
     for (const tool of TOOLS[namespace]) {
       if (tool.kind === "answer") registerAnswerTool(server, tool, options);
       else {

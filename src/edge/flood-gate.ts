@@ -15,11 +15,20 @@ export type FloodVerdict =
   /** Not admitted; `notice` is the one line to send, or undefined when it was already sent. */
   | { admit: false; notice: string | undefined };
 
-/** Counts one turn of a person in the current minute, in one atomic step by Redis' clock. */
-const COUNT = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return n`;
+/**
+ * One round trip (EVALSHA): the room's waiting events, then — unless the queue is
+ * full — one more turn of the person counted in the current minute, by Redis' clock.
+ * KEYS[1] the room's inbox, KEYS[2] the person's counter; ARGV[1] the window (s),
+ * ARGV[2] the queue cap. Returns {waiting, count} (count 0 when not counted).
+ */
+const CHECK = `
+local waiting = redis.call('LLEN', KEYS[1])
+if waiting >= tonumber(ARGV[2]) then return {waiting, 0} end
+local n = redis.call('INCR', KEYS[2])
+if n == 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
+return {waiting, n}`;
+
+type FloodCheck = (inbox: string, counter: string, window: string, cap: number) => Promise<[number, number]>;
 
 /**
  * Inbound flood control at the edge: a person may start `turnsPerMinute` turns a minute
@@ -31,15 +40,23 @@ export class FloodGate {
     private readonly redis: Redis,
     private readonly keys: Keys,
     private readonly limits: FloodLimits,
-  ) {}
+  ) {
+    if (!("rgFloodCheck" in redis)) redis.defineCommand("rgFloodCheck", { lua: CHECK, numberOfKeys: 2 });
+  }
 
   /** Whether one more event of this person in this room may be queued. */
   async check(room: string, userId: string): Promise<FloodVerdict> {
     const { turnsPerMinute, roomQueueCap } = this.limits;
-    const waiting = await this.redis.llen(this.keys.inbox(room));
+    const run = (this.redis as unknown as { rgFloodCheck: FloodCheck }).rgFloodCheck.bind(this.redis);
+    const [waiting, counted] = await run(
+      this.keys.inbox(room),
+      this.keys.turnRate(userId),
+      "60",
+      roomQueueCap,
+    );
     if (waiting >= roomQueueCap)
       return this.refuse(room, "queue", userId, edgeTexts.queueFull(roomQueueCap), 60);
-    const count = Number(await this.redis.eval(COUNT, 1, this.keys.turnRate(userId), "60"));
+    const count = Number(counted);
     if (count > turnsPerMinute)
       return this.refuse(room, "rate", userId, edgeTexts.tooFast(turnsPerMinute), 60);
     return { admit: true };

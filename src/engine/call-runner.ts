@@ -4,6 +4,7 @@ import type { CallProgress } from "../namespace/namespace-client.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { isCancel } from "./cancel.js";
 import { elicit } from "./elicitation.js";
+import { take, wasTaken } from "./taken.js";
 import type { Turn } from "./turn.js";
 
 /** How often a running call looks at the room's new events for a /cancel. */
@@ -66,18 +67,20 @@ export async function runCall(
 }
 
 async function watchForCancel(turn: Turn, controller: AbortController, stop: AbortSignal): Promise<void> {
-  let mark = await turn.channel.mark(true);
+  // Read nothing until the call has run a while: a quick call (most are) costs no Redis round trip.
+  let mark: number | undefined;
   while (!stop.aborted) {
     await sleep(WATCH_EVERY_MS, undefined, { signal: stop }).catch(() => undefined);
     if (stop.aborted) return;
-    for (const { id, event } of await turn.channel.eventsAfter(mark)) {
-      if (event.kind === "message" && isCancel(event.text)) {
-        await turn.channel.take(event);
+    mark ??= await turn.channel.mark(true);
+    for (const { next, event } of await turn.channel.eventsAfter(mark)) {
+      if (!wasTaken(turn, event) && event.kind === "message" && isCancel(event.text)) {
+        take(turn, event);
         controller.abort();
         return;
       }
       // Other events stay queued for their own turns; an elicitation reads them itself.
-      mark = id;
+      mark = next;
     }
   }
 }

@@ -1,3 +1,5 @@
+import type { NamespaceAbout } from "../namespace/namespace-client.js";
+import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { newSession } from "../sessions/session.js";
 import { coerceKeyValues, describeParameters, IDENTITY_ARGUMENTS } from "./arguments.js";
 import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
@@ -12,17 +14,23 @@ import type { Turn } from "./turn.js";
 
 type Handler = (turn: Turn, rest: string) => Promise<void>;
 
+const commandLines = () => COMMANDS.filter((c) => c.menu).map((c) => `/${c.command} — ${c.description}`);
+
+const reset: Handler = async (turn) => {
+  turn.session = newSession(turn.namespace.name);
+  turn.resetHistory = true;
+  turn.say(texts.reset(turn.namespace.name));
+};
+
 const handlers: Record<string, Handler> = {
+  start: async (turn) => {
+    const ns = turn.namespace;
+    const about = await ns.about();
+    turn.say([texts.greeting(ns.name, describeServer(about)), texts.howTo, "", ...commandLines()].join("\n"));
+  },
+
   help: async (turn) => {
-    const ns = turn.namespace.name;
-    turn.say(
-      [
-        `This room talks to the "${ns}" agent. Send a question and its answer is shown exactly as the agent wrote it.`,
-        "When it asks back, choose an option with a button or by sending its number.",
-        "",
-        ...COMMANDS.map((c) => `/${c.command} — ${c.description}`),
-      ].join("\n"),
-    );
+    turn.say([texts.helpIntro(turn.namespace.name), texts.howTo, "", ...commandLines()].join("\n"));
   },
 
   tools: async (turn, rest) => {
@@ -89,7 +97,10 @@ const handlers: Record<string, Handler> = {
     // Not a listed tool: an address, when the namespace is found by address.
     if (!tool && (await callByAddress(turn, parsed.tool, parsed.json ?? parsed.pairs ?? {}, run(turn))))
       return;
-    if (!tool) return turn.say(texts.notInNamespace(parsed.tool, turn.namespace.name));
+    if (!tool) {
+      scopeRefusalsTotal.inc({ namespace: turn.namespace.name, reason: "not_in_namespace" });
+      return turn.say(texts.notInNamespace(parsed.tool, turn.namespace.name));
+    }
     let explicit = parsed.json;
     if (!explicit) {
       const coerced = coerceKeyValues(tool.inputSchema, parsed.pairs ?? {});
@@ -105,14 +116,16 @@ const handlers: Record<string, Handler> = {
     turn.say(namespaceTexts.nothingToCancel);
   },
 
-  reset: async (turn) => {
-    turn.session = newSession(turn.namespace.name);
-    turn.resetHistory = true;
-    turn.say(texts.reset(turn.namespace.name));
-  },
+  new: reset,
+  reset,
 
   status: async (turn) => {
     const { session, namespace } = turn;
+    // Only tools the server has: a server without `ask` or `tools` does not get them listed.
+    const existing = new Set((await namespace.tools()).map((t) => t.name));
+    const enabled = [...new Set([namespace.askTool, namespace.toolsTool, ...session.enabled])].filter(
+      (t): t is string => t !== null && existing.has(t),
+    );
     const pending = session.slot
       ? `waiting for ${session.slot.missing[0]!.name} of ${session.slot.tool}`
       : session.offers.some((o) => !o.chosen && o.expiresAt > Date.now())
@@ -122,7 +135,7 @@ const handlers: Record<string, Handler> = {
       [
         `Agent: ${namespace.name}`,
         `Conversation: ${session.conversationId} (since ${new Date(session.createdAt).toISOString()})`,
-        `Enabled tools: ${enabledList(namespace.askTool, namespace.toolsTool, session.enabled)}`,
+        `Enabled tools: ${enabled.length > 0 ? enabled.join(", ") : "none"}`,
         `Pending: ${pending}`,
         `Turns so far: ${session.turns}`,
       ].join("\n"),
@@ -136,9 +149,14 @@ function run(turn: Turn) {
     callChecked(turn, tool, args, question);
 }
 
-function enabledList(router: string | null, toolsTool: string, enabled: string[]): string {
-  const fixed = router === null ? [toolsTool] : [router, toolsTool];
-  return [...fixed, ...enabled.filter((t) => !fixed.includes(t))].join(", ");
+/** The server's own short description: serverInfo.description, else the first paragraph of its instructions. */
+function describeServer(about: NamespaceAbout): string | undefined {
+  if (about.description?.trim()) return about.description.trim();
+  const first = about.instructions
+    ?.trim()
+    .split(/\n\s*\n/)[0]
+    ?.trim();
+  return first || undefined;
 }
 
 function toolLine(name: string, title: string | undefined, description: string | undefined): string {

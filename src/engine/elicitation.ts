@@ -6,6 +6,7 @@ import { isCancel } from "./cancel.js";
 import { checkValue, fieldQuestion, formFields, typedValue, type FormField } from "./elicitation-form.js";
 import { elicitTexts } from "./elicitation-texts.js";
 import { newToken } from "./offers.js";
+import { take, wasTaken } from "./taken.js";
 import type { Turn } from "./turn.js";
 
 const POLL_MS = 250;
@@ -113,18 +114,19 @@ async function wait(
   turn: Turn,
   field: FormField,
   asked: Asked,
-  from: string,
+  from: number,
   deadline: number,
   signal: AbortSignal,
 ): Promise<Answer> {
   let mark = from;
   while (Date.now() < deadline) {
     if (signal.aborted) return { control: "cancel" };
-    for (const { id, event } of await turn.channel.eventsAfter(mark)) {
-      mark = id;
+    for (const { next, event } of await turn.channel.eventsAfter(mark)) {
+      mark = next;
+      if (wasTaken(turn, event)) continue;
       const answer = answerOf(field, asked, event);
       if (answer === undefined) continue;
-      await turn.channel.take(event);
+      take(turn, event);
       return answer;
     }
     await sleep(POLL_MS, undefined, { signal }).catch(() => undefined);

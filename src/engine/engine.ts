@@ -14,6 +14,7 @@ import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
 import { callChecked, enable, runTool } from "./tool-runner.js";
 import { Turn, type TurnResult, type TurnSettings } from "./turn.js";
+import { forgetTaken, wasTaken } from "./taken.js";
 import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
 /** How long slot filling waits for a missing argument unless configured. */
@@ -67,7 +68,10 @@ export class Engine {
     );
     try {
       // An event a running turn already took (an answer, a /cancel) has been handled.
-      if (await channel.wasTaken(event)) return turn.result();
+      if (wasTaken(turn, event)) {
+        forgetTaken(turn, event);
+        return turn.result();
+      }
       await this.dispatch(turn);
     } catch (err) {
       if (err instanceof NamespaceError) {
@@ -136,6 +140,11 @@ export class Engine {
         ? await this.deps.offerByRef(turn.event.room, turn.event.replyTo)
         : null;
       const offer = openOffer(turn.session, replied);
+      const closed = offer ? undefined : turn.session.offers.find((o) => o.id === replied);
+      // A reply to an offer that is used up or expired names that offer: it gets no other one's option.
+      if (closed && (isOptionNumber(trimmed) || optionFromText(closed, raw))) {
+        return turn.say(texts.choice[closed.chosen ? "used" : "expired"]);
+      }
       if (offer) {
         const option = optionFromText(offer, raw) ?? approvalFromText(offer, raw);
         if (option) return this.choose(turn, offer, option);
@@ -213,6 +222,8 @@ export class Engine {
 
   private async file(turn: Turn, file: Extract<InboundEvent, { kind: "file" }>["file"]): Promise<void> {
     this.expireSlot(turn);
+    // A file refused at the edge (too large, not text, too slow) is said so first.
+    if (file.rejected !== undefined) return turn.say(texts.fileRejected(file.rejected));
     const slot = turn.session.slot;
     if (!slot) return turn.say(texts.fileNotExpected);
     const [arg, ...rest] = slot.missing;

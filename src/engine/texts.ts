@@ -2,10 +2,16 @@ import type { ChoiceProblem } from "./offers.js";
 
 /** Every line the bot says in its own words, kept apart from log text. */
 export const texts = {
-  refusal: "Sorry, you are not allowed to use this bot here. Ask its operator to add you.",
-  refusalToast: "You are not allowed to use this bot.",
   tooLong: (length: number, limit: number) =>
     `Your message has ${length} characters; the limit is ${limit}. Nothing was sent to the agent.`,
+  greeting: (ns: string, description: string | undefined) =>
+    description
+      ? `Hello! This bot is the "${ns}" agent: ${description}`
+      : `Hello! This bot is the "${ns}" agent.`,
+  helpIntro: (ns: string) => `This room talks to the "${ns}" agent.`,
+  howTo:
+    "Send a question and its answer is shown exactly as the agent wrote it. " +
+    "When it asks back, choose an option with a button or by sending its number.",
   unknownCommand: (name: string) => `Unknown command /${name}. Send /help for the list of commands.`,
   choice: {
     unknown: "That choice is not known here (it may belong to another chat). Nothing was done.",

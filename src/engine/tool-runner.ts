@@ -1,5 +1,6 @@
 import { MalformedAnswerError, NamespaceError } from "../core/errors.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
+import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { fillArguments, validateArguments } from "./arguments.js";
 import { askApproval, needsApproval } from "./approvals.js";
 import { runCall } from "./call-runner.js";
@@ -41,10 +42,12 @@ export async function runTool(turn: Turn, toolName: string, options: RunOptions 
   const tool = tools.find((t) => t.name === toolName);
   if (!tool) {
     // A tool outside the room's namespace does not exist for this room (DESIGN §6).
+    scopeRefusalsTotal.inc({ namespace: ns.name, reason: "not_in_namespace" });
     turn.say(texts.notInNamespace(toolName, ns.name));
     return;
   }
   if (!isEnabled(turn, toolName)) {
+    scopeRefusalsTotal.inc({ namespace: ns.name, reason: "not_enabled" });
     turn.say(texts.notEnabled(toolName));
     return;
   }
@@ -93,6 +96,7 @@ export async function callChecked(
   }
   // The last of the three scope checks: nothing outside the namespace and enabled set is sent.
   if (!tool.name.startsWith(ns.prefix) || !isEnabled(turn, tool.name)) {
+    scopeRefusalsTotal.inc({ namespace: ns.name, reason: "not_in_namespace" });
     turn.say(texts.notInNamespace(tool.name, ns.name));
     return;
   }

@@ -4,29 +4,23 @@ import type { Reply } from "../core/reply.js";
 
 /**
  * What a running turn can do before it ends: show progress, send a reply at once
- * (an elicitation's question), and take the room's next events out of band (a
- * /cancel, an answer) although they are queued behind this very turn.
+ * (an elicitation's question), and read the room's events queued behind it (a
+ * /cancel, an answer). Which of those it takes is kept in the session (`taken`).
  */
 export interface TurnChannel {
   progress(update: ProgressUpdate): Promise<void>;
   /** Sends a reply now; resolves to the platform refs of its messages. */
   send(reply: Reply): Promise<string[]>;
-  /** A mark in the room's stream of new events: `fromTurn` marks this turn's own event, otherwise now. */
-  mark(fromTurn: boolean): Promise<string>;
-  /** The room's events after a mark, oldest first, without the turn's own event and events already taken. */
-  eventsAfter(mark: string): Promise<{ id: string; event: InboundEvent }[]>;
-  /** Takes an event out of band: its own turn will do nothing. */
-  take(event: InboundEvent): Promise<void>;
-  /** True when a running turn already took this event. */
-  wasTaken(event: InboundEvent): Promise<boolean>;
+  /** A position in the room's queue: after this turn's own event (`fromTurn`), otherwise after what is queued now. */
+  mark(fromTurn: boolean): Promise<number>;
+  /** Events from allowed users queued at or after a position, oldest first, each with the position after it. */
+  eventsAfter(mark: number): Promise<{ next: number; event: InboundEvent }[]>;
 }
 
 /** A channel for turns run without a live platform (tests of the engine, benchmarks): nothing is sent early, nothing arrives. */
 export const quietChannel: TurnChannel = {
   progress: async () => undefined,
   send: async () => [],
-  mark: async () => "0-0",
+  mark: async () => 0,
   eventsAfter: async () => [],
-  take: async () => undefined,
-  wasTaken: async () => false,
 };

@@ -21,6 +21,8 @@ export type Classified =
   | { type: "power-levels"; levels: PowerLevels }
   | ({ type: "message"; text: string } & Placement)
   | { type: "reaction"; target: string; number: number }
+  /** An edit (m.replace) of an earlier message: the event it replaces and the new text. */
+  | { type: "edit"; target: string; text: string }
   | ({ type: "file"; name: string; mime: string; size: number; url?: string; rejected?: string } & Placement);
 
 /** The rules the classifier needs from its surroundings. */
@@ -67,7 +69,8 @@ export function powerLevelOf(levels: PowerLevels, userId: string): number {
   return levels.users[userId] ?? levels.users_default;
 }
 
-function placementOf(content: MessageContent): Placement {
+/** The thread and reply a message belongs to, from its `m.relates_to`. */
+export function placementOf(content: MessageContent): Placement {
   const relates = content["m.relates_to"];
   const threadRoot = relates?.rel_type === "m.thread" ? relates.event_id : undefined;
   // In a thread, an in-reply-to marked as falling back only points at the thread's last event.
@@ -97,9 +100,14 @@ function classifyMessage(event: RoomEvent, maxFileBytes: number): Classified {
   const parsed = MessageContentSchema.safeParse(event.content);
   if (!parsed.success) return { type: "ignore", reason: "malformed message content" };
   const content = parsed.data;
-  if (content["m.new_content"] !== undefined || content["m.relates_to"]?.rel_type === "m.replace") {
-    return { type: "ignore", reason: "an edit is not a new message" };
+  if (content["m.relates_to"]?.rel_type === "m.replace") {
+    const target = content["m.relates_to"].event_id;
+    const fresh = MessageContentSchema.safeParse(content["m.new_content"]);
+    if (!target || !fresh.success) return { type: "ignore", reason: "malformed edit" };
+    return { type: "edit", target, text: fresh.data.body };
   }
+  if (content["m.new_content"] !== undefined)
+    return { type: "ignore", reason: "an edit without its relation" };
   switch (content.msgtype) {
     case "m.notice":
       return { type: "ignore", reason: "notices come from bots" };

@@ -32,6 +32,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
       receiver: new MatrixReceiver({
         config: matrix,
         maxFileBytes: deps.config.limits.maxFileBytes,
+        edits: deps.config.edits,
         fileTimeoutMs: deps.config.limits.fileTimeoutMs,
         flood: new FloodGate(deps.redis, deps.keys, deps.config.limits),
         redis: deps.redis,

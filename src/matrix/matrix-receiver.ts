@@ -1,12 +1,14 @@
 import type { Redis } from "ioredis";
 import { MatrixClient } from "matrix-bot-sdk";
 import type { Inbox, Receiver } from "../core/adapter.js";
-import type { MatrixConfig } from "../core/config.js";
+import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
 import { matrixRoom } from "../core/room.js";
 import type { FloodGate } from "../edge/flood-gate.js";
+import { refusalsTotal } from "../ops/metrics.js";
 import { classifyEvent } from "./classify-event.js";
+import { EditReview } from "./edit-review.js";
 import { EncryptionNotice } from "./encryption-notice.js";
 import { historyOf } from "./history-guard.js";
 import { InboundBuilder } from "./inbound-builder.js";
@@ -19,6 +21,8 @@ import {
   type PowerLevels,
 } from "./matrix-events.js";
 import { withMatrixRetry } from "./matrix-retry.js";
+import { MentionGate } from "./mention-gate.js";
+import { MessageAdmission } from "./message-admission.js";
 import { RedisStorageProvider } from "./redis-storage-provider.js";
 import { isAllowed, mayInvite, roomBindings, type RoomBinding } from "./room-policy.js";
 import { routeSdkLogs } from "./sdk-logging.js";
@@ -38,6 +42,8 @@ export interface MatrixReceiverOptions {
   log: Logger;
   /** Long-poll timeout of each sync request. */
   syncTimeoutMs?: number;
+  /** What an edited message does (default: logged, not asked again). */
+  edits?: EditsConfig;
 }
 
 /**
@@ -71,6 +77,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
   private botUserId = "";
   private notice: EncryptionNotice | undefined;
   private builder: InboundBuilder | undefined;
+  private admission: MessageAdmission | undefined;
 
   constructor(private readonly options: MatrixReceiverOptions) {
     this.bindings = roomBindings(options.config);
@@ -103,11 +110,26 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     );
     this.builder = new InboundBuilder(client, this.botUserId, media, log);
     this.notices = new EdgeNotices(client, this.options.redis, this.options.keys, log);
+    const gate = new MentionGate(client, this.botUserId, log);
+    await gate.learnName();
+    const edits = new EditReview(client, this.options.edits ?? { reask: false, windowSeconds: 120 }, log);
+    this.admission = new MessageAdmission(gate, edits, log);
     const joined = new Set(await withMatrixRetry("joined rooms", () => client.getJoinedRooms(), log));
+    const encrypted: string[] = [];
     for (const roomId of this.bindings.keys()) {
       if (!joined.has(roomId))
         log.warn({ roomId }, "the Matrix bot is not in this configured room yet: invite it");
-      else if (await this.notice.check(roomId)) await this.notice.encrypted(roomId);
+      else if (await this.notice.check(roomId)) {
+        encrypted.push(roomId);
+        await this.notice.encrypted(roomId);
+      }
+    }
+    // Every start says which bound rooms the bot cannot read, not only the first time.
+    if (encrypted.length > 0) {
+      log.error(
+        { rooms: encrypted },
+        "matrix: these bound rooms are end-to-end encrypted and will not be answered",
+      );
     }
     client.setSyncHandler(this);
     await client.start(SYNC_FILTER);
@@ -219,23 +241,28 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     }
     const allowed = isAllowed(binding, event.sender, await this.powerLevels(binding));
     if (!allowed) {
+      // A stranger's chatter not addressed to the bot is ignored without a word, and without I/O.
+      if (!this.admission?.addressedOffline(binding, event, classified)) return;
       log.info({ sender: event.sender }, "matrix sender not allowed in this room; refused");
+      refusalsTotal.inc({ platform: "matrix" });
       // A reaction gets no answer, so a stranger cannot make the bot post at will.
       if (classified.type !== "reaction") await this.notices?.refuse(roomId, event.event_id, event.sender);
       return;
     }
+    const admitted = await this.admission?.admit(binding, event, classified);
+    if (!admitted) return;
     const flood = await this.options.flood?.check(matrixRoom(roomId), event.sender);
     if (flood && !flood.admit) {
       if (flood.notice) await this.notices?.say(roomId, event.event_id, event.sender, flood.notice);
       return;
     }
     const enqueue = async (): Promise<void> => {
-      const inbound = await this.builder?.build(binding, event, classified, true);
+      const inbound = await this.builder?.build(binding, event, admitted, true);
       if (!inbound) return;
       const fresh = await this.options.inbox.enqueue(inbound);
       log.debug({ kind: inbound.kind, fresh }, "matrix event enqueued");
     };
-    if (classified.type === "file") this.readLater(roomId, enqueue);
+    if (admitted.type === "file") this.readLater(roomId, enqueue);
     else await enqueue();
   }
 

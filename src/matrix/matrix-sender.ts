@@ -12,8 +12,15 @@ import { MatrixOriginError } from "./matrix-errors.js";
 import { attachmentContent } from "./matrix-media.js";
 import { MatrixProgress } from "./matrix-progress.js";
 import { MatrixOriginSchema, type MatrixOrigin } from "./matrix-events.js";
+import { countedAttempts } from "../ops/send-metrics.js";
 import type { Keys } from "../sessions/keys.js";
-import { gatedMatrixRequest, SEND_RETRY, withMatrixRetry, type RetryPolicy } from "./matrix-retry.js";
+import {
+  gatedMatrixRequest,
+  SEND_RETRY,
+  statusOf,
+  withMatrixRetry,
+  type RetryPolicy,
+} from "./matrix-retry.js";
 import { routeSdkLogs } from "./sdk-logging.js";
 
 /** What the Matrix sender needs from the runtime. */
@@ -196,7 +203,12 @@ export class MatrixSender implements PlatformSender {
     const path =
       `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}` +
       `/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
-    const request = () => this.client.doRequest("PUT", path, null, content);
+    const request = countedAttempts(
+      "matrix",
+      path,
+      () => this.client.doRequest("PUT", path, null, content),
+      statusOf,
+    );
     const response: unknown = context.gate
       ? await gatedMatrixRequest(`send ${type}`, request, context.gate, this.windows(), partKey, context.log)
       : await withMatrixRetry(`send ${type}`, request, context.log, this.retry);

@@ -10,6 +10,8 @@ export interface RoomBinding {
   /** Users at or above this power level may talk too. */
   powerLevel?: number;
   inviters: ReadonlySet<string>;
+  /** Which messages are taken; unset: every message in a direct room, addressed ones elsewhere. */
+  respond?: "mentions" | "all";
 }
 
 /**
@@ -26,6 +28,7 @@ export function roomBindings(config: MatrixConfig): Map<string, RoomBinding> {
         namespace: room.namespace,
         users: new Set(room.users),
         ...(room.powerLevel === undefined ? {} : { powerLevel: room.powerLevel }),
+        ...(room.respond === undefined ? {} : { respond: room.respond }),
         inviters: global.size > 0 ? global : new Set(room.users),
       },
     ]),

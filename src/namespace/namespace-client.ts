@@ -10,7 +10,7 @@ import {
 import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import { namespaceCalls } from "../ops/metrics.js";
+import { namespaceCallSeconds, namespaceCalls } from "../ops/metrics.js";
 import { START_WAIT_MS, answersPing, isReadOnly, lostToCrash, timedOut } from "./call-recovery.js";
 import { ElicitationRouter, type ElicitHandler } from "./elicitation-router.js";
 import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
@@ -31,6 +31,13 @@ export interface CallProgress {
   progress: number;
   total?: number;
   message?: string;
+}
+
+/** What a namespace's server says about itself at initialisation (MCP serverInfo and instructions). */
+export interface NamespaceAbout {
+  title?: string;
+  description?: string;
+  instructions?: string;
 }
 
 /** Options of one call: a timeout (default from config), a signal that cancels it, progress updates. */
@@ -58,6 +65,7 @@ export class NamespaceClient {
   private listed: ToolListing = { all: 0, prefixed: 0, foreign: [], invalid: [] };
   /** Why the last start failed, so a caller refused during the backoff hears the same cause. */
   private lastStartFailure: NamespaceUnreachableError | undefined;
+  private serverAbout: NamespaceAbout = {};
   private closed = false;
   private readonly restarts = new RestartPolicy();
   private restartTimer: NodeJS.Timeout | undefined;
@@ -135,6 +143,12 @@ export class NamespaceClient {
     return this.toolList;
   }
 
+  /** What the server said about itself when it was last connected. */
+  async about(): Promise<NamespaceAbout> {
+    await this.ensureConnected(START_WAIT_MS);
+    return this.serverAbout;
+  }
+
   /** True when `tool` is one of this namespace's tools. */
   async has(tool: string): Promise<boolean> {
     return (await this.tools()).some((t) => t.name === tool);
@@ -152,17 +166,23 @@ export class NamespaceClient {
     options: CallOptions = {},
   ): Promise<CallToolResult> {
     const timeout = options.timeoutMs ?? this.config.timeoutMs;
+    const timer = namespaceCallSeconds.startTimer({ namespace: this.name });
     try {
       try {
-        return await this.attempt(tool, args, options, timeout);
+        const result = await this.attempt(tool, args, options, timeout);
+        timer({ outcome: result.isError ? "tool_error" : "ok" });
+        return result;
       } catch (err) {
         if (!lostToCrash(err) || !this.retrySafe(tool) || this.closed || options.signal?.aborted) throw err;
         namespaceCalls.inc({ namespace: this.name, outcome: "retried" });
         this.log.warn({ tool }, "call lost to a namespace crash; retrying once on the restarted server");
-        return await this.attempt(tool, args, options, timeout);
+        const result = await this.attempt(tool, args, options, timeout);
+        timer({ outcome: result.isError ? "tool_error" : "ok" });
+        return result;
       }
     } catch (err) {
       namespaceCalls.inc({ namespace: this.name, outcome: "failed" });
+      timer({ outcome: "failed" });
       throw this.callError(tool, err, timeout);
     }
   }
@@ -309,6 +329,13 @@ export class NamespaceClient {
       throw error;
     }
     client.onclose = () => this.onClosed(client);
+    const info = client.getServerVersion();
+    const instructions = client.getInstructions();
+    this.serverAbout = {
+      ...(info?.title ? { title: info.title } : {}),
+      ...(info?.description ? { description: info.description } : {}),
+      ...(instructions ? { instructions } : {}),
+    };
     this.client = client;
     this.transport = transport;
     this.restarts.started();

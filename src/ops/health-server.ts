@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { Redis } from "ioredis";
 import type { Logger } from "../core/log.js";
+import { healthStatus } from "./health-status.js";
 import { registry } from "./metrics.js";
 
 /** The health and metrics endpoint of a process. */
@@ -16,8 +17,8 @@ const REDIS_PING_MS = 800;
 export type HealthCheck = () => boolean | Promise<boolean>;
 
 async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
-  // ioredis queues commands while it reconnects; a ping must not wait for that.
-  if (redis.status !== "ready") return false;
+  // ioredis queues commands while it reconnects: the ping is raced against a timer.
+  if (redis.status === "end") return false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
@@ -35,7 +36,9 @@ async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
 
 /**
  * Serves `GET /healthz` (200 when every part is up; 503 naming what is down, within
- * a second even when Redis does not answer) and `GET /metrics` (Prometheus text).
+ * a second even when Redis does not answer; `status: "degraded"` with the parts that
+ * do not work while the rest runs, such as a bot whose token was refused) and
+ * `GET /metrics` (Prometheus text).
  */
 export async function startHealthServer(options: {
   host: string;
@@ -59,9 +62,14 @@ export async function startHealthServer(options: {
     if (req.method === "GET" && path === "/healthz") {
       void health().then((parts) => {
         const down = Object.keys(parts).filter((k) => parts[k] === "down");
+        // Degraded is still 200: the rest of the process works, and a restart would not fix a bad token.
+        const degraded = healthStatus.degraded();
+        const status = degraded.length > 0 ? { status: "degraded", degraded } : { status: "ok" };
         res
           .writeHead(down.length === 0 ? 200 : 503, { "content-type": "application/json" })
-          .end(JSON.stringify({ ok: down.length === 0, ...parts, ...(down.length ? { down } : {}) }));
+          .end(
+            JSON.stringify({ ok: down.length === 0, ...parts, ...(down.length ? { down } : {}), ...status }),
+          );
       });
       return;
     }

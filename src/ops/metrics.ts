@@ -1,14 +1,19 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+// Every metric roomgate exports is defined here, so that any part can count on it
+// and the dashboard in examples/grafana-dashboard.json is built from one list.
 
 /** The process's Prometheus registry, served at /metrics. */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: "roomgate_" });
 
-/** Turns finished, by platform and whether the reply was delivered. */
+const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Turns finished, by platform, namespace and outcome (delivered, redelivered, failed). */
 export const turnsTotal = new Counter({
   name: "roomgate_turns_total",
-  help: "Turns handled, by platform and result (delivered, redelivered, failed)",
-  labelNames: ["platform", "result"] as const,
+  help: "Turns handled, by platform, namespace and outcome (delivered, redelivered, failed, dead_letter)",
+  labelNames: ["platform", "namespace", "outcome"] as const,
   registers: [registry],
 });
 
@@ -16,8 +21,8 @@ export const turnsTotal = new Counter({
 export const turnSeconds = new Histogram({
   name: "roomgate_turn_seconds",
   help: "Seconds from a worker taking an event to its reply being delivered",
-  labelNames: ["platform"] as const,
-  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  labelNames: ["platform", "namespace"] as const,
+  buckets: LATENCY_BUCKETS,
   registers: [registry],
 });
 
@@ -29,10 +34,112 @@ export const namespaceCalls = new Counter({
   registers: [registry],
 });
 
+/** How long namespace tool calls take, by namespace and outcome. */
+export const namespaceCallSeconds = new Histogram({
+  name: "roomgate_namespace_call_seconds",
+  help: "Seconds a namespace tool call took, by namespace and outcome (ok, tool_error, failed)",
+  labelNames: ["namespace", "outcome"] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
 /** Events enqueued by adapters, and those dropped as duplicates. */
 export const eventsTotal = new Counter({
   name: "roomgate_events_total",
   help: "Inbound events offered to the inbox, by platform and result (queued, duplicate)",
   labelNames: ["platform", "result"] as const,
+  registers: [registry],
+});
+
+/** Inbound platform events not taken at all, by why (not addressed to the bot in a group, an edit). */
+export const ignoredTotal = new Counter({
+  name: "roomgate_ignored_events_total",
+  help: "Inbound messages not taken, by platform and reason (not_addressed, edit)",
+  labelNames: ["platform", "reason"] as const,
+  registers: [registry],
+});
+
+/** Edits of earlier messages, by platform and what was done (reasked, ignored). */
+export const editsTotal = new Counter({
+  name: "roomgate_edits_total",
+  help: "Edited messages seen, by platform and action (reasked, ignored)",
+  labelNames: ["platform", "action"] as const,
+  registers: [registry],
+});
+
+/** Events waiting in room inboxes, the one being worked on included (read from Redis at scrape). */
+export const queueDepth = new Gauge({
+  name: "roomgate_queue_depth",
+  help: "Inbound events waiting in room inboxes (the one in progress included), across all processes",
+  registers: [registry],
+});
+
+/** Rooms with at least one waiting event (read from Redis at scrape). */
+export const queueRooms = new Gauge({
+  name: "roomgate_queue_rooms",
+  help: "Rooms with at least one waiting inbound event",
+  registers: [registry],
+});
+
+/** Age of the oldest waiting event (read from Redis at scrape); 0 when nothing waits. */
+export const queueOldestSeconds = new Gauge({
+  name: "roomgate_queue_oldest_age_seconds",
+  help: "Seconds since the oldest waiting inbound event was received; 0 when the queue is empty",
+  registers: [registry],
+});
+
+/** Send attempts to a platform (messages sent or edited), retries included, by outcome. */
+export const sendsTotal = new Counter({
+  name: "roomgate_sends_total",
+  help: "Send attempts to a platform (messages sent or edited), by platform and outcome (ok, rate_limited, failed)",
+  labelNames: ["platform", "outcome"] as const,
+  registers: [registry],
+});
+
+/** Send attempts that were retries of an earlier attempt. */
+export const sendRetriesTotal = new Counter({
+  name: "roomgate_send_retries_total",
+  help: "Send attempts that retried an earlier failed attempt, by platform",
+  labelNames: ["platform"] as const,
+  registers: [registry],
+});
+
+/** 429 answers from a platform, by platform and method: each one is also logged with its chat and wait. */
+export const rateLimitedTotal = new Counter({
+  name: "roomgate_rate_limited_total",
+  help: "Sends a platform answered 429 (too many requests), by platform and method",
+  labelNames: ["platform", "method"] as const,
+  registers: [registry],
+});
+
+/** Rooms that gave their worker slot back to wait (a full send window or a 429), by platform and reason. */
+export const deferralsTotal = new Counter({
+  name: "roomgate_send_deferrals_total",
+  help: "Turns parked to wait for a send slot (window) or a platform's retry_after (429)",
+  labelNames: ["platform", "reason"] as const,
+  registers: [registry],
+});
+
+/** Events from people not allowed by the binding, refused. */
+export const refusalsTotal = new Counter({
+  name: "roomgate_refused_total",
+  help: "Events from senders not on the binding's allowlist, refused, by platform",
+  labelNames: ["platform"] as const,
+  registers: [registry],
+});
+
+/** Tool calls refused before reaching a namespace: outside its scope, denied, or not enabled. */
+export const scopeRefusalsTotal = new Counter({
+  name: "roomgate_scope_refusals_total",
+  help: "Tool calls refused before reaching the namespace, by namespace and reason (not_in_namespace, not_enabled)",
+  labelNames: ["namespace", "reason"] as const,
+  registers: [registry],
+});
+
+/** Turns moved to the dead letters because they could not be delivered by their deadline. */
+export const deadLettersTotal = new Counter({
+  name: "roomgate_dead_letters_total",
+  help: "Turns moved to the dead-letter list (list and re-queue them with `roomgate dead-letters`)",
+  labelNames: ["platform"] as const,
   registers: [registry],
 });

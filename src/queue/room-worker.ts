@@ -11,6 +11,16 @@ const MAX_IDLE_MS = 2000;
 /** A lease not confirmed by Redis within its length minus this is treated as lost. */
 const LEASE_MARGIN_MS = 1000;
 
+/** How long handing rooms back at shutdown may take. */
+const LET_GO_MS = 2000;
+
+/** Waits for `work`, but no longer than `ms`. */
+async function within(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 interface Held extends HeldRoom {
   lane: string;
   /** Local time until which the lease is known to be ours. */
@@ -79,13 +89,10 @@ export class RoomWorker {
     this.stopping = true;
     this.freeSlot();
     for (const b of this.blockers) b.disconnect();
-    await Promise.all(this.loops);
-    const all = Promise.all([...this.held.values()].map((h) => h.done));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-    clearTimeout(timer);
+    // A claim or turn waiting on an unreachable Redis must not hold the shutdown past its grace.
+    await within(graceMs, Promise.all([...this.loops, ...[...this.held.values()].map((h) => h.done)]));
     const left = [...this.held.values()];
-    await Promise.all(left.map((h) => this.letGo(h)));
+    await within(LET_GO_MS, Promise.all(left.map((h) => this.letGo(h))));
     clearInterval(this.renewTimer);
     if (left.length > 0)
       this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
@@ -98,10 +105,27 @@ export class RoomWorker {
 
   private async dispatch(lane: string, blocker: Redis): Promise<void> {
     const { scripts, keys, log, concurrency, leaseMs } = this.options;
+    // Whether the next claim follows a wake-up entry this loop took from the list.
+    let woken = false;
+    // Whether a room may be due without a wake-up entry (start, timeouts, a busy lane).
+    let look = true;
+    // How long an idle loop blocks before looking again: until the next room is due.
+    let idleWait = MAX_IDLE_MS;
     while (!this.stopping) {
       const active = [...this.held.values()].filter((h) => h.lane === lane).length;
       if (active >= concurrency) {
         await new Promise<void>((resolve) => this.slotWaiters.add(resolve));
+        continue;
+      }
+      if (!look && !woken) {
+        try {
+          const got = await blocker.blpop(keys.wake(lane), idleWait / 1000);
+          woken = got !== null;
+          look = true;
+        } catch {
+          if (this.stopping) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
         continue;
       }
       const token = `${this.id}:${(this.seq += 1)}`;
@@ -111,10 +135,13 @@ export class RoomWorker {
           "rgClaim",
           keys.pending(lane),
           keys.running(lane),
+          keys.wake(lane),
           keys.prefix,
           token,
           leaseMs,
+          woken ? "1" : "",
         )) as [number, ...unknown[]];
+        woken = false;
         this.lastClaimAt = Date.now();
       } catch (err) {
         if (this.stopping) break;
@@ -123,19 +150,23 @@ export class RoomWorker {
         continue;
       }
       if (res[0] === 1) {
-        const [, room, head, session, record] = res as [number, string, string, string | null, string[]];
+        const [, room, head, session, record, more] = res as [
+          number,
+          string,
+          string,
+          string | null,
+          string[],
+          number,
+        ];
         this.run(lane, room, token, { head, session, record });
+        look = more === 1;
+        idleWait = MAX_IDLE_MS;
         continue;
       }
       if (res[0] === 2) continue;
       const next = Number(res[1]);
-      const wait = Math.max(10, Math.min(MAX_IDLE_MS, next < 0 ? MAX_IDLE_MS : next));
-      try {
-        await blocker.blpop(keys.wake(lane), wait / 1000);
-      } catch {
-        if (this.stopping) break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      idleWait = Math.max(10, Math.min(MAX_IDLE_MS, next < 0 ? MAX_IDLE_MS : next));
+      look = false;
     }
   }
 

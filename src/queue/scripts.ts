@@ -15,7 +15,7 @@ function script(name: string): string {
 /** The scheduler's scripts (src/queue/lua), each with its number of keys (undefined = variable). */
 const SCRIPTS = {
   rgEnqueue: { lua: script("enqueue-event"), keys: 5 },
-  rgClaim: { lua: script("claim-room"), keys: 2 },
+  rgClaim: { lua: script("claim-room"), keys: 3 },
   rgStep: { lua: script("turn-step"), keys: undefined },
   rgFinish: { lua: script("finish-turn"), keys: 9 },
   rgPark: { lua: script("park-turn"), keys: 11 },

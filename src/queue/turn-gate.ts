@@ -82,9 +82,13 @@ export class TurnGate implements DeliveryLedger, SendGate {
     const done = this.sent[partKey] ?? this.record[`part:${partKey}`];
     if (done !== undefined) return done;
     if (this.record[`sending:${partKey}`] !== undefined && !this.warned.has(partKey)) {
-      // Telegram has no idempotency key: an attempt whose answer was never recorded is sent again.
+      // Telegram has no idempotency key: an attempt whose answer was never recorded (a 429, a
+      // timeout, a worker that died) is sent again, which duplicates it only if it had arrived.
       this.warned.add(partKey);
-      this.deps.log.warn({ part: partKey }, "part was being sent when its worker stopped; sending it again");
+      this.deps.log.info(
+        { part: partKey },
+        "an earlier attempt of this part has no recorded answer; sending it again",
+      );
     }
     return null;
   }

@@ -100,8 +100,15 @@ export class TurnRunner {
       }
       if (held.lost) throw new LeaseLostError(held.room);
       const refs = await sender.deliver(event, outcome, { turnId: event.eventId, ledger: gate, log, gate });
-      turnsTotal.inc({ platform: event.platform, result: redelivery ? "redelivered" : "delivered" });
-      turnSeconds.observe({ platform: event.platform }, (Date.now() - started) / 1000);
+      turnsTotal.inc({
+        platform: event.platform,
+        namespace: event.namespace,
+        outcome: redelivery ? "redelivered" : "delivered",
+      });
+      turnSeconds.observe(
+        { platform: event.platform, namespace: event.namespace },
+        (Date.now() - started) / 1000,
+      );
       const [sessionJson, links] = this.offerLinks(held.room, event, outcome, refs, session, input.session);
       const [commit] = gate.writes();
       return await this.finish(held, input.head, event, draining, sessionJson, links, commit);
@@ -250,13 +257,13 @@ export class TurnRunner {
       log.warn("room lease lost while parking; another worker continues");
     } else if (res[0] === 2) {
       deadLettersTotal.inc({ platform: event.platform });
-      turnsTotal.inc({ platform: event.platform, result: "dead_letter" });
+      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
       log.error(
         { err, deadLetter: id, waitedMs: res[1], attempts: res[2] },
         "turn could not be delivered by its deadline; moved to the dead letters (`roomgate dead-letters`)",
       );
     } else if (kind === "fail") {
-      turnsTotal.inc({ platform: event.platform, result: "failed" });
+      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "failed" });
       log.warn({ err, attempt: res[2] ?? 0, retryInMs: Math.round(delay) }, "turn delivery failed; retrying");
     } else {
       log.debug({ waitMs: Math.round(delay), reason }, "turn waits; room parked");

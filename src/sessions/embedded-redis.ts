@@ -11,6 +11,8 @@ export interface EmbeddedRedis {
   /** The url to connect with, password included: a secret. */
   url: string;
   port: number;
+  /** Process id of the redis-server child, so that an exiting parent can stop it. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -114,6 +116,7 @@ export async function startEmbeddedRedis(options: {
   return {
     url,
     port,
+    pid: child.pid ?? 0,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -1,5 +1,5 @@
 /**
- * Every Redis key roomgate uses, built in one place (bullmq's queue-keys). Per-room
+ * Every Redis key roomgate uses, built in one place (as bullmq's queue-keys). Per-room
  * keys carry the room in a `{hash tag}` so that one room's keys share a Redis
  * Cluster slot. The scheduler's scripts also touch their lane's keys and build room
  * keys from the prefix, so the queue needs one Redis (not a Cluster).
@@ -67,16 +67,6 @@ export class Keys {
   /** Platform event ids received in the room lately (zset by Redis ms), so a redelivered event is not enqueued twice. */
   seen(room: string): string {
     return this.room(room, "seen");
-  }
-
-  /** The room's stream of recent inbound events from allowed users, read by a running turn (cancel, elicitation answers). */
-  side(room: string): string {
-    return this.room(room, "side");
-  }
-
-  /** Marks an inbound event a running turn already took out of band, so its own turn stays silent. */
-  consumed(room: string, eventId: string): string {
-    return this.room(room, `consumed:${eventId}`);
   }
 
   /** A lane's rooms that have events and no holder, by the Redis ms they may run from. */

@@ -60,6 +60,8 @@ export const SessionSchema = z.object({
   /** When each stranger was last refused, so a refusal is said once, not to every message. */
   refused: z.record(z.string(), z.number()).default({}),
   turns: z.number().int().nonnegative().default(0),
+  /** Ids of queued events a running turn already took out of band (answers, /cancel): their own turns do nothing. */
+  taken: z.array(z.string()).default([]),
 });
 export type Session = z.infer<typeof SessionSchema>;
 
@@ -83,5 +85,6 @@ export function newSession(namespace: string, now = Date.now()): Session {
     slot: null,
     refused: {},
     turns: 0,
+    taken: [],
   };
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Api } from "grammy";
 import type { Redis } from "ioredis";
 import type { Logger } from "../core/log.js";
-import { COMMANDS } from "../engine/commands.js";
+import { menuCommands } from "../engine/commands.js";
 import type { Keys } from "../sessions/keys.js";
 import { loggableError } from "./loggable-error.js";
 
@@ -18,7 +18,7 @@ export async function registerCommands(
   keys: Keys,
   log: Logger,
 ): Promise<boolean> {
-  const commands = COMMANDS.map(({ command, description }) => ({ command, description }));
+  const commands = menuCommands();
   const hash = createHash("sha256").update(JSON.stringify(commands)).digest("hex");
   const key = keys.telegramCommands(botId);
   try {

@@ -3,6 +3,7 @@ import { Bot, HttpError, type Transformer } from "grammy";
 import { registerSecret } from "../core/log.js";
 import { isLimitedMethod } from "./send-limits.js";
 import { TelegramTokenError } from "./telegram-errors.js";
+import { countTelegramCalls } from "./telegram-metrics.js";
 
 /** How long a rate-limited or failing call is retried before the error reaches the caller. */
 const RETRY = { maxRetryAttempts: 8, maxDelaySeconds: 120 } as const;
@@ -32,7 +33,9 @@ export function createTelegramBot(token: string, apiRoot?: string): Bot {
   const bot = new Bot(token, {
     client: apiRoot === undefined ? {} : { apiRoot: apiRoot.replace(/\/+$/, "") },
   });
-  // Transformers installed later wrap earlier ones: auto-retry sees network errors only once these gave up.
+  // Transformers installed later wrap earlier ones: auto-retry sees network errors only once these gave up,
+  // and the counter, innermost, sees every single attempt.
+  bot.api.config.use(countTelegramCalls());
   bot.api.config.use(retryNetworkErrors(NETWORK_RETRY.attempts, NETWORK_RETRY.firstWaitMs));
   const retry = autoRetry({ ...RETRY, rethrowHttpErrors: true });
   bot.api.config.use((prev, method, payload, signal) =>

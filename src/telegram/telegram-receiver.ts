@@ -11,6 +11,7 @@ import { PollingReceiver, type PollingOptions } from "./polling-receiver.js";
 import type { TelegramBotConfig } from "./telegram-access.js";
 import { TelegramStartError } from "./telegram-errors.js";
 import { UpdateIntake } from "./update-intake.js";
+import { healthStatus } from "../ops/health-status.js";
 import { WebhookReceiver } from "./webhook-receiver.js";
 
 /** One configured bot as the receiver runs it. */
@@ -35,14 +36,32 @@ export class TelegramReceiver implements Receiver {
     private readonly polling: Partial<PollingOptions> = {},
   ) {}
 
-  /** Starts all bots; a bad token or an unreachable Bot API fails the start with a clear error. */
+  /**
+   * Starts all bots. A bot whose token is refused (or whose getMe fails) is reported
+   * in the log and in /healthz, and the others run; only when no bot can start does
+   * the start fail, with that clear error.
+   */
   async start(): Promise<void> {
     const { config, redis, keys, log } = this.deps;
     const telegram = config.telegram;
     if (!telegram) return;
     const intakes = [];
+    let firstFailure: unknown;
     for (const { botId, bot, config: botConfig } of this.bots) {
-      await this.init(bot, botId);
+      const component = `telegram bot ${botId} (namespace ${botConfig.namespace})`;
+      try {
+        await this.init(bot, botId);
+      } catch (err) {
+        firstFailure ??= err;
+        const reason = err instanceof TelegramStartError ? err.userText : String(err);
+        log.error(
+          { botId, namespace: botConfig.namespace, reason },
+          "telegram: bot could not start; the others run",
+        );
+        healthStatus.degrade(component, reason);
+        continue;
+      }
+      healthStatus.recover(component);
       await registerCommands(bot.api, botId, redis, keys, log);
       intakes.push({ botId, bot, intake: this.intake(bot, botConfig, config, log) });
       log.info(
@@ -50,6 +69,7 @@ export class TelegramReceiver implements Receiver {
         "telegram: bot ready",
       );
     }
+    if (intakes.length === 0 && firstFailure !== undefined) throw firstFailure;
     if (telegram.mode === "webhook" && telegram.webhook) {
       const bots = intakes.map(({ botId, bot, intake }) => ({
         botId,
@@ -96,7 +116,12 @@ export class TelegramReceiver implements Receiver {
       log,
       config.limits.fileTimeoutMs,
     );
-    const identity = { id: bot.botInfo.id, username: bot.botInfo.username, config: botConfig };
+    const identity = {
+      id: bot.botInfo.id,
+      username: bot.botInfo.username,
+      config: botConfig,
+      edits: config.edits,
+    };
     const { inbox, redis, keys } = this.deps;
     const flood = new FloodGate(redis, keys, config.limits);
     const intake = new UpdateIntake(bot.api, identity, reader, { inbox, redis, keys, flood, log });

@@ -12,6 +12,8 @@ import { NOOP_DATA, pagedKeyboard, parsePageData } from "../render/telegram-keyb
 import type { Keys } from "../sessions/keys.js";
 import type { DocumentReader } from "./document-reader.js";
 import { loggableError } from "./loggable-error.js";
+import { refusalsTotal } from "../ops/metrics.js";
+import { reaskEdit } from "./telegram-edits.js";
 import { edgeOf, normalizeUpdate, type BotIdentity } from "./update-normalizer.js";
 
 /**
@@ -50,8 +52,14 @@ export class UpdateIntake {
   ) {}
 
   /** Takes one update: enqueued, answered on the spot, refused, or ignored. */
-  async receive(update: Update): Promise<void> {
-    if (update.my_chat_member) return this.membership(update.my_chat_member);
+  async receive(received: Update): Promise<void> {
+    if (received.my_chat_member) return this.membership(received.my_chat_member);
+    let update = received;
+    if (received.edited_message) {
+      // An edit asked again is a new message; its update id keeps it apart from the original.
+      if (!reaskEdit(received.edited_message, this.identity.edits, this.deps.log)) return;
+      update = { update_id: received.update_id, message: received.edited_message };
+    }
     const press = update.callback_query;
     if (press && (press.data === CHOSEN_BUTTON_DATA || press.data === NOOP_DATA || !press.message)) {
       return this.answer(press.id);
@@ -59,7 +67,10 @@ export class UpdateIntake {
     const edge = edgeOf(update, this.identity);
     if (edge === null) return;
     const { chat, from } = edge;
-    const room = telegramRoom(this.identity.id, chat.id);
+    const where = update.message ?? press?.message;
+    const topic =
+      where && "is_topic_message" in where && where.is_topic_message ? where.message_thread_id : undefined;
+    const room = telegramRoom(this.identity.id, chat.id, topic);
     if (chat.type !== "private" && !this.identity.config.groups.some((g) => g.chat === chat.id)) {
       return this.leave(chat.id, chat.type);
     }
@@ -119,6 +130,7 @@ export class UpdateIntake {
 
   /** A stranger: one refusal an hour (a toast for a press), and nothing else. */
   private async refuse(update: Update, room: string, chatId: number, userId: number): Promise<void> {
+    refusalsTotal.inc({ platform: "telegram" });
     // How an operator learns the ids to allow: the log names them.
     this.deps.log.info(
       { botId: this.identity.id, chatId, userId, room },

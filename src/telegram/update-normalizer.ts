@@ -1,4 +1,5 @@
 import type { Chat, Message, MessageEntity, Update, User } from "grammy/types";
+import type { EditsConfig } from "../core/config.js";
 import type { InboundEvent, InboundFile, Sender } from "../core/event.js";
 import { telegramRoom } from "../core/room.js";
 import { isAllowed, type TelegramBotConfig } from "./telegram-access.js";
@@ -10,6 +11,8 @@ export interface BotIdentity {
   /** The bot's username without the `@`. */
   username: string;
   config: TelegramBotConfig;
+  /** What edited messages do (default: logged, not asked again). */
+  edits?: EditsConfig;
 }
 
 /** Reads a document into an inbound file (downloaded text, or the reason it was refused). */
@@ -41,7 +44,7 @@ export async function normalizeUpdate(
   const msg = update.message;
   if (!msg?.from || msg.from.is_bot) return null;
   const isPrivate = msg.chat.type === "private";
-  if (!isPrivate && !isAddressed(msg, bot)) return null;
+  if (!isPrivate && !respondsToAll(bot.config, msg.chat.id) && !isAddressed(msg, bot)) return null;
   const common = { ...envelope(update, bot, msg.chat, msg.from, msg, now), ...replyTarget(msg, bot) };
   if (msg.document) return { ...common, kind: "file", file: await readDocument(msg.document) };
   const media = OTHER_MEDIA.find(([field]) => msg[field] !== undefined);
@@ -98,6 +101,11 @@ function envelope(
   };
 }
 
+/** A group bound with `respond: all` takes every message, not only those addressed to the bot. */
+function respondsToAll(config: TelegramBotConfig, chatId: number): boolean {
+  return config.groups.some((g) => g.chat === chatId && g.respond === "all");
+}
+
 /**
  * Who an update is from and where, read without any I/O, so the adapter can refuse a
  * stranger before it downloads, queues or stores anything. Null when the update is not
@@ -119,7 +127,9 @@ export function edgeOf(
   }
   const msg = update.message;
   if (!msg?.from || msg.from.is_bot) return null;
-  if (msg.chat.type !== "private" && !isAddressed(msg, bot)) return null;
+  if (msg.chat.type !== "private" && !respondsToAll(bot.config, msg.chat.id) && !isAddressed(msg, bot)) {
+    return null;
+  }
   return { chat: msg.chat, from: msg.from, allowed: isAllowed(bot.config, msg.chat, msg.from.id) };
 }
 

@@ -27,7 +27,7 @@ describe("configuration", () => {
   });
 
   it("names the path of a bad field", () => {
-    const bad = `${base}telegram:\n  bots:\n    - token: abc\n      namespace: feed\n      users: [notanumber]\n`;
+    const bad = `${base}telegram:\n  bots:\n    - token: "1:abc"\n      namespace: feed\n      users: [notanumber]\n`;
     const err = (() => {
       try {
         parseConfig(bad, { RUNS_TOKEN: "x" });
@@ -36,7 +36,7 @@ describe("configuration", () => {
       }
     })();
     expect(err).toBeInstanceOf(ConfigError);
-    expect(err?.message).toMatch(/^telegram\.bots\.0\.users\.0: /);
+    expect(err?.message).toMatch(/^telegram\.bots\[0\]\.users\[0\]: /);
   });
 
   it("refuses a namespace with both or neither of command and url", () => {
@@ -48,7 +48,7 @@ describe("configuration", () => {
   it("refuses a binding to a namespace that is not configured", () => {
     const text = `${base}matrix:\n  homeserver: https://m.example.org\n  accessToken: t\n  rooms:\n    - room: "!a:b"\n      namespace: kg\n`;
     expect(() => parseConfig(text, { RUNS_TOKEN: "x" })).toThrow(
-      /matrix\.rooms: namespace "kg" is not configured/,
+      /matrix\.rooms\[0\]\.namespace: unknown namespace "kg" \(known: feed, runs\)/,
     );
   });
 

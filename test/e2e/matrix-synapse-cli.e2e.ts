@@ -45,7 +45,7 @@ describe.skipIf(!homeserver || !sharedSecret)("`roomgate start` on a real Synaps
         matrix: {
           homeserver,
           accessToken: "${MATRIX_TOKEN}",
-          rooms: [{ room: roomId, namespace: "runs", users: [alice.userId] }],
+          rooms: [{ room: roomId, namespace: "runs", users: [alice.userId], respond: "all" }],
         },
       },
       { MATRIX_TOKEN: bot.accessToken },

@@ -51,7 +51,7 @@ describe.skipIf(!homeserver || !sharedSecret)("roomgate on a real Synapse", () =
       matrix: {
         homeserver,
         accessToken: bot.accessToken,
-        rooms: [{ room: roomId, namespace: "runs", users: [alice.userId] }],
+        rooms: [{ room: roomId, namespace: "runs", users: [alice.userId], respond: "all" }],
       },
     });
     const log = createLogger({ level: process.env.LOG_LEVEL ?? "warn" });

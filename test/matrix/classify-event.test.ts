@@ -11,7 +11,7 @@ function event(type: string, content: Record<string, unknown>, extra: Partial<Ro
 }
 
 describe("classifyEvent", () => {
-  it("ignores the bot's own events, notices, edits and unknown types", () => {
+  it("ignores the bot's own events, notices and unknown types, and reads an edit as one", () => {
     const text = { msgtype: "m.text", body: "hi" };
     expect(classifyEvent(event("m.room.message", text, { sender: BOT }), context).type).toBe("ignore");
     expect(classifyEvent(event("m.room.message", { msgtype: "m.notice", body: "beep" }), context).type).toBe(
@@ -22,7 +22,16 @@ describe("classifyEvent", () => {
       "m.new_content": text,
       "m.relates_to": { rel_type: "m.replace", event_id: "$x" },
     };
-    expect(classifyEvent(event("m.room.message", edit), context).type).toBe("ignore");
+    expect(
+      classifyEvent(
+        event("m.room.message", { ...edit, "m.new_content": { msgtype: "m.text", body: "hi!" } }),
+        context,
+      ),
+    ).toEqual({
+      type: "edit",
+      target: "$x",
+      text: "hi!",
+    });
     expect(classifyEvent(event("m.room.topic", { topic: "t" }, { state_key: "" }), context).type).toBe(
       "ignore",
     );

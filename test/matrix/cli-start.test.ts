@@ -37,7 +37,7 @@ describe("`roomgate start -c config.yaml` with one Matrix room bound to runs", (
         matrix: {
           homeserver: hs.url,
           accessToken: "${MATRIX_TOKEN}",
-          rooms: [{ room: roomId, namespace: "runs", users: [alice] }],
+          rooms: [{ room: roomId, namespace: "runs", users: [alice], respond: "all" }],
         },
       },
       { MATRIX_TOKEN: token, LOG_LEVEL: "debug" },

@@ -4,6 +4,7 @@ import { silentLogger } from "../../src/core/log.js";
 import { ENCRYPTION_NOTICE } from "../../src/matrix/encryption-notice.js";
 import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
 import { CHOSEN_MARK } from "../../src/matrix/matrix-sender.js";
+import { registry } from "../../src/ops/metrics.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { eventually } from "../support/eventually.js";
@@ -47,9 +48,9 @@ describe("a Matrix conversation through startRuntime, the stand-in and the demo 
         homeserver: hs.url,
         accessToken: botUser.accessToken,
         rooms: [
-          { room: roomId, namespace: "runs", users: [alice] },
-          { room: strangersRoom, namespace: "runs", users: [alice] },
-          { room: encryptedRoom, namespace: "runs", users: [alice] },
+          { room: roomId, namespace: "runs", users: [alice], respond: "all" },
+          { room: strangersRoom, namespace: "runs", users: [alice], respond: "all" },
+          { room: encryptedRoom, namespace: "runs", users: [alice], respond: "all" },
         ],
       },
     });
@@ -201,5 +202,21 @@ describe("a Matrix conversation through startRuntime, the stand-in and the demo 
     expect(tools().slice(before)).toEqual(["runs.ask", "runs.ask"]);
     expect(hs.sentBy(roomId, bot, "m.room.message")).toHaveLength(answered + 2);
     expect(hs.sentBy(encryptedRoom, bot, "m.room.message")).toHaveLength(1);
+  });
+  it("waits out a 429's retry_after_ms for every process, with the worker slot given back, then answers once", async () => {
+    hs.failNext(1, { status: 429, errcode: "M_LIMIT_EXCEEDED", retryAfterMs: 1500 });
+    const t = Date.now();
+    const asked = hs.sendText(roomId, alice, "which arm of my sweep won?");
+    await answerTo(asked.event_id);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(1500);
+    const answers = hs.sentBy(roomId, bot, "m.room.message").filter((e) => inReplyTo(e) === asked.event_id);
+    expect(answers).toHaveLength(1);
+    // The wait was the scheduler's (a hold in Redis, counted), not a sleep inside the send.
+    expect(await registry.metrics()).toMatch(
+      /roomgate_rate_limited_total\{platform="matrix",method="send m.room.message"\} [1-9]/,
+    );
+    expect(await registry.metrics()).toMatch(
+      /roomgate_send_deferrals_total\{platform="matrix",reason="429"\} [1-9]/,
+    );
   });
 });

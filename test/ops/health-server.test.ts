@@ -16,14 +16,17 @@ describe("health and metrics over HTTP", () => {
 
   it("reports healthy while Redis answers", async () => {
     const res = await fetch(`http://127.0.0.1:${spine.runtime.health!.port}/healthz`);
+    const body = await res.json();
+    expect(body).toEqual({ ok: true, redis: "up", worker: "up", status: "ok" });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true, redis: "up", worker: "up" });
   });
 
   it("counts delivered turns and namespace calls in Prometheus text", async () => {
     await spine.rooms.ask("metrics", "what should I read today?");
     const text = await (await fetch(`http://127.0.0.1:${spine.runtime.health!.port}/metrics`)).text();
-    expect(text).toMatch(/roomgate_turns_total\{platform="telegram",result="delivered"\} [1-9]/);
+    expect(text).toMatch(
+      /roomgate_turns_total\{platform="telegram",namespace="feed",outcome="delivered"\} [1-9]/,
+    );
     expect(text).toMatch(/roomgate_namespace_calls_total\{namespace="feed",outcome="ok"\} [1-9]/);
     expect(text).toMatch(/roomgate_events_total\{platform="telegram",result="queued"\} [1-9]/);
   });

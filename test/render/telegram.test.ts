@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Block, Reply } from "../../src/core/reply.js";
 import type { TelegramMessage } from "../../src/render/telegram.js";
+import { renderMatrix } from "../../src/render/matrix.js";
 import { renderTelegram, TELEGRAM_TEXT_LIMIT, telegramTextLength } from "../../src/render/telegram.js";
 import { expectCovers, parseHtml } from "./helpers.js";
 
@@ -211,5 +212,19 @@ describe("renderTelegram", () => {
         },
       ]
     `);
+  });
+});
+
+describe("blank parts", () => {
+  it("never sends a part that is only whitespace, on Telegram or Matrix", () => {
+    const blank = reply([answer({ answer: `first\n${" ".repeat(20_000)}\nlast` })]);
+    const telegram = renderTelegram(blank);
+    expect(telegram.length).toBeGreaterThan(1);
+    for (const m of telegram) expect(parseHtml(m.html).trim()).not.toBe("");
+    expect(parseHtml(telegram[0]!.html).startsWith("first")).toBe(true);
+    expect(parseHtml(telegram.at(-1)!.html).trimEnd().endsWith("last")).toBe(true);
+    for (const m of renderMatrix({ ...blank, blocks: [answer({ answer: `a\n${" ".repeat(40_000)}\nb` })] })) {
+      expect(m.body.trim()).not.toBe("");
+    }
   });
 });

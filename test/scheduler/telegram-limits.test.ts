@@ -112,6 +112,26 @@ describe("Telegram limits on every attempt, across processes", () => {
     expect(people.length / seconds).toBeGreaterThan(18);
   }, 60_000);
 
+  it("100 chats offering 50 messages a second in all get ~30 answers a second at the default limits", async () => {
+    const people = users(100, 4000);
+    await start(config(people), true);
+    const before = standin.calls.length;
+    const t0 = Date.now();
+    for (let i = 0; i < 300; i += 1) {
+      // Open loop: one message every 20 ms whatever the bot does, chats taken in turn.
+      const due = t0 + i * 20;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+      standin.userSends(bot.token, { from: people[i % people.length]!, text: "/status" });
+    }
+    await waitFor(() => people.every((p) => answers(p.id).length >= 3), 60_000, "three answers per chat");
+    const seconds = (Date.now() - t0) / 1000;
+    const calls = standin.calls.slice(before);
+    expect(peakPerSecond(calls.filter((c) => c.method === "sendMessage"))).toBeLessThanOrEqual(30);
+    expect(sendGaps(calls, 1000)).toEqual([]);
+    // 300 answers at the bot's 30 a second take about 10 s; starving slots would take 25 s or more.
+    expect(300 / seconds).toBeGreaterThan(22);
+  }, 90_000);
+
   it("answers a chat that stays under its limits without any added wait", async () => {
     const [alone] = users(1, 5000);
     await start(config([alone!]), true);

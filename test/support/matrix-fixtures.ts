@@ -58,14 +58,21 @@ export function matrixQuestion(
 export function matrixConfig(
   homeserver: string,
   accessToken: string,
-  rooms: { room: string; namespace?: string; users?: string[]; powerLevel?: number }[],
+  rooms: {
+    room: string;
+    namespace?: string;
+    users?: string[];
+    powerLevel?: number;
+    respond?: "mentions" | "all";
+  }[],
   inviters: string[] = [],
 ): MatrixConfig {
   return {
     homeserver,
     accessToken,
     inviters,
-    rooms: rooms.map((r) => ({ namespace: "runs", users: [], ...r })),
+    // Every message, unless a test is about mention gating: these rooms are not direct rooms.
+    rooms: rooms.map((r) => ({ namespace: "runs", users: [], respond: "all" as const, ...r })),
   };
 }
 

@@ -32,6 +32,8 @@ export class StandinRooms {
   private readonly byId = new Map<string, StandinEvent>();
   private pos = 0;
   private lastTs = 0;
+  /** How far each sender's server clock is off, applied to the events they send (federation skew). */
+  readonly clockSkew = new Map<string, number>();
   private roomCounter = 0;
 
   constructor(readonly serverName: string) {
@@ -85,7 +87,7 @@ export class StandinRooms {
       room_id: roomId,
       type,
       sender,
-      origin_server_ts: this.lastTs,
+      origin_server_ts: this.lastTs + (this.clockSkew.get(sender) ?? 0),
       content,
       pos: ++this.pos,
       ...(stateKey === undefined ? {} : { state_key: stateKey }),

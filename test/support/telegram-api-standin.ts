@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sendGaps } from "./send-gaps.js";
 import { standinMethods, type MethodHandler } from "./telegram-standin-methods.js";
 import { chatRoom, newBotState, type BotState, type SharedState } from "./telegram-standin-state.js";
 import { deliverByWebhook, getUpdates, wakePoll } from "./telegram-standin-updates.js";
@@ -143,6 +144,27 @@ export class TelegramApiStandin {
     return { updateId: this.pushUpdate(token, { message: stripBookkeeping(message) }), message };
   }
 
+  /**
+   * A user edits a message they sent: the stored message changes and an
+   * `edited_message` update carries it, `edit_date` `afterSeconds` after its date.
+   */
+  userEdits(
+    token: string,
+    input: { chatId: number; messageId: number; text: string; afterSeconds?: number },
+  ): number {
+    const state = this.state(token);
+    const message = state.chats.get(input.chatId)?.messages.get(input.messageId);
+    if (!message) throw new Error(`no message ${input.messageId} in chat ${input.chatId}`);
+    const edited: StoredMessage = {
+      ...message,
+      text: input.text,
+      entities: detectEntities(input.text),
+      edit_date: message.date + (input.afterSeconds ?? 1),
+    };
+    state.chats.get(input.chatId)!.messages.set(input.messageId, edited);
+    return this.pushUpdate(token, { edited_message: stripBookkeeping(edited) });
+  }
+
   /** A user presses an inline button on one of the bot's messages; `data` defaults to the first button's. */
   userPresses(
     token: string,
@@ -203,6 +225,11 @@ export class TelegramApiStandin {
   clearInjected(method: string): void {
     this.failures.delete(method);
     this.chance.delete(method);
+  }
+
+  /** Attempts that reached a chat less than `minMs` after the previous one (all recorded calls). */
+  sendGaps(minMs = 1000): { chatId: number; gapMs: number }[] {
+    return sendGaps(this.calls, minMs);
   }
 
   /** Calls of one method, optionally of one bot only. */

@@ -12,8 +12,9 @@ export function telegramConfig(input: {
     token: string;
     namespace?: string;
     users?: number[];
-    groups?: { chat: number; users: number[] }[];
+    groups?: { chat: number; users: number[]; respond?: "mentions" | "all" }[];
   }[];
+  edits?: { reask?: boolean; windowSeconds?: number };
   mode?: "polling" | "webhook";
   webhook?: { url: string; port: number; host?: string; secretToken: string };
   namespaces?: Record<string, unknown>;
@@ -22,6 +23,7 @@ export function telegramConfig(input: {
   return ConfigSchema.parse({
     namespaces: input.namespaces ?? { feed: { command: ["true"] } },
     limits: input.limits,
+    edits: input.edits,
     telegram: {
       apiRoot: input.apiRoot,
       mode: input.mode ?? "polling",

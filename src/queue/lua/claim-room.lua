@@ -5,13 +5,18 @@
 
   KEYS[1]  the lane's pending zset (room → due, Redis ms)
   KEYS[2]  the lane's running zset (room → lease expiry, Redis ms)
+  KEYS[3]  the lane's wake list (one entry per room made pending)
   ARGV[1]  key prefix
   ARGV[2]  the new lease token
   ARGV[3]  lease length, ms
+  ARGV[4]  "1" when the caller was woken by an entry of the wake list (already
+           taken); otherwise a claimed room takes its entry here, so that idle
+           workers are not woken for rooms already claimed
 
   Returns {1, room, head event JSON, session JSON or false, turn record as a flat
-  HGETALL list} when claimed; {0, ms until something may be due, or -1} when
-  nothing is; {2} when a candidate turned out empty or held (call again).
+  HGETALL list, 1 when another room is due now else 0} when claimed; {0, ms until
+  something may be due, or -1} when nothing is; {2} when a candidate turned out
+  empty or held (call again).
 ]]
 local now = now_ms()
 local prefix, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -49,10 +54,13 @@ if not head then
 end
 redis.call("SET", rkey(prefix, room, "lease"), token, "PX", lease_ms)
 redis.call("ZADD", KEYS[2], now + lease_ms, room)
+if ARGV[4] ~= "1" then redis.call("LPOP", KEYS[3]) end
+local more = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", now, "LIMIT", 0, 1)[1] and 1 or 0
 return {
   1,
   room,
   head,
   redis.call("GET", rkey(prefix, room, "session")),
   redis.call("HGETALL", rkey(prefix, room, "turn")),
+  more,
 }

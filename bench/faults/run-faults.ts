@@ -1,0 +1,200 @@
+// npm run test:faults — one `roomgate start` and two `roomgate worker` processes
+// against a recording Bot API stand-in, a Redis of their own (append-only on) and
+// the echo namespace, under one injected fault per run. Exits 1 unless every turn
+// was answered exactly once, in order, within Telegram's limits.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { BotApiStandin, type ScheduledMessage } from "../support/bot-api-standin.js";
+import { cleanupOnExit, killAll } from "../support/processes.js";
+import { RedisProcess } from "../support/redis-process.js";
+import { RoomgateFleet } from "../support/roomgate-fleet.js";
+import { analyse, messageText, type DeliveryReport } from "../support/send-analysis.js";
+import { crashText, SCENARIOS, startFault, type Scenario } from "./scenarios.js";
+
+const { values } = parseArgs({
+  options: {
+    scenario: { type: "string", default: SCENARIOS.join(",") },
+    turns: { type: "string", default: "1000" },
+    chats: { type: "string", default: "40" },
+    groups: { type: "string", default: "4" },
+    rate: { type: "string", default: "50" },
+    "drain-timeout": { type: "string", default: "180" },
+    "tolerance-ms": { type: "string", default: "100" },
+    json: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+  },
+});
+
+const scenarios = values.scenario.split(",").map((s) => s.trim()) as Scenario[];
+for (const s of scenarios) {
+  if (!(SCENARIOS as readonly string[]).includes(s)) {
+    console.error(`unknown scenario ${s}; known: ${SCENARIOS.join(", ")}`);
+    process.exit(2);
+  }
+}
+const turns = Number(values.turns);
+const chatCount = Number(values.chats);
+const groupCount = Math.min(Number(values.groups), chatCount);
+const rate = Number(values.rate);
+const drainTimeoutMs = Number(values["drain-timeout"]) * 1000;
+const toleranceMs = Number(values["tolerance-ms"]);
+const GROUP_USER = 4242;
+
+const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Chats: private chats (id = user id) and a few groups, which get a quarter of a chat's share (20/min). */
+function chatPlan(): { id: number; weight: number }[] {
+  return Array.from({ length: chatCount }, (_, i) =>
+    i < groupCount ? { id: -1_000_000 - i, weight: 0.25 } : { id: 10_000 + i, weight: 1 },
+  );
+}
+
+function schedule(scenario: Scenario, start: number): ScheduledMessage[] {
+  const chats = chatPlan();
+  const total = chats.reduce((sum, c) => sum + c.weight, 0);
+  const picks: number[] = [];
+  for (const chat of chats) {
+    const n = Math.max(1, Math.round((turns * chat.weight) / total));
+    for (let i = 0; i < n; i += 1) picks.push(chat.id);
+  }
+  // A fixed shuffle: chats interleave, each chat's messages stay in sequence.
+  let seed = 7;
+  for (let i = picks.length - 1; i > 0; i -= 1) {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    const j = seed % (i + 1);
+    [picks[i], picks[j]] = [picks[j]!, picks[i]!];
+  }
+  // Three messages in three private chats crash the child, a quarter of the load apart:
+  // each call lost to one crash is retried once, which a second crash at the same
+  // moment would defeat.
+  const poison = new Set<number>();
+  for (const share of [0.25, 0.5, 0.75]) {
+    let i = Math.floor(picks.length * share);
+    while (picks[i]! < 0 || [...poison].some((p) => picks[p] === picks[i])) i += 1;
+    poison.add(i);
+  }
+  const seq = new Map<number, number>();
+  return picks.map((chatId, i) => {
+    const n = seq.get(chatId) ?? 0;
+    seq.set(chatId, n + 1);
+    const crash = scenario === "namespace" && poison.has(i);
+    return { at: start + (i * 1000) / rate, chatId, text: messageText(chatId, n, crash ? crashText() : "") };
+  });
+}
+
+interface Row extends DeliveryReport {
+  scenario: Scenario;
+  tooMany: number;
+  passed: boolean;
+}
+
+async function runScenario(scenario: Scenario): Promise<Row> {
+  const dir = mkdtempSync(join(tmpdir(), `roomgate-faults-${scenario}-`));
+  const redis = await RedisProcess.start(join(dir, "redis"));
+  const standin = await BotApiStandin.start();
+  const token = standin.addBot(8_100_000_001, "faults_bot");
+  const chats = chatPlan();
+  const markers = mkdtempSync(join(dir, "markers-"));
+  const fleet = new RoomgateFleet({
+    dir,
+    redisUrl: redis.url,
+    apiRoot: standin.url,
+    token,
+    users: [...chats.filter((c) => c.id > 0).map((c) => c.id), GROUP_USER],
+    groups: chats.filter((c) => c.id < 0).map((c) => ({ chat: c.id, users: [GROUP_USER] })),
+    namespaceEnv: { ECHO_MARKERS: markers },
+  });
+  try {
+    await fleet.launch("start", "start");
+    await Promise.all([fleet.launch("worker-1", "worker"), fleet.launch("worker-2", "worker")]);
+    const start = performance.now() + 500;
+    const plan = schedule(scenario, start);
+    const loadMs = plan.at(-1)!.at - start;
+    log(
+      `${scenario}: ${plan.length} turns over ${chats.length} chats at ${rate}/s (${(loadMs / 1000).toFixed(0)} s); logs in ${dir}`,
+    );
+    standin.schedule(token, plan, (chatId) => (chatId > 0 ? chatId : GROUP_USER));
+    const fault = startFault(scenario, { fleet, redis, standin, loadMs, log });
+    await sleep(loadMs + 600);
+    await fault.stop();
+    const drainUntil = performance.now() + drainTimeoutMs + fault.extraDrainMs;
+    const answered = () => new Set(standin.sends.map((s) => /m-?\d+\.\d+/.exec(s.text)?.[0])).size;
+    let nextNote = performance.now() + 10_000;
+    while (answered() < plan.length && performance.now() < drainUntil) {
+      await sleep(250);
+      if (performance.now() > nextNote) {
+        nextNote += 10_000;
+        log(`${scenario}: ${answered()} of ${plan.length} answered, ${standin.tooMany} sends answered 429`);
+      }
+    }
+    // Late duplicates (a retried turn) would arrive in the next seconds.
+    await sleep(3_000);
+    const report = analyse(standin.released, standin.sends, { toleranceMs });
+    const passed =
+      report.lost + report.duplicated + report.outOfOrder + report.stray === 0 &&
+      report.chatGapViolations + report.botRateViolations + report.groupRateViolations === 0;
+    return { ...report, scenario, tooMany: standin.tooMany, passed };
+  } finally {
+    await fleet.stop();
+    await redis.stop();
+    await standin.close();
+    if (!values.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const HEAD = [
+  "scenario",
+  "turns",
+  "lost",
+  "dup",
+  "order",
+  "<1s/chat",
+  "min gap ms",
+  "max/s",
+  "bot>30/s",
+  "grp>20/min",
+  "429s",
+  "stall s",
+  "drain s",
+  "result",
+];
+
+function cells(r: Row): string[] {
+  return [
+    r.scenario,
+    String(r.turns),
+    String(r.lost),
+    String(r.duplicated),
+    String(r.outOfOrder),
+    `${r.chatGapsUnder1s} (${r.chatGapViolations} <${1000 - toleranceMs})`,
+    r.minChatGapMs.toFixed(0),
+    String(r.maxBotPerSecond),
+    String(r.botRateViolations),
+    String(r.groupRateViolations),
+    String(r.tooMany),
+    (r.longestStallMs / 1000).toFixed(1),
+    (r.drainMs / 1000).toFixed(1),
+    r.passed ? "PASS" : "FAIL",
+  ];
+}
+
+cleanupOnExit();
+const rows: Row[] = [];
+for (const scenario of scenarios) {
+  const row = await runScenario(scenario);
+  rows.push(row);
+  log(`${scenario}: ${cells(row).join("  ")}`);
+  if (row.lost > 0) log(`${scenario}: never answered (first ten): ${row.lostSample.join(", ")}`);
+}
+const table = [HEAD, ...rows.map(cells)];
+const widths = HEAD.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+console.log(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ")).join("\n"));
+if (values.json) {
+  const summary = rows.map(({ latencies: _latencies, ...rest }) => rest);
+  console.log(`FAULTS_JSON ${JSON.stringify(summary)}`);
+}
+killAll();
+process.exit(rows.every((r) => r.passed) ? 0 : 1);

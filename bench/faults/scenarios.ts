@@ -1,0 +1,115 @@
+import type { BotApiStandin } from "../support/bot-api-standin.js";
+import type { RedisProcess } from "../support/redis-process.js";
+import type { RoomgateFleet } from "../support/roomgate-fleet.js";
+
+/** The faults the script can inject, one per run. */
+export const SCENARIOS = ["kill", "redis", "namespace", "429", "outage"] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+/** What a scenario acts on while the load runs. */
+export interface FaultTargets {
+  fleet: RoomgateFleet;
+  redis: RedisProcess;
+  standin: BotApiStandin;
+  /** Milliseconds the load is planned to last. */
+  loadMs: number;
+  log: (line: string) => void;
+}
+
+/** A running fault: `stop` ends it (killed members are back, the API is reachable). */
+export interface RunningFault {
+  /** Extra time the drain may take because of this fault (an outage's length). */
+  extraDrainMs: number;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Starts one scenario's fault; it runs beside the load until `stop`. */
+export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
+  switch (scenario) {
+    case "kill":
+      return killWorkers(t);
+    case "redis":
+      return once(t, t.loadMs / 3, async () => {
+        t.log("restarting redis-server (SIGTERM, 2 s down, same port and data)");
+        await t.redis.restart(2_000);
+      });
+    case "namespace":
+      // The poison words ride in the messages themselves (see `crashText`).
+      return { extraDrainMs: 0, stop: async () => undefined };
+    case "429":
+      // On for the whole run, drain included: every attempt may meet one.
+      t.standin.faults = { tooManyRatio: 0.3, retryAfter: [1, 3] };
+      return { extraDrainMs: 0, stop: async () => undefined };
+    case "outage": {
+      const fault = once(t, 5_000, async () => {
+        t.log("Bot API unreachable for 60 s");
+        await t.standin.unreachableFor(60_000);
+        t.log("Bot API reachable again");
+      });
+      return { ...fault, extraDrainMs: 60_000 };
+    }
+  }
+}
+
+function once(t: FaultTargets, afterMs: number, act: () => Promise<void>): RunningFault {
+  let done: Promise<void> = Promise.resolve();
+  const timer = setTimeout(() => {
+    done = act().catch((err: unknown) => t.log(`fault failed: ${String(err)}`));
+  }, afterMs);
+  return {
+    extraDrainMs: 0,
+    stop: async () => {
+      clearTimeout(timer);
+      await done;
+    },
+  };
+}
+
+/**
+ * kill -9 of a random running worker every 2–4 s, and of `start` once (the second
+ * kill), each restarted a second later without waiting, so kills keep their pace.
+ */
+function killWorkers(t: FaultTargets): RunningFault {
+  let stopped = false;
+  let kills = 0;
+  const restarts: Promise<unknown>[] = [];
+  const loop = (async () => {
+    while (!stopped) {
+      await sleep(2_000 + Math.random() * 2_000);
+      if (stopped) break;
+      const running = [...t.fleet.members.values()].filter(
+        (m) => m.child.exitCode === null && m.child.signalCode === null,
+      );
+      const workers = running.filter((m) => m.role === "worker");
+      const member =
+        kills === 1
+          ? running.find((m) => m.role === "start")
+          : workers[Math.floor(Math.random() * workers.length)];
+      if (!member) continue;
+      kills += 1;
+      t.log(`kill -9 ${member.name} (pid ${member.child.pid})`);
+      await t.fleet.kill(member.name);
+      restarts.push(
+        sleep(1_000)
+          .then(() => t.fleet.launch(member.name, member.role))
+          .catch((err: unknown) => t.log(`restart of ${member.name} failed: ${String(err)}`)),
+      );
+    }
+  })();
+  return {
+    extraDrainMs: 0,
+    stop: async () => {
+      stopped = true;
+      await loop;
+      await Promise.all(restarts);
+      t.log(`${kills} kills, start among them`);
+    },
+  };
+}
+
+/** The text of a message that crashes the namespace child the first time any child sees it. */
+export function crashText(): string {
+  return "crash-once";
+}

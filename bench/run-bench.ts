@@ -1,0 +1,167 @@
+// npm run bench — roomgate against the floor (a bare grammY bot calling the same MCP
+// echo tool inline), interleaved, against the same Bot API stand-in: open-loop
+// rates and a burst, with default and raised limits. `--quick` for a short run.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
+import { parseConfig } from "../src/core/config.js";
+import { startFloor, startRoomgate, type Arm, type ArmTarget } from "./arms.js";
+import { formatTable } from "./bench-table.js";
+import { countRoundTrips } from "./redis-counters.js";
+import { BotApiStandin } from "./support/bot-api-standin.js";
+import { cleanupOnExit, killAll } from "./support/processes.js";
+import { RedisProcess } from "./support/redis-process.js";
+import { toolSearchP99Micros } from "./tool-search-bench.js";
+import { measure, plan, type Figures, type Workload } from "./workloads.js";
+
+const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } });
+const quick = values.quick;
+const CHATS = Array.from({ length: 100 }, (_, i) => 20_000 + i);
+const seconds = quick ? 5 : 15;
+const WORKLOADS: Workload[] = [
+  { name: "50/s", rate: 50, messages: 50 * seconds, drainMs: quick ? 10_000 : 30_000 },
+  { name: "200/s", rate: 200, messages: 200 * seconds, drainMs: quick ? 10_000 : 30_000 },
+  {
+    name: quick ? "2,000 at once" : "20,000 at once",
+    rate: Infinity,
+    messages: quick ? 2_000 : 20_000,
+    drainMs: quick ? 20_000 : 60_000,
+  },
+];
+
+/**
+ * Raised limits for a self-hosted Bot API: the config key the scheduler reads. A
+ * build whose config does not know it yet runs that arm with a note instead.
+ */
+const RAISED: Record<string, unknown> = {
+  telegram: {
+    limits: { perBotPerSecond: 1_000_000, perChatPerSecond: 1_000_000, perGroupPerMinute: 1_000_000 },
+  },
+};
+
+/** True when this build's config keeps the raised limits (an unknown key would be dropped or refused). */
+function raisedConfigAccepted(): boolean {
+  try {
+    const raised = RAISED.telegram as Record<string, unknown>;
+    const config = parseConfig(
+      JSON.stringify({
+        namespaces: { echo: { command: ["x"] } },
+        telegram: { ...raised, bots: [{ token: "1:a", namespace: "echo" }] },
+      }),
+      {},
+    );
+    return (config.telegram as Record<string, unknown> | undefined)?.limits !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+cleanupOnExit();
+const dir = mkdtempSync(join(tmpdir(), "roomgate-bench-"));
+const redisProcess = await RedisProcess.start(join(dir, "redis"));
+const redis = new Redis(redisProcess.url);
+const standin = await BotApiStandin.start();
+const raisedOk = raisedConfigAccepted();
+let botId = 8_200_000_000;
+
+type ArmKind = "floor-polling" | "floor-runner" | "roomgate" | "roomgate-raised";
+const ARMS: ArmKind[] = ["floor-polling", "floor-runner", "roomgate", "roomgate-raised"];
+
+async function start(kind: ArmKind, target: ArmTarget): Promise<Arm> {
+  if (kind === "floor-polling") return startFloor("polling", target);
+  if (kind === "floor-runner") return startFloor("runner", target);
+  if (kind === "roomgate") return startRoomgate("roomgate, default limits", target, {});
+  return startRoomgate("roomgate, limits raised", target, raisedOk ? RAISED : {});
+}
+
+function target(): ArmTarget {
+  botId += 1;
+  return {
+    apiRoot: standin.url,
+    token: standin.addBot(botId, `bench${botId}`),
+    chats: CHATS,
+    redisUrl: redisProcess.url,
+    dir,
+  };
+}
+
+const figures: Figures[] = [];
+const roundTrips = new Map<string, number>();
+try {
+  log(
+    `roomgate bench${quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}`,
+  );
+  if (!raisedOk)
+    log("this build's config has no telegram.limits: the 'limits raised' arm runs with default limits");
+  // Interleaved: every workload runs each arm in turn, so a slow minute of the shared box hits all arms alike.
+  for (const workload of WORKLOADS) {
+    for (const kind of ARMS) {
+      await redis.flushall();
+      const t = target();
+      const arm = await start(kind, t);
+      try {
+        log(`${workload.name}: ${arm.name}`);
+        const f = await measure(arm, workload, {
+          standin,
+          token: t.token,
+          chats: CHATS,
+          redis,
+          redisPid: redisProcess.pid!,
+        });
+        figures.push(f);
+        log(
+          `  delivered ${f.delivered}/${f.offered}, p50 ${f.p50.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms, ${f.msgsPerSecond.toFixed(0)} msgs/s`,
+        );
+      } finally {
+        await arm.stop();
+      }
+    }
+  }
+  // Round trips are counted in a run of their own: MONITOR slows Redis down, so it stays out of the timed runs.
+  for (const kind of ["roomgate", "roomgate-raised"] as const) {
+    await redis.flushall();
+    const t = target();
+    const arm = await start(kind, t);
+    try {
+      const sample = plan(
+        { name: "sample", rate: 20, messages: 200, drainMs: 0 },
+        CHATS,
+        performance.now() + 500,
+      );
+      const count = await countRoundTrips(redisProcess.url, async () => {
+        standin.schedule(t.token, sample, (chat) => chat);
+        const deadline = performance.now() + 60_000;
+        while (
+          standin.sends.filter((s) => s.token === t.token).length < sample.length &&
+          performance.now() < deadline
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      });
+      roundTrips.set(arm.name, count / standin.sends.filter((s) => s.token === t.token).length);
+    } finally {
+      await arm.stop();
+    }
+  }
+  console.log(formatTable(figures, roundTrips));
+  const search = await toolSearchP99Micros().catch(() => undefined);
+  if (search)
+    console.log(
+      `\n/tools words over 500 tools: p50 ${search.p50.toFixed(0)} µs, p99 ${search.p99.toFixed(0)} µs`,
+    );
+  if (!raisedOk)
+    console.log(
+      "\nnote: 'limits raised' ran with default limits (this build's config has no telegram.limits)",
+    );
+} finally {
+  redis.disconnect();
+  await standin.close();
+  await redisProcess.stop();
+  killAll();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);

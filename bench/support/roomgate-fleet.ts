@@ -1,0 +1,142 @@
+import type { ChildProcess } from "node:child_process";
+import { createWriteStream, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { stringify } from "yaml";
+import { exited, killGroup, spawnTracked } from "./processes.js";
+
+/** The repository root: roomgate and the echo server run from here. */
+export const ROOT = resolve(import.meta.dirname, "../..");
+
+/** The echo namespace as a stdio child of every roomgate process. */
+export function echoNamespace(env: Record<string, string> = {}): Record<string, unknown> {
+  return {
+    command: [process.execPath, "--import", "tsx", join(ROOT, "bench/support/echo-server.ts")],
+    cwd: ROOT,
+    env,
+  };
+}
+
+/** What a fleet is started with. */
+export interface FleetOptions {
+  dir: string;
+  redisUrl: string;
+  apiRoot: string;
+  token: string;
+  /** Chat ids of the bot's users (a private chat's id is its user's id) and of its groups. */
+  users: number[];
+  groups: { chat: number; users: number[] }[];
+  namespaceEnv?: Record<string, string>;
+  /** Extra top-level config (worker concurrency, raised limits…), merged over the defaults. */
+  extra?: Record<string, unknown>;
+}
+
+type Role = "start" | "worker";
+
+/** One `roomgate start` or `roomgate worker` child, with its log in the fleet's folder. */
+export interface Member {
+  role: Role;
+  name: string;
+  child: ChildProcess;
+}
+
+/**
+ * `roomgate start` and any number of `roomgate worker` processes on one config, run
+ * as an operator runs them (a YAML file, the token in the environment), each
+ * killable and restartable by name.
+ */
+export class RoomgateFleet {
+  readonly members = new Map<string, Member>();
+  private readonly configFile: string;
+  private restarts = 0;
+
+  constructor(private readonly options: FleetOptions) {
+    this.configFile = join(options.dir, "config.yaml");
+    const config = {
+      redis: { url: options.redisUrl, prefix: "rg" },
+      namespaces: { echo: echoNamespace(options.namespaceEnv) },
+      telegram: {
+        apiRoot: options.apiRoot,
+        bots: [
+          { token: "${BENCH_BOT_TOKEN}", namespace: "echo", users: options.users, groups: options.groups },
+        ],
+      },
+    };
+    writeFileSync(this.configFile, stringify(merge(config, options.extra ?? {})));
+  }
+
+  /** Starts a member and waits until it logs that it runs. */
+  async launch(name: string, role: Role): Promise<Member> {
+    const log = createWriteStream(join(this.options.dir, `${name}.${this.restarts++}.log`));
+    const env: NodeJS.ProcessEnv = { ...process.env, BENCH_BOT_TOKEN: this.options.token, LOG_LEVEL: "info" };
+    // The config names the Redis; an inherited REDIS_URL would win over it.
+    delete env.REDIS_URL;
+    const child = spawnTracked(process.execPath, [join(ROOT, "bin/roomgate"), role, "-c", this.configFile], {
+      cwd: ROOT,
+      env,
+    });
+    const member = { role, name, child };
+    this.members.set(name, member);
+    child.stdout?.pipe(log);
+    let seen = "";
+    const ready = new Promise<void>((resolvePromise, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`${name} did not start in 60 s (log ${log.path})`)),
+        60_000,
+      );
+      child.stderr?.on("data", (chunk: Buffer) => {
+        log.write(chunk);
+        if (seen !== "ready") {
+          seen += chunk.toString();
+          if (/"msg":"roomgate (worker )?started"/.test(seen)) {
+            seen = "ready";
+            clearTimeout(timer);
+            resolvePromise();
+          }
+        }
+      });
+      child.once("exit", (code, signal) => {
+        clearTimeout(timer);
+        const tail = seen === "ready" ? "" : seen.split("\n").slice(-3).join("\n");
+        reject(new Error(`${name} exited at start (${code ?? signal}); log ${String(log.path)}\n${tail}`));
+      });
+    });
+    await ready;
+    return member;
+  }
+
+  /** kill -9 of one member (its namespace child sees its stdin close and exits). */
+  async kill(name: string): Promise<void> {
+    const member = this.members.get(name);
+    if (!member) return;
+    member.child.kill("SIGKILL");
+    await exited(member.child);
+  }
+
+  /** SIGTERM to every member, then SIGKILL of their groups after `graceMs`. */
+  async stop(graceMs = 15_000): Promise<void> {
+    const all = [...this.members.values()].map((m) => m.child);
+    for (const child of all) child.kill("SIGTERM");
+    const timer = setTimeout(() => all.forEach((c) => killGroup(c)), graceMs);
+    await Promise.all(all.map(exited));
+    clearTimeout(timer);
+    all.forEach((c) => killGroup(c));
+  }
+
+  /** Pids of the members running now. */
+  pids(): number[] {
+    return [...this.members.values()]
+      .filter((m) => m.child.exitCode === null && m.child.signalCode === null)
+      .map((m) => m.child.pid!);
+  }
+}
+
+/** `over` merged into `base`, objects key by key (so a `telegram.limits` keeps the bots). */
+function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const mine = out[key];
+    const bothObjects = [mine, value].every((v) => v !== null && typeof v === "object" && !Array.isArray(v));
+    out[key] = bothObjects ? merge(mine as Record<string, unknown>, value as Record<string, unknown>) : value;
+  }
+  return out;
+}

@@ -1,0 +1,114 @@
+import type { Redis } from "ioredis";
+import type { Arm } from "./arms.js";
+import type { BotApiStandin, ScheduledMessage } from "./support/bot-api-standin.js";
+import { cpuBetween, cpuByPid, rssOf } from "./support/processes.js";
+import { analyse, messageText, percentile } from "./support/send-analysis.js";
+import { commandsExecuted } from "./redis-counters.js";
+
+/** One workload: an open-loop rate for a while, or everything at once. */
+export interface Workload {
+  name: string;
+  /** Messages per second offered; Infinity = all available at once. */
+  rate: number;
+  messages: number;
+  /** How long after the last message is available the run may wait for replies. */
+  drainMs: number;
+}
+
+/** The figures of one arm under one workload. */
+export interface Figures {
+  arm: string;
+  workload: string;
+  offered: number;
+  delivered: number;
+  /** Latency percentiles in ms; Infinity when that share was never answered within the bound. */
+  p50: number;
+  p99: number;
+  msgsPerSecond: number;
+  cpuMsPerTurn: number;
+  redisCommandsPerTurn: number;
+  rssMiB: number;
+  /** Sends to one chat under 1 s apart (a floor ignores the limits; roomgate must not). */
+  chatGapsUnder1s: number;
+  maxBotPerSecond: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Messages spread over `chats` round robin, each chat's in sequence, on the workload's schedule. */
+export function plan(workload: Workload, chats: number[], start: number, seqFrom = 0): ScheduledMessage[] {
+  return Array.from({ length: workload.messages }, (_, i) => {
+    const chatId = chats[i % chats.length]!;
+    const seq = seqFrom + Math.floor(i / chats.length);
+    const at = Number.isFinite(workload.rate) ? start + (i * 1000) / workload.rate : start;
+    return { at, chatId, text: messageText(chatId, seq) };
+  });
+}
+
+/** Waits until `count` distinct messages of `token` are answered or the deadline passes. */
+async function answered(
+  standin: BotApiStandin,
+  token: string,
+  count: number,
+  deadline: number,
+): Promise<void> {
+  for (;;) {
+    const replies = new Set(standin.sends.filter((s) => s.token === token).map((s) => s.text)).size;
+    if (replies >= count || performance.now() > deadline) return;
+    await sleep(100);
+  }
+}
+
+/**
+ * Runs a workload against an arm that is already started: a warm-up (not measured),
+ * then the workload, measuring latency at the stand-in, CPU and memory of the arm's
+ * processes (and Redis' for roomgate) and Redis commands.
+ */
+export async function measure(
+  arm: Arm,
+  workload: Workload,
+  ctx: { standin: BotApiStandin; token: string; chats: number[]; redis: Redis; redisPid: number },
+): Promise<Figures> {
+  const { standin, token, chats } = ctx;
+  const warm = plan({ name: "warm-up", rate: 25, messages: 100, drainMs: 0 }, chats, performance.now() + 50);
+  standin.schedule(token, warm, (chat) => chat);
+  await answered(standin, token, warm.length, performance.now() + 60_000);
+  const roots = () => [...arm.pids(), ...(arm.usesRedis ? [ctx.redisPid] : [])];
+  const sendsBefore = standin.sends.length;
+  const releasedBefore = standin.released.length;
+  const cpuBefore = cpuByPid(roots());
+  const commandsBefore = arm.usesRedis ? await commandsExecuted(ctx.redis) : 0;
+  const start = performance.now() + 100;
+  const messages = plan(workload, chats, start, 1_000);
+  standin.schedule(token, messages, (chat) => chat);
+  let rss = 0;
+  const sampler = setInterval(() => (rss = Math.max(rss, rssOf(arm.pids()))), 500);
+  const lastAt = messages.at(-1)!.at;
+  await sleep(Math.max(0, lastAt - performance.now()));
+  await answered(standin, token, warm.length + messages.length, lastAt + workload.drainMs);
+  clearInterval(sampler);
+  const cpuMs = cpuBetween(cpuBefore, cpuByPid(roots()));
+  const commands = arm.usesRedis ? (await commandsExecuted(ctx.redis)) - commandsBefore : 0;
+  const sends = standin.sends.slice(sendsBefore).filter((s) => s.token === token);
+  const released = standin.released.slice(releasedBefore).filter((m) => m.token === token);
+  const report = analyse(released, sends);
+  // Unanswered messages count as slower than any answer, so a percentile they fall into reads as "over the bound".
+  const latencies = [...report.latencies, ...Array<number>(report.lost).fill(Number.POSITIVE_INFINITY)];
+  const first = Math.min(...released.map((m) => m.availableAt));
+  const last = Math.max(...sends.map((s) => s.at));
+  const delivered = Math.max(1, report.delivered);
+  return {
+    arm: arm.name,
+    workload: workload.name,
+    offered: messages.length,
+    delivered: report.delivered,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    msgsPerSecond: report.delivered / ((last - first) / 1000),
+    cpuMsPerTurn: cpuMs / delivered,
+    redisCommandsPerTurn: commands / delivered,
+    rssMiB: (rss || rssOf(arm.pids())) / 2 ** 20,
+    chatGapsUnder1s: report.chatGapsUnder1s,
+    maxBotPerSecond: report.maxBotPerSecond,
+  };
+}

@@ -1,0 +1,156 @@
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { redisServersIn } from "../../src/cli/redis-dir-lock.js";
+import { freePort } from "../../src/sessions/embedded-redis.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { RoomgateProcess } from "../support/roomgate-process.js";
+import { DEMO_SERVER } from "../support/spine.js";
+import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { waitFor } from "../support/telegram-fixtures.js";
+
+const ALICE = { id: 4401, first_name: "Alice" };
+
+let standin: TelegramApiStandin;
+let good: StandinBot;
+let db: TestRedis;
+
+beforeAll(async () => {
+  standin = await TelegramApiStandin.start();
+  good = standin.addBot({ username: "good_feed_bot" });
+  db = await testRedis();
+});
+afterAll(async () => {
+  await db.cleanup();
+  await standin.close();
+});
+
+/** Processes whose environment carries the marker: the namespace children of one test. */
+function processesWith(marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`RG_MARKER=${marker}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function exited(p: RoomgateProcess): Promise<number | null> {
+  if (p.child.exitCode !== null) return Promise.resolve(p.child.exitCode);
+  return new Promise((resolve) => p.child.once("exit", resolve));
+}
+
+function config(marker: string, bots: { token: string }[], extra: Record<string, unknown> = {}) {
+  return {
+    namespaces: {
+      feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed", RG_MARKER: marker } },
+    },
+    telegram: {
+      apiRoot: standin.url,
+      bots: bots.map((b) => ({ token: b.token, namespace: "feed", users: [ALICE.id] })),
+    },
+    ...extra,
+  };
+}
+
+describe("a failed roomgate start", () => {
+  it("reports every configuration error before starting Redis or any namespace", async () => {
+    const state = mkdtempSync(join(tmpdir(), "rg-state-"));
+    const marker = randomUUID();
+    const bad = config(marker, [{ token: good.token }]);
+    (bad.telegram as Record<string, unknown>).mode = "webhook";
+    (bad.telegram.bots[0] as Record<string, unknown>).namespace = "fed";
+    const p = RoomgateProcess.start(bad, { ROOMGATE_STATE_DIR: state });
+    expect(await exited(p)).toBe(1);
+    expect(p.output).toContain("the configuration has 2 errors");
+    expect(p.output).toContain('telegram.bots[0].namespace: unknown namespace "fed" (known: feed)');
+    expect(p.output).toContain('telegram.webhook: required when telegram.mode is "webhook"');
+    expect(existsSync(join(state, "redis"))).toBe(false);
+    expect(processesWith(marker)).toEqual([]);
+  });
+
+  it("leaves no redis-server and no namespace child behind, however often it fails", async () => {
+    const state = mkdtempSync(join(tmpdir(), "rg-state-"));
+    const marker = randomUUID();
+    // A token the Bot API does not know: getMe answers 401.
+    const refused = { token: "999001:not-a-known-token" };
+    for (let run = 0; run < 2; run++) {
+      const p = RoomgateProcess.start(config(marker, [refused]), { ROOMGATE_STATE_DIR: state });
+      expect(await exited(p)).toBe(1);
+      expect(p.output).toContain("Telegram bot 999001 could not start");
+      expect(p.output).not.toContain("not-a-known-token");
+      expect(p.output).toContain("embedded redis-server started");
+      expect(redisServersIn(join(state, "redis"))).toEqual([]);
+      expect(processesWith(marker)).toEqual([]);
+    }
+  }, 60_000);
+
+  it("stops a redis-server a killed roomgate left behind, so two never share the data folder", async () => {
+    const state = mkdtempSync(join(tmpdir(), "rg-state-"));
+    const dir = join(state, "redis");
+    const marker = randomUUID();
+    const first = RoomgateProcess.start(config(marker, [good]), { ROOMGATE_STATE_DIR: state });
+    await waitFor(() => standin.isPolling(good.token), 20_000, "the bot to poll");
+    const orphan = redisServersIn(dir);
+    expect(orphan).toHaveLength(1);
+    first.child.kill("SIGKILL");
+    await exited(first);
+    expect(redisServersIn(dir)).toEqual(orphan);
+
+    const second = RoomgateProcess.start(config(marker, [good]), { ROOMGATE_STATE_DIR: state });
+    try {
+      await waitFor(
+        () => second.output.includes("embedded redis-server started"),
+        20_000,
+        "the second start",
+      );
+      expect(second.output).toContain("stopping a redis-server left running");
+      const now = redisServersIn(dir);
+      expect(now).toHaveLength(1);
+      expect(now).not.toEqual(orphan);
+      // A second live process on the same folder is refused rather than sharing it.
+      const third = RoomgateProcess.start(config(marker, [good]), { ROOMGATE_STATE_DIR: state });
+      expect(await exited(third)).toBe(1);
+      expect(third.output).toContain(`is in use by roomgate process ${second.child.pid}`);
+      expect(redisServersIn(dir)).toEqual(now);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+    expect(redisServersIn(dir)).toEqual([]);
+  }, 60_000);
+});
+
+describe("one bot with a bad token", () => {
+  it("is reported, the other bot keeps answering, and /healthz names it as degraded", async () => {
+    const port = await freePort();
+    const marker = randomUUID();
+    const p = RoomgateProcess.start(
+      config(marker, [{ token: "999002:refused-token-value" }, good], {
+        redis: { url: db.url, prefix: `${db.prefix}-degraded` },
+        http: { host: "127.0.0.1", port },
+      }),
+    );
+    try {
+      await waitFor(() => standin.isPolling(good.token), 20_000, "the good bot to poll");
+      standin.userSends(good.token, { from: ALICE, text: "show me the feed" });
+      await waitFor(() => standin.botMessages(good.token, ALICE.id).length === 1, 20_000, "an answer");
+      const health = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as {
+        status: string;
+        degraded: { component: string; reason: string }[];
+      };
+      expect(health.status).toBe("degraded");
+      expect(health.degraded.map((d) => d.component)).toEqual(["telegram bot 999002 (namespace feed)"]);
+      expect(health.degraded[0]!.reason).toContain("Unauthorized");
+      expect(p.output).not.toContain("refused-token-value");
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
+    expect(processesWith(marker)).toEqual([]);
+  }, 60_000);
+});

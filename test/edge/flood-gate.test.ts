@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FloodGate } from "../../src/edge/flood-gate.js";
+import { claimNotice } from "../../src/edge/notice-once.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+
+let db: TestRedis;
+beforeAll(async () => {
+  db = await testRedis();
+});
+afterAll(async () => db.cleanup());
+
+describe("inbound flood control on real Redis", () => {
+  it("admits a person's turns up to the rate, then refuses with one notice", async () => {
+    const gate = new FloodGate(db.redis, db.keys, { turnsPerMinute: 3, roomQueueCap: 100 });
+    const verdicts = [];
+    for (let i = 0; i < 6; i++) verdicts.push(await gate.check("telegram:1:5", "tg:5"));
+    expect(verdicts.slice(0, 3)).toEqual([{ admit: true }, { admit: true }, { admit: true }]);
+    expect(verdicts[3]).toEqual({
+      admit: false,
+      notice: expect.stringContaining("more than 3 messages a minute"),
+    });
+    expect(verdicts.slice(4)).toEqual([
+      { admit: false, notice: undefined },
+      { admit: false, notice: undefined },
+    ]);
+    // Another person is counted apart.
+    expect(await gate.check("telegram:1:5", "tg:6")).toEqual({ admit: true });
+    expect(await db.redis.ttl(db.keys.turnRate("tg:5"))).toBeGreaterThan(0);
+  });
+
+  it("refuses when the room's queue is full, whoever sends", async () => {
+    const gate = new FloodGate(db.redis, db.keys, { turnsPerMinute: 100, roomQueueCap: 2 });
+    await db.redis.rpush(db.keys.inbox("matrix:!full:x"), "a", "b");
+    const verdict = await gate.check("matrix:!full:x", "@a:x");
+    expect(verdict).toEqual({ admit: false, notice: expect.stringContaining("2 messages waiting") });
+    expect(await gate.check("matrix:!other:x", "@a:x")).toEqual({ admit: true });
+  });
+
+  it("claims a notice once until its key expires", async () => {
+    const key = db.keys.refused("telegram:1:9", "tg:9");
+    expect(await claimNotice(db.redis, key, 1)).toBe(true);
+    expect(await claimNotice(db.redis, key, 1)).toBe(false);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await claimNotice(db.redis, key, 1)).toBe(true);
+  });
+});

@@ -1,0 +1,30 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSpine, type Spine } from "../support/spine.js";
+import { TestRooms } from "../support/test-room.js";
+
+describe("what an idle room leaves in Redis", () => {
+  let spine: Spine;
+  beforeAll(async () => {
+    spine = await startSpine();
+  });
+  afterAll(async () => {
+    await spine.stop();
+  });
+
+  it("its session and capped history, plus less than 1 KiB; no per-turn records once delivered", async () => {
+    const { redis, keys, prefix } = spine.redis;
+    const room = TestRooms.room("idle");
+    for (let i = 0; i < 10; i += 1)
+      await spine.rooms.ask("idle", i % 2 ? "/status" : "what should I read today?");
+    await new Promise((r) => setTimeout(r, 200));
+    const roomKeys = await redis.keys(`${prefix}:{${room}}:*`);
+    const rest = roomKeys.filter((k) => k !== keys.session(room) && k !== keys.history(room));
+    let bytes = 0;
+    for (const key of rest) bytes += Number(await redis.call("MEMORY", "USAGE", key));
+    expect(bytes).toBeLessThan(1024);
+    for (const gone of [keys.turn(room), keys.lease(room), keys.inbox(room)])
+      expect(await redis.exists(gone)).toBe(0);
+    expect(await redis.zscore(keys.running("telegram"), room)).toBeNull();
+    expect(await redis.zscore(keys.pending("telegram"), room)).toBeNull();
+  });
+});

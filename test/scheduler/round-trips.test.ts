@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Redis } from "ioredis";
+import { silentLogger } from "../../src/core/log.js";
+import { startRuntime, type Runtime } from "../../src/runtime.js";
+import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { DEMO_SERVER } from "../support/spine.js";
+import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+
+const TURNS = 40;
+
+describe("Redis round trips per turn", () => {
+  let standin: TelegramApiStandin;
+  let db: TestRedis;
+  let bot: StandinBot;
+  let runtime: Runtime;
+  beforeAll(async () => {
+    standin = await TelegramApiStandin.start();
+    db = await testRedis();
+    bot = standin.addBot();
+    const base = telegramConfig({
+      apiRoot: standin.url,
+      namespaces: { feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } } },
+      bots: [{ token: bot.token, users: Array.from({ length: TURNS + 30 }, (_, i) => 7000 + i) }],
+    });
+    const config = {
+      ...base,
+      // Limits raised, as a self-hosted Bot API allows: the count is the scheduler's, not waits'.
+      telegram: {
+        ...base.telegram!,
+        limits: { botPerSecond: 100_000, chatPerSecond: 1000, groupPerMinute: 100_000 },
+      },
+    };
+    runtime = await startRuntime({
+      config,
+      redisUrl: db.url,
+      prefix: db.prefix,
+      log: silentLogger(),
+      platforms: [
+        createTelegramPlatform({ polling: { timeoutSeconds: 1, backoffMs: { initial: 50, max: 500 } } }),
+      ],
+    });
+  });
+  afterAll(async () => {
+    await runtime.stop(0);
+    await standin.close();
+    await db.cleanup();
+  });
+
+  /** Watches MONITOR while `work` runs; returns the commands on this test's keys, scripts counted once. */
+  async function watch(work: () => Promise<void>): Promise<{ all: string[]; scheduler: string[] }> {
+    const monitor: Redis = await db.redis.monitor();
+    const commands: string[] = [];
+    const scheduler: string[] = [];
+    const evals: string[] = [];
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      if (source.startsWith("lua")) return; // inside a script: not a round trip
+      if (!args.some((a) => a.includes(db.prefix))) return;
+      commands.push(args[0]!.toLowerCase());
+      // The receiving side's own calls: the poller's offset and the edge's flood check.
+      const edge = args.some((a) => a.includes(":telegram:") || a.includes(":turn-rate:"));
+      if (!edge) scheduler.push(args[0]!.toLowerCase());
+      if (args[0]!.toLowerCase() === "eval") evals.push(args.slice(2, 4).join(" "));
+    });
+    await work();
+    monitor.disconnect();
+    // Every script goes as EVALSHA once its text was sent on a connection.
+    expect(evals).toEqual([]);
+    return { all: commands, scheduler };
+  }
+
+  let next = 7000;
+  const ask = (id: number) =>
+    standin.userSends(bot.token, { from: { id, first_name: "U" }, text: "what should I read today?" });
+  const answered = (id: number) => standin.botMessages(bot.token, id).length === 1;
+
+  it("costs the scheduler at most 5 commands a turn, 7 in all, scripts counted once (redis-cli monitor's view)", async () => {
+    // Warm up: the namespace child is started, its tools listed, every script sent once.
+    ask(next);
+    await waitFor(() => answered(next), 20_000, "warm-up");
+    next += 1;
+    const ids = Array.from({ length: TURNS }, () => next++);
+    const commands = await watch(async () => {
+      for (const id of ids) ask(id);
+      await waitFor(() => ids.every(answered), 30_000, "every answer");
+    });
+    const perTurn = commands.all.length / ids.length;
+    console.log(`burst: round trips per turn ${perTurn.toFixed(2)}`, countBy(commands.all));
+    // Enqueue, the BLPOP that wakes a worker, claim, the commit-and-reserve step, finish.
+    expect(commands.scheduler.length / ids.length).toBeLessThanOrEqual(5);
+    expect(perTurn).toBeLessThanOrEqual(7);
+  }, 60_000);
+
+  it("costs the same for turns one at a time", async () => {
+    const ids = Array.from({ length: 20 }, () => next++);
+    const commands = await watch(async () => {
+      for (const id of ids) {
+        ask(id);
+        await waitFor(() => answered(id), 20_000, `answer ${id}`);
+      }
+    });
+    const perTurn = commands.all.length / ids.length;
+    console.log(`one at a time: round trips per turn ${perTurn.toFixed(2)}`, countBy(commands.all));
+    expect(commands.scheduler.length / ids.length).toBeLessThanOrEqual(5);
+    expect(perTurn).toBeLessThanOrEqual(7);
+  }, 60_000);
+});
+
+function countBy(items: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const i of items) out[i] = (out[i] ?? 0) + 1;
+  return out;
+}
