@@ -5,6 +5,8 @@ import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
 import { createLogger, type Logger } from "./core/log.js";
+import { liveChannel } from "./control/live-channel.js";
+import { RoomInboxReader } from "./control/room-inbox-reader.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
@@ -84,6 +86,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   redis.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
   const scripts = new QueueScripts(redis);
   const inbox = new RedisInbox(keys, scripts, config.queue.dedupeSeconds * 1000);
+  const queued = new RoomInboxReader(redis, keys);
   const limiter = new RedisRateLimiter(redis);
   watchQueue(redis, keys);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
@@ -182,6 +185,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       limiter,
       historyWanted,
       log,
+      channel: (event, sender) => liveChannel(event, sender, queued, log),
       settings: {
         leaseMs,
         deadlineMs,
