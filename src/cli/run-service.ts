@@ -32,6 +32,11 @@ export async function runService(options: {
   }
   for (const warning of options.warnings ?? [])
     log.warn({ path: warning.path }, `config: ${warning.message}`);
+  // Listened for before anything starts: a SIGTERM during start-up still drains, never kills.
+  const stopRequested = new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
   const redis = await resolveRedis(config, log, { requirePersistence: true });
   let runtime;
   try {
@@ -56,10 +61,7 @@ export async function runService(options: {
     },
     options.receivers ? "roomgate started" : "roomgate worker started",
   );
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  await stopRequested;
   // A second signal means "now": rooms still held are taken over when their leases run out.
   const now = () => {
     log.warn("second signal; exiting at once");

@@ -33,7 +33,7 @@ const LIMITED = /^(send(?!ChatAction)|edit|copy|forward)/;
  * exactly the limit could let two requests arrive a little closer than it. One
  * chat's sends are few, so its windows get more room than the bot's.
  */
-const SLACK_MS = 50;
+const SLACK_MS = 100;
 const CHAT_SLACK_MS = 150;
 
 /** Attempts of a send outside a turn (no gate), before its error reaches the caller. */

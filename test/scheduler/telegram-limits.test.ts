@@ -128,8 +128,9 @@ describe("Telegram limits on every attempt, across processes", () => {
     const calls = standin.calls.slice(before);
     expect(peakPerSecond(calls.filter((c) => c.method === "sendMessage"))).toBeLessThanOrEqual(30);
     expect(sendGaps(calls, 1000)).toEqual([]);
-    // 300 answers at the bot's 30 a second take about 10 s; starving slots would take 25 s or more.
-    expect(300 / seconds).toBeGreaterThan(22);
+    // 300 answers at the bot's ~27 a second (30, less the slack) take about 11 s on an idle
+    // machine; starving slots (8-12 a second) would take 25 s or more.
+    expect(300 / seconds).toBeGreaterThan(18);
   }, 90_000);
 
   it("answers a chat that stays under its limits without any added wait", async () => {
