@@ -5,6 +5,8 @@ import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
 import { createLogger, type Logger } from "./core/log.js";
+import { liveChannel } from "./control/live-channel.js";
+import { RoomInboxReader } from "./control/room-inbox-reader.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
@@ -84,6 +86,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   redis.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
   const scripts = new QueueScripts(redis);
   const inbox = new RedisInbox(keys, scripts, config.queue.dedupeSeconds * 1000);
+  const queued = new RoomInboxReader(redis, keys);
   const limiter = new RedisRateLimiter(redis);
   watchQueue(redis, keys);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
@@ -156,13 +159,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   async function startWorker(): Promise<RoomWorker | undefined> {
     if (!((options.workers ?? true) && lanes.length > 0)) return undefined;
-    const historyWanted = async (namespace: string): Promise<boolean> => {
+    // The last answer per namespace, for the finish path, which must not wait on a namespace.
+    const wanted = new Map<string, boolean>();
+    const historyWanted = async (namespace: string, cachedOnly = false): Promise<boolean> => {
+      if (cachedOnly) return wanted.get(namespace) ?? false;
       try {
         const tools = await namespaces.get(namespace).tools();
-        return tools.some((t) => {
+        const takes = tools.some((t) => {
           const props = t.inputSchema.properties;
           return typeof props === "object" && props !== null && CONTEXT_ARGUMENTS.some((n) => n in props);
         });
+        wanted.set(namespace, takes);
+        return takes;
       } catch {
         // The engine reports an unreachable namespace; no tool can take the history then.
         return false;
@@ -177,6 +185,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       limiter,
       historyWanted,
       log,
+      channel: (event, sender) => liveChannel(event, sender, queued, log),
       settings: {
         leaseMs,
         deadlineMs,

@@ -56,6 +56,8 @@ export class RoomgateFleet {
     const config = {
       redis: { url: options.redisUrl, prefix: "rg" },
       namespaces: { echo: echoNamespace(options.namespaceEnv) },
+      // A load is a few "people" sending far faster than anyone types: inbound flood control is off.
+      limits: { turnsPerMinute: 1_000_000, roomQueueCap: 1_000_000 },
       telegram: {
         apiRoot: options.apiRoot,
         bots: [

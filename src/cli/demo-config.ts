@@ -10,11 +10,20 @@ export const DEMO_NAMESPACES = ["feed", "runs", "kg", "sym"] as const;
  */
 export function demoConfig(): Config {
   return ConfigSchema.parse({
-    namespaces: Object.fromEntries(
-      DEMO_NAMESPACES.map((ns) => [
-        ns,
-        { command: [process.execPath, demoServerEntry], env: { ATTEST_TOOLS: ns } },
-      ]),
-    ),
+    namespaces: {
+      ...Object.fromEntries(
+        DEMO_NAMESPACES.map((ns) => [
+          ns,
+          { command: [process.execPath, demoServerEntry], env: { ATTEST_TOOLS: ns } },
+        ]),
+      ),
+      // Found by address: no router, its own search / describe / call tools.
+      mesh: {
+        command: [process.execPath, demoServerEntry],
+        env: { ATTEST_TOOLS: "mesh" },
+        ask: false,
+        discovery: { search: "mesh.search", describe: "mesh.describe", call: "mesh.call" },
+      },
+    },
   });
 }

@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { loadConfig, loadConfigWithWarnings } from "../core/config.js";
-import { RoomgateError } from "../core/errors.js";
+import { ConfigError, RoomgateError } from "../core/errors.js";
 import { routeProcessWarnings } from "../core/library-log.js";
 import { demoConfig } from "./demo-config.js";
 import { runBench } from "./run-bench.js";
@@ -9,6 +9,18 @@ import { runConfigCheck } from "./run-config-check.js";
 import { runDeadLetters } from "./run-dead-letters.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
+
+interface CheckOptions {
+  config?: string;
+  namespace?: string;
+  command?: string;
+  url?: string;
+  header?: string[];
+  prefix?: string;
+  ask?: string;
+  require: string;
+  question?: string[];
+}
 
 routeProcessWarnings();
 
@@ -68,13 +80,37 @@ program
 
 program
   .command("check")
-  .description("Check a namespace server against the Answer contract (the demo namespaces without -c)")
+  .description(
+    "Check a namespace server: MCP basics, then the Answer contract (-n of the config, the demo namespaces without -c, or a server by --command/--url)",
+  )
   .option("-c, --config <file>", "YAML configuration")
-  .requiredOption("-n, --namespace <name>", "namespace to check")
+  .option("-n, --namespace <name>", "namespace to check")
+  .option(
+    "--command <line>",
+    'a stdio server to check directly, e.g. "npx -y @modelcontextprotocol/server-everything"',
+  )
+  .option("--url <url>", "a Streamable HTTP server to check directly")
+  .option("-H, --header <header...>", 'headers for --url, "Name: value"')
+  .option("--prefix <prefix>", 'tool-name prefix of a server checked directly (default "")')
+  .option("--ask <tool>", 'router tool of a server checked directly ("false" for none)')
+  .option("--require <level>", "exit 1 unless this level is met: basics or answer", "basics")
   .option("-q, --question <text...>", "questions to ask the router instead of the default probes")
-  .action(async (opts: { config?: string; namespace: string; question?: string[] }) => {
-    const config = opts.config ? loadConfig(opts.config) : demoConfig();
-    process.exitCode = await runCheck({ config, namespace: opts.namespace, questions: opts.question ?? [] });
+  .action(async (opts: CheckOptions) => {
+    const config = opts.config
+      ? loadConfig(opts.config)
+      : opts.command || opts.url
+        ? undefined
+        : demoConfig();
+    if (opts.require !== "basics" && opts.require !== "answer") {
+      throw new ConfigError(`--require must be basics or answer, not "${opts.require}"`);
+    }
+    process.exitCode = await runCheck({
+      ...opts,
+      headers: opts.header,
+      config,
+      questions: opts.question ?? [],
+      require: opts.require,
+    });
   });
 
 program

@@ -1,33 +1,96 @@
-import type { Config } from "../core/config.js";
+import { NamespaceConfigSchema, type Config, type NamespaceConfig } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { silentLogger } from "../core/log.js";
-import { checkNamespace, DEFAULT_PROBES } from "../namespace/conformance.js";
+import { checkNamespace, DEFAULT_PROBES, type Finding } from "../namespace/conformance.js";
 import { NamespaceClient } from "../namespace/namespace-client.js";
+import { splitCommandLine } from "./command-line.js";
 
-const MARK = { pass: "PASS", fail: "FAIL", warn: "WARN" } as const;
+const MARK = { pass: "PASS", fail: "FAIL", warn: "WARN", skip: "SKIP" } as const;
 
-/** Prints a conformance report for one namespace; resolves to the exit code (1 when anything failed). */
-export async function runCheck(options: {
-  config: Config;
-  namespace: string;
-  questions: string[];
-}): Promise<number> {
-  const ns = options.config.namespaces[options.namespace];
+/** What to check: a configured namespace, or a server given directly by command or URL. */
+export interface CheckTarget {
+  config?: Config;
+  namespace?: string;
+  command?: string;
+  url?: string;
+  headers?: string[];
+  prefix?: string;
+  ask?: string;
+}
+
+/** How the check ends: `basics` exits 0 when the server is usable at all; `answer` also needs the Answer contract. */
+export type CheckRequirement = "basics" | "answer";
+
+function target(options: CheckTarget): { name: string; config: NamespaceConfig } {
+  if (options.command !== undefined || options.url !== undefined) {
+    if (options.command !== undefined && options.url !== undefined) {
+      throw new ConfigError("give either --command or --url, not both");
+    }
+    const headers = Object.fromEntries(
+      (options.headers ?? []).map((h) => {
+        const at = h.indexOf(":");
+        if (at < 1) throw new ConfigError(`--header "${h}" should be "Name: value"`);
+        return [h.slice(0, at).trim(), h.slice(at + 1).trim()];
+      }),
+    );
+    const parsed = NamespaceConfigSchema.safeParse({
+      ...(options.command !== undefined
+        ? { command: splitCommandLine(options.command) }
+        : { url: options.url }),
+      headers,
+      // A server named directly is the whole namespace unless told otherwise.
+      prefix: options.prefix ?? "",
+      ...(options.ask !== undefined ? { ask: options.ask === "false" ? false : options.ask } : {}),
+    });
+    if (!parsed.success)
+      throw new ConfigError(`the server to check: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    return { name: options.namespace ?? "server", config: parsed.data };
+  }
+  if (!options.namespace) throw new ConfigError("name a namespace (-n) or a server (--command / --url)");
+  const ns = options.config?.namespaces[options.namespace];
   if (!ns) throw new ConfigError(`namespace "${options.namespace}" is not configured`);
-  const client = new NamespaceClient(options.namespace, ns, silentLogger());
+  return { name: options.namespace, config: ns };
+}
+
+function print(title: string, findings: Finding[]): void {
+  console.log(title);
+  for (const f of findings) {
+    console.log(`${MARK[f.level]}  ${f.what}${f.detail ? `\n${f.detail.replace(/^/gm, "      ")}` : ""}`);
+  }
+}
+
+/**
+ * Prints a two-level conformance report for one namespace server and resolves to
+ * the exit code: 0 when the server meets the required level (by default: usable).
+ */
+export async function runCheck(
+  options: CheckTarget & { questions: string[]; require?: CheckRequirement },
+): Promise<number> {
+  const { name, config } = target(options);
+  const client = new NamespaceClient(name, config, silentLogger());
   try {
-    const findings = await checkNamespace(
+    const report = await checkNamespace(
       client,
       options.questions.length > 0 ? options.questions : DEFAULT_PROBES,
     );
-    for (const f of findings) {
-      console.log(`${MARK[f.level]}  ${f.what}${f.detail ? `\n      ${f.detail}` : ""}`);
+    print("MCP basics", report.basics);
+    if (report.contract.length > 0) {
+      console.log("");
+      print("Answer contract", report.contract);
     }
-    const failed = findings.filter((f) => f.level === "fail").length;
-    console.log(
-      failed === 0 ? `\n${options.namespace}: conforms` : `\n${options.namespace}: ${failed} problem(s)`,
-    );
-    return failed === 0 ? 0 : 1;
+    const problems = [...report.basics, ...report.contract].filter((f) => f.level === "fail").length;
+    const verdict = {
+      none: `${name}: not usable (${problems} problem(s))`,
+      basics:
+        problems > 0
+          ? `${name}: usable through /tools and /call (meets MCP basics); the Answer contract has ${problems} problem(s)`
+          : `${name}: usable through /tools and /call (meets MCP basics)`,
+      answer: `${name}: conforms (meets MCP basics and the Answer contract)`,
+    }[report.meets];
+    console.log(`\n${verdict}`);
+    const required = options.require ?? "basics";
+    const ok = report.meets === "answer" || (report.meets === "basics" && required === "basics");
+    return ok ? 0 : 1;
   } finally {
     await client.close();
   }

@@ -44,6 +44,7 @@ export async function runShell(options: RunShellOptions): Promise<void> {
           input: process.stdin,
           output: process.stdout,
           interactive,
+          filesDir: join(stateDir(), "files", (options.room ?? namespace).replace(/[^\w.-]+/g, "_")),
         },
         (r) => (room = r),
       ),

@@ -1,6 +1,7 @@
 import type { Logger } from "./log.js";
 import type { InboundEvent } from "./event.js";
 import type { Platform } from "./room.js";
+import type { ProgressUpdate } from "./progress.js";
 import type { TurnOutcome } from "./reply.js";
 
 /** Where adapters put what they receive: de-duplicated by event id, then queued for a worker. */
@@ -63,6 +64,12 @@ export interface PlatformSender {
   deliver(event: InboundEvent, outcome: TurnOutcome, context: DeliveryContext): Promise<string[]>;
   /** Shows that a turn is being worked on (typing) until the returned function is called. */
   working(event: InboundEvent): () => void;
+  /**
+   * Shows a running call's progress in the event's room: one status message per
+   * update key, edited in place (throttled as the platform needs), finished on `done`.
+   * Optional: a sender without it shows typing only.
+   */
+  progress?(event: InboundEvent, update: ProgressUpdate): Promise<void>;
 }
 
 /** The receiving half of a platform adapter: started by `roomgate start`, stopped on SIGTERM. */

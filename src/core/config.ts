@@ -12,6 +12,27 @@ import { TELEGRAM_TOKEN } from "./telegram-token.js";
 // (config-issues.ts finds the known keys by walking these schemas). To add a key,
 // add it to its section's schema with a default; nothing else needs to change.
 
+/** Which tools of a namespace a binding shows (`allow`/`deny` globs) and runs without asking (`trust`). */
+export const NamespaceToolsSchema = z
+  .object({
+    /** Only tools matching one of these patterns exist for the room; default: all. */
+    allow: z.array(z.string().min(1)).optional(),
+    /** Tools matching one of these patterns do not exist for the room. */
+    deny: z.array(z.string().min(1)).default([]),
+    /** Destructive tools matching one of these patterns run without an approval. */
+    trust: z.array(z.string().min(1)).default([]),
+    /** Tools matching one of these patterns ask for an approval even when MCP does not mark them destructive. */
+    confirm: z.array(z.string().min(1)).default([]),
+  })
+  .default({ deny: [], trust: [], confirm: [] });
+
+/** Names of a namespace's own discovery tools (DESIGN: discovery by address). */
+export const DiscoverySchema = z.object({
+  search: z.string().min(1),
+  describe: z.string().min(1).optional(),
+  call: z.string().min(1),
+});
+
 /** One namespace: a stdio command or a Streamable HTTP url (DESIGN §10). */
 export const NamespaceConfigSchema = z
   .strictObject({
@@ -22,8 +43,17 @@ export const NamespaceConfigSchema = z
     headers: z.record(z.string(), z.string()).default({}),
     /** Tool-name prefix of the namespace; default `<name>.`, `""` means the whole server. */
     prefix: z.string().optional(),
+    /** The router's tool name; default `<prefix>ask`; `false` = the namespace has no router. */
+    ask: z.union([z.string().min(1), z.literal(false)]).optional(),
+    tools: NamespaceToolsSchema,
+    /** The namespace's own discovery tools (search / describe / call by address), when it has them. */
+    discovery: DiscoverySchema.optional(),
     /** Per-call timeout in milliseconds. */
     timeoutMs: z.number().int().positive().default(30_000),
+    /** How long a question the server asks in the room (elicitation) waits for an answer, in milliseconds. */
+    elicitTimeoutMs: z.number().int().positive().default(300_000),
+    /** How long the server may take to start and answer `initialize`, in milliseconds. */
+    startTimeoutMs: z.number().int().positive().default(30_000),
   })
   .refine((ns) => (ns.command === undefined) !== (ns.url === undefined), {
     message: "a namespace needs exactly one of `command` (stdio) or `url` (Streamable HTTP)",
@@ -234,7 +264,11 @@ export function checkConfigText(text: string, env: NodeJS.ProcessEnv = process.e
   const errors: ConfigIssue[] = [];
   const expanded = expandEnv(raw, env, errors);
   const result = ConfigSchema.safeParse(expanded);
-  if (!result.success) errors.push(...fromZodIssues(ConfigSchema, result.error.issues));
+  if (!result.success) {
+    // A field whose variable is unset is reported once, as the unset variable.
+    const unset = new Set(errors.map((e) => e.path));
+    errors.push(...fromZodIssues(ConfigSchema, result.error.issues).filter((e) => !unset.has(e.path)));
+  }
   const across = checkAcrossFields(expanded);
   errors.push(...across.errors);
   return {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RefSchema } from "./answer.js";
+import { AttachmentSchema } from "./attachment.js";
 
 /**
  * One block of a neutral reply. `answer` is a namespace's Answer shown verbatim;
@@ -34,6 +35,8 @@ export const ReplySchema = z.object({
   options: z.array(ReplyOptionSchema).default([]),
   /** Id of the offer the options belong to, so a sender can link the sent message to it. */
   offerId: z.string().optional(),
+  /** Files sent after the text (images as photos, other content as documents). */
+  attachments: z.array(AttachmentSchema).optional(),
 });
 export type Reply = z.infer<typeof ReplySchema>;
 

@@ -7,6 +7,7 @@ import type { CallToolResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/t
 import { AnswerSchema } from "../core/answer.js";
 import type { Answer } from "../core/answer.js";
 import { feedTools } from "./feed.js";
+import { registerMesh } from "./mesh.js";
 import { kgTools } from "./kg.js";
 import { runsTools } from "./runs.js";
 import { symTools } from "./sym.js";
@@ -43,6 +44,8 @@ export const MALFORMED_RESULT = { ok: "yes", answer: MALFORMED_SENTINEL, items: 
 export interface DemoServerOptions {
   /** Register only these namespaces (ATTEST_TOOLS); the rest are absent from tools/list. Default: all. */
   readonly namespaces?: readonly DemoNamespace[];
+  /** Also serve `mesh`, the namespace found by address (ATTEST_TOOLS naming mesh). */
+  readonly mesh?: boolean;
   /** Make `feed.ask` return a result that is not an Answer (DEMO_MALFORMED=1). */
   readonly malformed?: boolean;
   /** Delay every `*.ask` answer by this many milliseconds (DEMO_SLOW_MS). */
@@ -50,6 +53,9 @@ export interface DemoServerOptions {
   /** Append `<tool>\t<json args>` for every tools/call request received (DEMO_CALL_LOG). */
   readonly callLog?: string;
 }
+
+/** Every demo tool only reads its fixtures, so none needs an approval before it runs. */
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 function isNamespace(name: string): name is DemoNamespace {
   return (DEMO_NAMESPACES as readonly string[]).includes(name);
@@ -65,7 +71,7 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoServerOptions {
     .split(",")
     .map((name) => name.trim().toLowerCase())
     .filter((name) => name !== "");
-  const unknown = names.filter((name) => !isNamespace(name));
+  const unknown = names.filter((name) => !isNamespace(name) && name !== "mesh");
   if (unknown.length > 0) {
     throw new Error(
       `ATTEST_TOOLS names unknown namespaces: ${unknown.join(", ")} (known: ${DEMO_NAMESPACES.join(", ")})`,
@@ -77,6 +83,8 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoServerOptions {
   return {
     // An empty ATTEST_TOOLS counts as unset: all namespaces, as with no variable at all.
     ...(names.length > 0 ? { namespaces: names.filter(isNamespace) } : {}),
+    // mesh (found by address) is served only when asked for by name.
+    ...(names.includes("mesh") ? { mesh: true } : {}),
     malformed: env.DEMO_MALFORMED === "1",
     slowMs,
     ...(env.DEMO_CALL_LOG ? { callLog: env.DEMO_CALL_LOG } : {}),
@@ -89,7 +97,12 @@ function answerResult(answer: Answer): CallToolResult {
 
 function registerAnswerTool(server: McpServer, tool: AnswerTool, options: DemoServerOptions): void {
   const isAsk = tool.name.endsWith(".ask");
-  const info = { title: tool.title, description: tool.description, inputSchema: tool.input };
+  const info = {
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.input,
+    annotations: READ_ONLY,
+  };
   const pause = async (): Promise<void> => {
     if (isAsk && options.slowMs) await sleep(options.slowMs);
   };
@@ -126,13 +139,19 @@ export function createDemoServer(options: DemoServerOptions = {}): McpServer {
     },
     { instructions: `Each namespace's <ns>.ask routes a question to its tools.\n\n${described.join("\n")}` },
   );
+  if (options.mesh) registerMesh(server);
   for (const namespace of served) {
     for (const tool of TOOLS[namespace]) {
       if (tool.kind === "answer") registerAnswerTool(server, tool, options);
       else {
         server.registerTool(
           tool.name,
-          { title: tool.title, description: tool.description, inputSchema: tool.input },
+          {
+            title: tool.title,
+            description: tool.description,
+            inputSchema: tool.input,
+            annotations: READ_ONLY,
+          },
           (args) => ({
             content: [{ type: "text", text: tool.run(args) }],
           }),

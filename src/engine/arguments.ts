@@ -2,6 +2,8 @@ import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { libraryLogger } from "../core/library-log.js";
 import type { HistoryEntry, MissingArg } from "../sessions/session.js";
+import { describeSchema } from "./schema-text.js";
+import { validationProblem } from "./validation-text.js";
 
 /** What the bot knows when it fills a tool's arguments (DESIGN §5). */
 export interface FillContext {
@@ -150,13 +152,7 @@ export function validateArguments(
     validators.set(inputSchema, validate);
   }
   if (validate(args)) return undefined;
-  return (validate.errors ?? [])
-    .slice(0, 3)
-    .map((e) => {
-      const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, ".") : "arguments";
-      return `${where} ${e.message ?? "is invalid"}`;
-    })
-    .join("; ");
+  return validationProblem(validate.errors ?? []);
 }
 
 /** Names of the input schema's properties, for search and /describe. */
@@ -164,12 +160,7 @@ export function parameterNames(inputSchema: Record<string, unknown>): string[] {
   return Object.keys(properties(inputSchema));
 }
 
-/** One line per argument: name, type, whether required, description. */
+/** One line per argument: name, type, whether required, allowed values, defaults, nested fields. */
 export function describeParameters(inputSchema: Record<string, unknown>): string[] {
-  const req = new Set(required(inputSchema));
-  return Object.entries(properties(inputSchema)).map(([name, prop]) => {
-    const type = typeOf(prop) ?? "any";
-    const flag = req.has(name) ? "required" : "optional";
-    return `• ${name} (${type}, ${flag})${prop.description ? `: ${prop.description}` : ""}`;
-  });
+  return describeSchema(inputSchema);
 }

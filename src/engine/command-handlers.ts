@@ -4,8 +4,11 @@ import { newSession } from "../sessions/session.js";
 import { coerceKeyValues, describeParameters, IDENTITY_ARGUMENTS } from "./arguments.js";
 import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
 import { COMMANDS } from "./commands.js";
+import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
-import { enable, runTool } from "./tool-runner.js";
+import { callChecked, enable, runTool } from "./tool-runner.js";
+import { callByAddress, describeByAddress, searchByAddress } from "./discovery.js";
+import type { ToolInfo } from "../namespace/tool-info.js";
 import { searchTools } from "./tool-search.js";
 import type { Turn } from "./turn.js";
 
@@ -33,7 +36,10 @@ const handlers: Record<string, Handler> = {
   tools: async (turn, rest) => {
     const ns = turn.namespace;
     const tools = await ns.tools();
+    const hint = ns.prefixHint();
+    if (hint) return turn.say(hint);
     if (rest !== "") {
+      if (await searchByAddress(turn, rest, run(turn))) return;
       const matches = searchTools(tools, rest);
       if (matches.length === 0) return turn.say(texts.noMatches(rest));
       enable(
@@ -68,6 +74,7 @@ const handlers: Record<string, Handler> = {
   describe: async (turn, rest) => {
     if (rest === "") return turn.say(texts.describeUsage);
     const tool = (await turn.namespace.tools()).find((t) => t.name === rest);
+    if (!tool && (await describeByAddress(turn, rest, run(turn)))) return;
     if (!tool) return turn.say(texts.unknownTool(rest));
     const params = describeParameters(tool.inputSchema);
     turn.say(
@@ -87,6 +94,9 @@ const handlers: Record<string, Handler> = {
     const identity = given.filter((name) => IDENTITY_ARGUMENTS.includes(name));
     if (identity.length > 0) return turn.say(texts.identityArgument(parsed.tool, identity));
     const tool = (await turn.namespace.tools()).find((t) => t.name === parsed.tool);
+    // Not a listed tool: an address, when the namespace is found by address.
+    if (!tool && (await callByAddress(turn, parsed.tool, parsed.json ?? parsed.pairs ?? {}, run(turn))))
+      return;
     if (!tool) {
       scopeRefusalsTotal.inc({ namespace: turn.namespace.name, reason: "not_in_namespace" });
       return turn.say(texts.notInNamespace(parsed.tool, turn.namespace.name));
@@ -100,6 +110,12 @@ const handlers: Record<string, Handler> = {
     await runTool(turn, tool.name, { explicit });
   },
 
+  // A /cancel sent while a call runs is taken by that call (out of band); one that
+  // reaches its own turn found nothing running.
+  cancel: async (turn) => {
+    turn.say(namespaceTexts.nothingToCancel);
+  },
+
   new: reset,
   reset,
 
@@ -107,8 +123,8 @@ const handlers: Record<string, Handler> = {
     const { session, namespace } = turn;
     // Only tools the server has: a server without `ask` or `tools` does not get them listed.
     const existing = new Set((await namespace.tools()).map((t) => t.name));
-    const enabled = [...new Set([namespace.askTool, namespace.toolsTool, ...session.enabled])].filter((t) =>
-      existing.has(t),
+    const enabled = [...new Set([namespace.askTool, namespace.toolsTool, ...session.enabled])].filter(
+      (t): t is string => t !== null && existing.has(t),
     );
     const pending = session.slot
       ? `waiting for ${session.slot.missing[0]!.name} of ${session.slot.tool}`
@@ -126,6 +142,12 @@ const handlers: Record<string, Handler> = {
     );
   },
 };
+
+/** Calls a discovery tool through the usual checks (validation, approval, progress, content). */
+function run(turn: Turn) {
+  return (tool: ToolInfo, args: Record<string, unknown>, question: string) =>
+    callChecked(turn, tool, args, question);
+}
 
 /** The server's own short description: serverInfo.description, else the first paragraph of its instructions. */
 function describeServer(about: NamespaceAbout): string | undefined {

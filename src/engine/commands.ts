@@ -24,6 +24,11 @@ export const COMMANDS: readonly CommandInfo[] = [
     description: "Call a tool with explicit arguments: /call tool key=value… or {json}",
     menu: true,
   },
+  {
+    command: "cancel",
+    description: "Stop the tool call that is running (or a question it asked)",
+    menu: true,
+  },
   { command: "new", description: "Start a new conversation (history and enabled tools)", menu: true },
   { command: "reset", description: "Same as /new", menu: true },
   { command: "status", description: "Show this room's agent, conversation and enabled tools", menu: true },

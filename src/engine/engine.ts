@@ -3,13 +3,19 @@ import type { Logger } from "../core/log.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, MissingArg, Offer, OfferOption, Session } from "../sessions/session.js";
 import { coerceArgument } from "./arguments.js";
+import { NamespaceError } from "../core/errors.js";
+import { approvalFromText, decideApproval } from "./approvals.js";
+import { callByAddress } from "./discovery.js";
 import { handleCommand } from "./command-handlers.js";
+import { suggestTools } from "./no-router.js";
 import { parseCommand } from "./command-parser.js";
 import { findByToken, isOptionNumber, openOffer, optionFromText } from "./offers.js";
 import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
 import { callChecked, enable, runTool } from "./tool-runner.js";
 import { Turn, type TurnResult, type TurnSettings } from "./turn.js";
+import { forgetTaken, wasTaken } from "./taken.js";
+import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
 /** How long slot filling waits for a missing argument unless configured. */
 const DEFAULT_SLOT_SECONDS = 15 * 60;
@@ -45,7 +51,11 @@ export class Engine {
   }
 
   /** Runs one turn. Failures become a line for the person; the session stays consistent. */
-  async run(event: InboundEvent, state: { session: Session; history: HistoryEntry[] }): Promise<TurnResult> {
+  async run(
+    event: InboundEvent,
+    state: { session: Session; history: HistoryEntry[] },
+    channel: TurnChannel = quietChannel,
+  ): Promise<TurnResult> {
     const log = this.deps.log.child({ turn: event.eventId, room: event.room });
     const turn = new Turn(
       event,
@@ -54,13 +64,25 @@ export class Engine {
       this.deps.namespaces.get(event.namespace),
       this.deps.settings,
       log,
+      channel,
     );
     try {
+      // An event a running turn already took (an answer, a /cancel) has been handled.
+      if (wasTaken(turn, event)) {
+        forgetTaken(turn, event);
+        return turn.result();
+      }
       await this.dispatch(turn);
     } catch (err) {
-      const ref = referenceId();
-      log.error({ err, ref }, "turn failed");
-      turn.say(texts.internal(ref));
+      if (err instanceof NamespaceError) {
+        // Already classified (and logged with its ref) where it happened: the person gets its line.
+        log.warn({ err }, "namespace failed during the turn");
+        turn.say(err.userText);
+      } else {
+        const ref = referenceId();
+        log.error({ err, ref }, "turn failed");
+        turn.say(texts.internal(ref));
+      }
     }
     return turn.result();
   }
@@ -124,14 +146,14 @@ export class Engine {
         return turn.say(texts.choice[closed.chosen ? "used" : "expired"]);
       }
       if (offer) {
-        const option = optionFromText(offer, raw);
+        const option = optionFromText(offer, raw) ?? approvalFromText(offer, raw);
         if (option) return this.choose(turn, offer, option);
         if (isOptionNumber(trimmed)) return turn.say(texts.numberOutOfRange(trimmed, offer.options.length));
       }
     }
-    const ns = turn.namespace;
-    if (!(await ns.has(ns.askTool))) return turn.say(texts.noRouter(ns.name, ns.askTool));
-    await runTool(turn, ns.askTool, { question: raw });
+    const router = turn.namespace.askTool;
+    if (router === null || !(await turn.namespace.has(router))) return suggestTools(turn, raw);
+    await runTool(turn, router, { question: raw });
   }
 
   /** Drops slot filling that waited longer than the configured time, and says so. */
@@ -149,6 +171,18 @@ export class Engine {
     offer.chosen = { token: option.token, label: option.label, at: Date.now() };
     turn.chosen = { offerId: offer.id, label: option.label, messageRefs: offer.messageRefs };
     turn.toast = texts.chosen(option.label);
+    if (offer.callWith) {
+      const args = offer.callWith;
+      await callByAddress(turn, option.option, args, (tool, call, question) =>
+        callChecked(turn, tool, call, question),
+      );
+      return;
+    }
+    if (offer.approval) {
+      return decideApproval(turn, offer.approval, option, (tool, args, question) =>
+        callChecked(turn, tool, args, question, true),
+      );
+    }
     if (await turn.namespace.has(option.option)) {
       enable(turn, [option.option]);
       await runTool(turn, option.option, { question: offer.question });

@@ -2,12 +2,16 @@ import { randomBytes } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { AnswerSchema, type Answer } from "../core/answer.js";
 import { MalformedAnswerError } from "../core/errors.js";
+import type { Attachment } from "../core/attachment.js";
 import type { Block } from "../core/reply.js";
+import { contentView } from "./tool-content.js";
 
 /** What a tool result shows: blocks, and the Answer when it was one (its options become an offer). */
 export interface ResultView {
   blocks: Block[];
   answer?: Answer;
+  /** Files a non-Answer result carries (images, audio, blobs, a long text output). */
+  attachments?: Attachment[];
 }
 
 /** A short reference id tying a person's error line to the log entry with the details. */
@@ -53,12 +57,7 @@ export function viewResult(
   if (isRouter) {
     throw new MalformedAnswerError(namespace, tool, referenceId(), parsed.error);
   }
-  const text = textOf(result);
-  return {
-    blocks: [
-      text === "" ? { type: "text", text: `${tool} returned nothing to show.` } : { type: "code", text },
-    ],
-  };
+  return contentView(tool, result);
 }
 
 /** A tool's `isError` result: a line naming the namespace (and tool), then the server's text verbatim. */

@@ -2,7 +2,11 @@ import { MalformedAnswerError, NamespaceError } from "../core/errors.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { fillArguments, validateArguments } from "./arguments.js";
+import { askApproval, needsApproval } from "./approvals.js";
+import { runCall } from "./call-runner.js";
+import { addressArguments, ambiguousCandidates, offerCandidates } from "./discovery.js";
 import { addOffer } from "./offers.js";
+import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
 import { viewResult } from "./tool-result.js";
 import type { Turn } from "./turn.js";
@@ -16,7 +20,10 @@ export interface RunOptions {
 /** The tools a room may call right now: the router and tools tool, plus what was enabled. */
 export function isEnabled(turn: Turn, tool: string): boolean {
   const ns = turn.namespace;
-  return tool === ns.askTool || tool === ns.toolsTool || turn.session.enabled.includes(tool);
+  const d = ns.discovery;
+  // A namespace found by address works through its discovery tools from the start.
+  const discovery = d !== undefined && (tool === d.search || tool === d.describe || tool === d.call);
+  return tool === ns.askTool || tool === ns.toolsTool || discovery || turn.session.enabled.includes(tool);
 }
 
 /** Adds tools to the room's enabled set (additive for the conversation, DESIGN §6). */
@@ -75,11 +82,16 @@ export async function callChecked(
   tool: ToolInfo,
   args: Record<string, unknown>,
   question: string,
+  approved = false,
 ): Promise<void> {
   const ns = turn.namespace;
   const problem = validateArguments(tool.inputSchema, args);
   if (problem) {
     turn.say(texts.invalidArguments(tool.name, problem));
+    return;
+  }
+  if (tool.execution?.taskSupport === "required") {
+    turn.say(namespaceTexts.taskRequired(tool.name));
     return;
   }
   // The last of the three scope checks: nothing outside the namespace and enabled set is sent.
@@ -88,10 +100,25 @@ export async function callChecked(
     turn.say(texts.notInNamespace(tool.name, ns.name));
     return;
   }
+  if (!approved && needsApproval(turn, tool)) {
+    askApproval(turn, tool, args, question);
+    return;
+  }
   try {
-    const result = await ns.call(tool.name, args);
+    const outcome = await runCall(turn, tool, args);
+    if ("cancelled" in outcome) {
+      turn.say(namespaceTexts.cancelled(tool.title ?? tool.name));
+      return;
+    }
+    const result = outcome.result;
+    const candidates = tool.name === ns.discovery?.call ? ambiguousCandidates(result) : undefined;
+    if (candidates) {
+      offerCandidates(turn, candidates, addressArguments(tool, args));
+      return;
+    }
     const view = viewResult(ns.name, tool.name, result, tool.name === ns.askTool);
     turn.show(view.blocks);
+    turn.attach(view.attachments ?? []);
     if (view.answer) {
       turn.remember("bot", view.answer.answer);
       if (view.answer.options.length > 0) {

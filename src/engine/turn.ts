@@ -1,8 +1,10 @@
 import type { InboundEvent } from "../core/event.js";
+import type { Attachment } from "../core/attachment.js";
 import type { Block, ReplyOption, TurnOutcome } from "../core/reply.js";
 import type { Logger } from "../core/log.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
+import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
 /** Settings a turn needs from the configuration. */
 export interface TurnSettings {
@@ -26,6 +28,7 @@ export interface TurnResult {
  */
 export class Turn {
   readonly blocks: Block[] = [];
+  private readonly attachments: Attachment[] = [];
   options: ReplyOption[] = [];
   offerId: string | undefined;
   toast: string | undefined;
@@ -42,6 +45,7 @@ export class Turn {
     readonly namespace: NamespaceClient,
     readonly settings: TurnSettings,
     readonly log: Logger,
+    readonly channel: TurnChannel = quietChannel,
   ) {}
 
   /** The bot's own words, shown verbatim. */
@@ -56,6 +60,12 @@ export class Turn {
     this.replied = true;
   }
 
+  /** Files to send after the reply's text (a tool's images, audio, blobs, long output). */
+  attach(attachments: Attachment[]): void {
+    this.attachments.push(...attachments);
+    if (attachments.length > 0) this.replied = true;
+  }
+
   /** Records what the person said, for `context`/`history` arguments of later turns. */
   remember(role: HistoryEntry["role"], text: string): void {
     this.append.push({ role, text, at: Date.now() });
@@ -66,7 +76,12 @@ export class Turn {
     this.session.updatedAt = Date.now();
     this.session.turns += 1;
     const reply = this.replied
-      ? { blocks: this.blocks, options: this.options, ...(this.offerId ? { offerId: this.offerId } : {}) }
+      ? {
+          blocks: this.blocks,
+          options: this.options,
+          ...(this.offerId ? { offerId: this.offerId } : {}),
+          ...(this.attachments.length > 0 ? { attachments: this.attachments } : {}),
+        }
       : null;
     return {
       outcome: {

@@ -5,9 +5,12 @@ import type { DeliveryContext, PlatformSender, SendWindow } from "../core/adapte
 import type { MatrixConfig } from "../core/config.js";
 import type { InboundEvent } from "../core/event.js";
 import { registerSecret, type Logger } from "../core/log.js";
+import type { ProgressUpdate } from "../core/progress.js";
 import type { Reply, TurnOutcome } from "../core/reply.js";
 import { KEYCAPS, renderMatrix } from "../render/matrix.js";
 import { MatrixOriginError } from "./matrix-errors.js";
+import { attachmentContent } from "./matrix-media.js";
+import { MatrixProgress } from "./matrix-progress.js";
 import { MatrixOriginSchema, type MatrixOrigin } from "./matrix-events.js";
 import { countedAttempts } from "../ops/send-metrics.js";
 import type { Keys } from "../sessions/keys.js";
@@ -65,6 +68,7 @@ export class MatrixSender implements PlatformSender {
   private readonly client: MatrixClient;
   private readonly log: Logger;
   private readonly retry: RetryPolicy;
+  private readonly status = new MatrixProgress();
 
   constructor(private readonly options: MatrixSenderOptions) {
     registerSecret(options.config.accessToken);
@@ -112,7 +116,28 @@ export class MatrixSender implements PlatformSender {
         await this.once(context, key, () => this.react(origin.roomId, carrier, keycap, context, key));
       }
     }
+    for (const [i, attachment] of (reply.attachments ?? []).entries()) {
+      const key = `attach:${i}`;
+      await this.once(context, key, async () =>
+        this.send(
+          origin.roomId,
+          "m.room.message",
+          await attachmentContent(this.client, attachment),
+          context,
+          key,
+        ),
+      );
+    }
     return refs;
+  }
+
+  /** Shows a running call's progress: one notice, edited in place with m.replace (matrix-progress.ts). */
+  async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
+    const origin = originOf(event);
+    const context = { turnId: `progress:${update.key}`, ledger: noLedger, log: this.log };
+    await this.status.update(update, (content, seq) =>
+      this.send(origin.roomId, "m.room.message", content, context, `status:${seq}`),
+    );
   }
 
   /** Shows the bot typing in the event's room, renewed until the returned function is called. */
@@ -190,6 +215,9 @@ export class MatrixSender implements PlatformSender {
     return SendResponseSchema.parse(response).event_id;
   }
 }
+
+/** Status edits are not part of a turn's ledger: each is its own event with its own transaction id. */
+const noLedger = { get: async () => null, set: async () => undefined };
 
 /** Only the homeserver's own limits apply to Matrix: a window that its 429s hold, never full otherwise. */
 const ACCOUNT_WINDOW = { max: 1_000_000, windowMs: 1000 } as const;

@@ -3,8 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
-  ErrorCode,
-  McpError,
+  ElicitRequestSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -13,9 +12,26 @@ import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { namespaceCallSeconds, namespaceCalls } from "../ops/metrics.js";
 import { START_WAIT_MS, answersPing, isReadOnly, lostToCrash, timedOut } from "./call-recovery.js";
+import { ElicitationRouter, type ElicitHandler } from "./elicitation-router.js";
+import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
 import { RestartPolicy } from "./restart-policy.js";
+import { filterTools, matchesAny } from "./tool-filter.js";
 import { createTransport } from "./transport.js";
-import { parseToolInfo, type ToolInfo } from "./tool-info.js";
+import {
+  LenientToolListSchema,
+  parseToolInfo,
+  schemaProblem,
+  toolName,
+  type ToolInfo,
+  type ToolListing,
+} from "./tool-info.js";
+
+/** One progress notification of a running call, as MCP sends it. */
+export interface CallProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
 
 /** What a namespace's server says about itself at initialisation (MCP serverInfo and instructions). */
 export interface NamespaceAbout {
@@ -24,10 +40,13 @@ export interface NamespaceAbout {
   instructions?: string;
 }
 
-/** Options of one call: a timeout (default from config) and a signal that cancels it. */
+/** Options of one call: a timeout (default from config), a signal that cancels it, progress updates. */
 export interface CallOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  onProgress?: (progress: CallProgress) => void;
+  /** Asks the person when the server elicits input during this call; without it such requests are declined. */
+  onElicit?: ElicitHandler;
 }
 
 /**
@@ -42,6 +61,10 @@ export class NamespaceClient {
   private connecting: Promise<void> | undefined;
   private toolList: ToolInfo[] = [];
   private readOnlyTools = new Set<string>();
+  private readonly elicitations = new ElicitationRouter();
+  private listed: ToolListing = { all: 0, prefixed: 0, foreign: [], invalid: [] };
+  /** Why the last start failed, so a caller refused during the backoff hears the same cause. */
+  private lastStartFailure: NamespaceUnreachableError | undefined;
   private serverAbout: NamespaceAbout = {};
   private closed = false;
   private readonly restarts = new RestartPolicy();
@@ -55,9 +78,47 @@ export class NamespaceClient {
     this.prefix = config.prefix ?? `${name}.`;
   }
 
-  /** Name of the namespace's router tool. */
-  get askTool(): string {
-    return `${this.prefix}ask`;
+  /** Name of the namespace's router tool; null when the binding says it has none (`ask: false`). */
+  get askTool(): string | null {
+    if (this.config.ask === false) return null;
+    return this.config.ask ?? `${this.prefix}ask`;
+  }
+
+  /** How long a question the server asks (elicitation) waits for the room's answer. */
+  get elicitTimeoutMs(): number {
+    return this.config.elicitTimeoutMs;
+  }
+
+  /** True when the binding asks for an approval of the tool whatever its annotations say (`tools.confirm`). */
+  mustConfirm(tool: string): boolean {
+    return matchesAny(tool, this.config.tools.confirm);
+  }
+
+  /** True when the binding trusts the tool to run without an approval (`tools.trust`). */
+  isTrusted(tool: string): boolean {
+    return matchesAny(tool, this.config.tools.trust);
+  }
+
+  /** The namespace's own discovery tools (search / describe / call by address), when configured. */
+  get discovery(): NamespaceConfig["discovery"] {
+    return this.config.discovery;
+  }
+
+  /** What the server listed before the prefix and the binding's patterns (for `roomgate check`). */
+  get listing(): ToolListing {
+    return this.listed;
+  }
+
+  /**
+   * A line for the operator and the room when the server lists tools but none under
+   * the prefix (a third-party server usually needs `prefix: ""`); undefined otherwise.
+   */
+  prefixHint(): string | undefined {
+    if (this.listed.prefixed > 0 || this.listed.all === 0 || this.prefix === "") return undefined;
+    return (
+      `The server of "${this.name}" lists ${this.listed.all} tools, none named with the prefix "${this.prefix}". ` +
+      `If the whole server is this namespace, set \`prefix: ""\` under namespaces.${this.name} in the configuration.`
+    );
   }
 
   /** Name of the namespace's tool-listing tool. */
@@ -138,19 +199,35 @@ export class NamespaceClient {
   ): Promise<CallToolResult> {
     await this.ensureConnected(Math.min(timeout, START_WAIT_MS));
     const client = this.client!;
+    if (!this.toolList.some((t) => t.name === tool)) {
+      // A tool outside the prefix or denied by the binding does not exist here (DESIGN §6).
+      throw new NamespaceError(this.name, `${tool} is not a tool of namespace ${this.name}`, {
+        userText: `${tool} is not a tool of this room's agent (${this.name}). Nothing was called.`,
+      });
+    }
+    const onProgress = options.onProgress;
+    const unregister = options.onElicit ? this.elicitations.register(options.onElicit) : undefined;
     try {
       // The low-level request skips the SDK's own outputSchema check: roomgate
       // validates Answers itself so that a malformed one becomes a clear line.
+      // An onprogress handler makes the SDK send a progressToken with every call.
       const result = await client.request(
         { method: "tools/call", params: { name: tool, arguments: args } },
         CallToolResultSchema,
-        { timeout, signal: options.signal },
+        {
+          timeout,
+          signal: options.signal,
+          resetTimeoutOnProgress: true,
+          onprogress: (p) => onProgress?.({ progress: p.progress, total: p.total, message: p.message }),
+        },
       );
       namespaceCalls.inc({ namespace: this.name, outcome: result.isError ? "tool_error" : "ok" });
       return result;
     } catch (err) {
       if (timedOut(err)) void this.killIfHung(client, tool, timeout);
       throw err;
+    } finally {
+      unregister?.();
     }
   }
 
@@ -185,26 +262,9 @@ export class NamespaceClient {
 
   private callError(tool: string, err: unknown, timeout: number): NamespaceError {
     if (err instanceof NamespaceError) return err;
-    const agent = `The "${this.name}" agent`;
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-      return new NamespaceError(this.name, `${tool} timed out after ${timeout} ms`, {
-        cause: err,
-        userText: `${agent} did not answer in time; please try again.`,
-      });
-    }
-    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
-      return new NamespaceError(this.name, `${tool}: connection closed during the call`, {
-        cause: err,
-        userText: `${agent} stopped while answering and is being restarted; please try again.`,
-      });
-    }
-    if (err instanceof Error && err.name === "AbortError") {
-      return new NamespaceError(this.name, `${tool}: cancelled`, { cause: err, userText: "Cancelled." });
-    }
-    return new NamespaceError(this.name, `${tool} failed: ${(err as Error)?.message ?? String(err)}`, {
-      cause: err,
-      userText: `${agent} could not answer (${tool} failed).`,
-    });
+    const error = callFailure(this.name, tool, err, timeout);
+    this.log.warn({ err, tool, ref: error.ref }, "namespace call failed");
+    return error;
   }
 
   /**
@@ -225,30 +285,48 @@ export class NamespaceClient {
     await this.connecting;
   }
 
-  private unreachable(reason: string, cause?: unknown): NamespaceError {
-    return new NamespaceError(this.name, `cannot start namespace ${this.name}: ${reason}`, {
-      cause,
-      userText: `The "${this.name}" agent is not reachable right now; please try again in a moment.`,
-    });
+  /** Refused during the restart backoff: the cause of the last failed start, with a fresh ref. */
+  private unreachable(reason: string): NamespaceError {
+    const last = this.lastStartFailure;
+    const error = new NamespaceUnreachableError(
+      this.name,
+      last?.reason ?? "it is restarting",
+      last?.cause ?? reason,
+    );
+    this.log.warn({ ref: error.ref, reason }, "namespace refused a call during its restart backoff");
+    return error;
   }
 
   private async connect(): Promise<void> {
     const transport = createTransport(this.config);
-    const client = new Client({ name: "roomgate", version: "0.1.0" });
+    // Form elicitation is declared so servers offer the tools that ask questions;
+    // the router hands each request to the running call that can ask the room.
+    const client = new Client(
+      { name: "roomgate", version: "0.1.0" },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      this.elicitations.handle(request.params, extra.signal),
+    );
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       await this.refreshTools(client).catch((err: unknown) =>
         this.log.warn({ err }, "refreshing tools after list_changed failed"),
       );
     });
     try {
-      await client.connect(transport);
+      await client.connect(transport, { timeout: this.config.startTimeoutMs });
       this.pipeStderr(transport);
       await this.refreshTools(client);
     } catch (err) {
       await client.close().catch(() => undefined);
       const delayMs = this.restarts.failed();
-      this.log.warn({ err, delayMs }, "namespace server did not start; next start after a backoff");
-      throw this.unreachable((err as Error).message, err);
+      const error = new NamespaceUnreachableError(this.name, causeClass(err), err);
+      this.lastStartFailure = error;
+      this.log.warn(
+        { err, delayMs, ref: error.ref, reason: error.reason },
+        "namespace server did not start; next start after a backoff",
+      );
+      throw error;
     }
     client.onclose = () => this.onClosed(client);
     const info = client.getServerVersion();
@@ -261,7 +339,10 @@ export class NamespaceClient {
     this.client = client;
     this.transport = transport;
     this.restarts.started();
+    this.lastStartFailure = undefined;
     this.log.info({ tools: this.toolList.length }, "namespace connected");
+    const hint = this.prefixHint();
+    if (hint) this.log.warn({ listed: this.listed.all, prefix: this.prefix }, hint);
   }
 
   private onClosed(client: Client): void {
@@ -284,19 +365,29 @@ export class NamespaceClient {
   }
 
   private async refreshTools(client: Client): Promise<void> {
-    const tools: ToolInfo[] = [];
+    const all: ToolInfo[] = [];
+    const invalid: string[] = [];
     const readOnly = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
+      // Each tool is parsed on its own (not the SDK's all-or-nothing list schema), so one
+      // tool with a broken schema is reported and left out instead of hiding the rest.
+      const page = await client.request(
+        { method: "tools/list", params: cursor ? { cursor } : {} },
+        LenientToolListSchema,
+      );
       for (const raw of page.tools) {
         const tool = parseToolInfo(raw);
-        if (tool && tool.name.startsWith(this.prefix)) tools.push(tool);
+        const problem = tool ? schemaProblem(tool) : "not a valid tool description";
+        if (tool && !problem) all.push(tool);
+        else invalid.push(`${toolName(raw)}: ${problem}`);
         if (tool && isReadOnly(raw)) readOnly.add(tool.name);
       }
       cursor = page.nextCursor;
     } while (cursor);
-    this.toolList = tools;
+    const kept = filterTools(all, this.prefix, this.config.tools);
+    this.toolList = kept.tools;
+    this.listed = { all: kept.listed, prefixed: kept.prefixed, foreign: kept.foreign, invalid };
     this.readOnlyTools = readOnly;
   }
 

@@ -5,6 +5,7 @@ import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnOutcome } from "../core/reply.js";
 import type { Engine } from "../engine/engine.js";
+import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
 import { deadLettersTotal, deferralsTotal } from "../ops/scheduler-metrics.js";
 import type { Keys } from "../sessions/keys.js";
@@ -36,8 +37,11 @@ export interface TurnRunnerSettings {
   idleSeconds: number;
 }
 
-/** Tells whether a namespace's tools take the history, so it is read only then. */
-export type HistoryWanted = (namespace: string) => Promise<boolean>;
+/**
+ * Tells whether a namespace's tools take the history, so it is read only then;
+ * `cachedOnly` answers from the last look without reaching the namespace.
+ */
+export type HistoryWanted = (namespace: string, cachedOnly?: boolean) => Promise<boolean>;
 
 /**
  * Runs a held room's turns: compute the head turn's outcome (or reuse the one
@@ -57,6 +61,8 @@ export class TurnRunner {
       historyWanted: HistoryWanted;
       log: Logger;
       settings: TurnRunnerSettings;
+      /** The live channel of a turn (progress, early replies, out-of-band events); none in plain setups. */
+      channel?: (event: InboundEvent, sender: PlatformSender) => TurnChannel;
     },
   ) {}
 
@@ -124,7 +130,7 @@ export class TurnRunner {
       const history =
         input.history ?? ((await historyWanted(event.namespace)) ? await store.history(held.room) : []);
       const state = store.parse(held.room, event.namespace, input.session, history);
-      const result = await this.deps.engine.run(event, state);
+      const result = await this.deps.engine.run(event, state, this.deps.channel?.(event, sender));
       return {
         session: result.session,
         append: result.append,
@@ -166,7 +172,7 @@ export class TurnRunner {
   ): Promise<TurnInput | undefined> {
     const { scripts, keys, settings, historyWanted } = this.deps;
     if (held.lost) return undefined;
-    const wantHistory = event ? await historyWanted(event.namespace) : false;
+    const wantHistory = event ? await historyWanted(event.namespace, true) : false;
     const res = (await scripts.run(
       "rgFinish",
       ...roomScriptKeys(keys, held.room).slice(0, 9),

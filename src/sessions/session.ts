@@ -20,6 +20,12 @@ export const OfferSchema = z.object({
   /** Platform refs of the message(s) that carry the offer. */
   messageRefs: z.array(z.string()).default([]),
   chosen: z.object({ token: z.string(), label: z.string(), at: z.number() }).optional(),
+  /** Set when the options are addresses a call-by-address tool named as candidates: choosing one calls it with these arguments. */
+  callWith: z.record(z.string(), z.unknown()).optional(),
+  /** Set when the offer asks to approve one destructive tool call (Approve / Deny). */
+  approval: z
+    .object({ tool: z.string(), args: z.record(z.string(), z.unknown()), question: z.string() })
+    .optional(),
 });
 export type Offer = z.infer<typeof OfferSchema>;
 
@@ -54,6 +60,8 @@ export const SessionSchema = z.object({
   /** When each stranger was last refused, so a refusal is said once, not to every message. */
   refused: z.record(z.string(), z.number()).default({}),
   turns: z.number().int().nonnegative().default(0),
+  /** Ids of queued events a running turn already took out of band (answers, /cancel): their own turns do nothing. */
+  taken: z.array(z.string()).default([]),
 });
 export type Session = z.infer<typeof SessionSchema>;
 
@@ -77,5 +85,6 @@ export function newSession(namespace: string, now = Date.now()): Session {
     slot: null,
     refused: {},
     turns: 0,
+    taken: [],
   };
 }

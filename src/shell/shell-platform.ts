@@ -1,12 +1,17 @@
 import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import type { PlatformSender, Receiver } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
+import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
 import { shellRoom } from "../core/room.js";
 import { renderPlain } from "../render/plain.js";
 import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
 import { laneOf } from "../queue/lanes.js";
+import { saveAttachments } from "./shell-media.js";
+import { writeProgress } from "./shell-progress.js";
 import { startStatusLine } from "./status-line.js";
 import { visibleControls } from "./visible-controls.js";
 
@@ -20,6 +25,8 @@ export interface ShellOptions {
   /** Interactive (prompt, keep reading) or scripted (one message per line, exit at end of input). */
   interactive: boolean;
   user?: string;
+  /** Where files a reply carries (images, documents) are saved; default: a folder in the OS temp dir. */
+  filesDir?: string;
 }
 
 /**
@@ -46,6 +53,13 @@ export class ShellRoom implements Receiver, PlatformSender {
   ) {
     this.room = shellRoom(options.name);
     this.finished = new Promise((resolve) => (this.ended = resolve));
+  }
+
+  /** The folder this room saves reply attachments in. */
+  get filesDir(): string {
+    return (
+      this.options.filesDir ?? join(tmpdir(), "roomgate-files", this.options.name.replace(/[^\w.-]+/g, "_"))
+    );
   }
 
   /** The queue lane of this room: only this process can print to this terminal. */
@@ -116,6 +130,9 @@ export class ShellRoom implements Receiver, PlatformSender {
         output.write(`${visibleControls(part)}\n\n`);
         refs.push(`${event.eventId}:${i}`);
       }
+      for (const line of saveAttachments(this.filesDir, event.eventId, outcome.reply.attachments ?? [])) {
+        output.write(`${line}\n\n`);
+      }
     } else if (outcome.toast) {
       output.write(`${visibleControls(outcome.toast)}\n\n`);
     }
@@ -131,6 +148,10 @@ export class ShellRoom implements Receiver, PlatformSender {
       this.options.output as NodeJS.WritableStream & { isTTY?: boolean },
       `asking "${this.options.namespace}"…`,
     );
+  }
+
+  async progress(_event: InboundEvent, update: ProgressUpdate): Promise<void> {
+    writeProgress(this.options.output, this.options.interactive, update);
   }
 
   private checkFinished(): void {

@@ -4,11 +4,14 @@ import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
+import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
 import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
 import { htmlToPlainText } from "./plain-text.js";
+import { sendAttachments } from "./telegram-media.js";
+import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
 import { messageRef, parseMessageRef, TelegramOriginSchema, type TelegramOrigin } from "./telegram-origin.js";
@@ -50,6 +53,7 @@ export class TelegramSender implements PlatformSender {
   readonly platform = "telegram" as const;
 
   private readonly timing: SenderTiming;
+  private readonly status: TelegramProgress;
 
   constructor(
     private readonly apis: ReadonlyMap<number, Api>,
@@ -60,6 +64,7 @@ export class TelegramSender implements PlatformSender {
     limits: TelegramLimits = DEFAULT_TELEGRAM_LIMITS,
   ) {
     this.timing = { ...TIMING, ...timing };
+    this.status = new TelegramProgress(log);
     for (const [botId, api] of apis) {
       if (limited.has(api)) continue;
       limited.add(api);
@@ -91,6 +96,8 @@ export class TelegramSender implements PlatformSender {
       await context.ledger.set(key, ref);
       refs.push(ref);
     }
+    // Files go after the text; the options stay on the last text part, which `refs` ends with.
+    await sendAttachments(api, origin, outcome.reply.attachments ?? [], context);
     return refs;
   }
 
@@ -128,6 +135,13 @@ export class TelegramSender implements PlatformSender {
       clearInterval(timer);
       clearTimeout(deadline);
     };
+  }
+
+  /** Shows a running call's progress in one status message, edited in place (telegram-progress.ts). */
+  async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
+    const origin = originOf(event);
+    // Sends and edits pass the API's send limits (installSendLimits) like every other call.
+    await this.status.update(this.api(origin.botId), origin, update);
   }
 
   private api(botId: number): Api {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { coerceArgument, fillArguments, validateArguments } from "../../src/engine/arguments.js";
+import {
+  coerceArgument,
+  describeParameters,
+  fillArguments,
+  validateArguments,
+} from "../../src/engine/arguments.js";
 
 const schema = {
   type: "object",
@@ -53,5 +58,43 @@ describe("argument filling (DESIGN §5)", () => {
       /limit must be integer/,
     );
     expect(validateArguments(schema, { query: "q" })).toMatch(/family/);
+  });
+});
+
+describe("/describe of a schema (DESIGN §5)", () => {
+  it("shows enums, defaults, ranges, array item types and nested objects", () => {
+    const lines = describeParameters({
+      type: "object",
+      required: ["mode", "filter"],
+      properties: {
+        mode: { type: "string", enum: ["fast", "slow"], description: "How hard to try" },
+        count: { type: "number", default: 3, minimum: 1, maximum: 10 },
+        tags: { type: "array", items: { type: "string" } },
+        filter: {
+          type: "object",
+          required: ["field"],
+          properties: { field: { type: "string" }, op: { type: "string", enum: ["eq", "ne"] } },
+        },
+        rows: { type: "array", items: { type: "object", properties: { id: { type: "integer" } } } },
+      },
+    });
+    expect(lines).toEqual([
+      '• mode (string, required, one of "fast", "slow"): How hard to try',
+      "• count (number, optional, default 3, 1–10)",
+      "• tags (array of string, optional)",
+      "• filter (object, required)",
+      "    • field (string, required)",
+      '    • op (string, optional, one of "eq", "ne")',
+      "• rows (array of object, optional)",
+      "    • id (integer, optional)",
+    ]);
+  });
+
+  it("a validation error names the field and lists the allowed values", () => {
+    const schema = {
+      type: "object",
+      properties: { filter: { type: "object", properties: { op: { enum: ["eq", "ne"] } } } },
+    };
+    expect(validateArguments(schema, { filter: { op: "gt" } })).toBe('filter.op must be one of "eq", "ne"');
   });
 });

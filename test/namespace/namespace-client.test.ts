@@ -67,8 +67,8 @@ describe("NamespaceClient", () => {
       .call("feed.ask", { question: "what should I read today?" })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NamespaceError);
-    expect((err as NamespaceError).userText).toBe(
-      'The "feed" agent did not answer in time; please try again.',
+    expect((err as NamespaceError).userText).toMatch(
+      /^feed did not answer in time \(feed\.ask timed out after 200 ms\); please try again \(ref [0-9a-f]{8}\)\.$/,
     );
   });
 
@@ -94,7 +94,9 @@ describe("NamespaceClient", () => {
     const broken = client("broken", { command: ["/nonexistent/mcp-server"] });
     const err = await broken.tools().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NamespaceError);
-    expect((err as NamespaceError).userText).toContain('"broken" agent is not reachable');
+    expect((err as NamespaceError).userText).toMatch(
+      /^broken is not reachable \(its command was not found\); the operator has the details \(ref [0-9a-f]{8}\)\.$/,
+    );
   });
 });
 

@@ -10,6 +10,8 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
     {
       name: "fmt.fetch",
       description: "Fetches a page",
+      // Reads only: without the hint MCP counts a tool destructive, and a room asks first.
+      annotations: { readOnlyHint: true },
       inputSchema: {
         type: "object",
         properties: {

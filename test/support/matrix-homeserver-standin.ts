@@ -143,6 +143,11 @@ export class MatrixHomeserverStandin {
     });
   }
 
+  /** Uploaded media by mxc URI, as stored. */
+  mediaAt(mxc: string): { data: Buffer; contentType: string } | undefined {
+    return this.media.get(mxc.split("/").at(-1) ?? "");
+  }
+
   /** Stores media and returns its mxc URI. */
   upload(data: Buffer, contentType: string): string {
     const id = randomBytes(8).toString("hex");

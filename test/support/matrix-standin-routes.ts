@@ -4,6 +4,8 @@ import { syncReply } from "./matrix-standin-sync.js";
 
 /** Largest event the stand-in accepts, in bytes of its JSON, as Synapse does for a whole PDU. */
 export const MAX_EVENT_BYTES = 65_536;
+/** The stand-in's media upload limit (`m.upload.size`), as a homeserver configures one. */
+export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 
 /** The parts of the stand-in's test API the endpoints act through, so requests and tests change rooms alike. */
 export interface StandinActions {
@@ -189,8 +191,14 @@ export function standinRoutes(
   };
   route("GET", "/_matrix/client/v1/media/download/:server/:id", download);
   route("GET", "/_matrix/media/v3/download/:server/:id", download);
-  route("POST", "/_matrix/media/v3/upload", (c) => ({
-    json: { content_uri: hs.upload(c.body, c.req.headers["content-type"] ?? "application/octet-stream") },
-  }));
+  route("POST", "/_matrix/media/v3/upload", (c) => {
+    if (c.body.length === 0) throw new HttpError(400, "M_BAD_JSON", "empty upload");
+    if (c.body.length > MAX_UPLOAD_BYTES) {
+      throw new HttpError(413, "M_TOO_LARGE", `upload is ${c.body.length} bytes, over ${MAX_UPLOAD_BYTES}`);
+    }
+    return {
+      json: { content_uri: hs.upload(c.body, c.req.headers["content-type"] ?? "application/octet-stream") },
+    };
+  });
   return router;
 }

@@ -10,6 +10,7 @@ import {
   stripBookkeeping,
   type Json,
   type StoredMessage,
+  type UploadedFile,
 } from "./telegram-standin-wire.js";
 
 /**
@@ -30,6 +31,8 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
       supports_inline_queries: false,
     }),
     sendMessage: (state, p) => stripBookkeeping(sendMessage(shared, state, p)),
+    sendPhoto: (state, p) => stripBookkeeping(sendUpload(state, p, "photo", PHOTO_MAX_BYTES)),
+    sendDocument: (state, p) => stripBookkeeping(sendUpload(state, p, "document", DOCUMENT_MAX_BYTES)),
     editMessageReplyMarkup: (state, p) => {
       const message = editable(state, p);
       const markup = parseMarkup(p.reply_markup);
@@ -49,6 +52,7 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
       if (markup) message.reply_markup = markup;
       else delete message.reply_markup;
       message.sent!.edits++;
+      message.sent!.editTimes = [...(message.sent!.editTimes ?? []), Date.now()];
       return stripBookkeeping(message);
     },
     answerCallbackQuery: (state, p) => {
@@ -153,5 +157,36 @@ function editable(state: BotState, p: Json): StoredMessage {
   const message = state.chats.get(Number(p.chat_id))?.messages.get(Number(p.message_id));
   if (!message) throw new BadRequest("message to edit not found");
   if (!message.sent) throw new BadRequest("message can't be edited");
+  return message;
+}
+
+/** The Bot API's upload limits for photos and other files. */
+const PHOTO_MAX_BYTES = 10 * 1024 * 1024;
+const DOCUMENT_MAX_BYTES = 50 * 1024 * 1024;
+
+/** sendPhoto / sendDocument with a multipart upload: the file must be there and within the limit. */
+function sendUpload(state: BotState, p: Json, field: "photo" | "document", maxBytes: number): StoredMessage {
+  const chatId = Number(p.chat_id);
+  if (!Number.isFinite(chatId)) throw new BadRequest("chat_id is empty");
+  // grammY names an uploaded file by reference: `photo: "attach://<part>"`, the bytes in that part.
+  const ref = p[field];
+  const file = (typeof ref === "string" && ref.startsWith("attach://") ? p[ref.slice(9)] : ref) as
+    UploadedFile | string | undefined;
+  if (file === undefined || typeof file === "string")
+    throw new BadRequest(`there is no ${field} in the request`);
+  if (file.size === 0) throw new BadRequest("file must be non-empty");
+  if (file.size > maxBytes) throw new BadRequest("Request Entity Too Large", 413);
+  const room = chatRoom(state, knownChat(state, chatId));
+  const message: StoredMessage = {
+    message_id: room.nextId++,
+    from: botUser(state.bot),
+    chat: room.chat,
+    date: Math.floor(Date.now() / 1000),
+    ...(p.message_thread_id !== undefined
+      ? { message_thread_id: Number(p.message_thread_id), is_topic_message: true }
+      : {}),
+    sent: { edits: 0, upload: { method: field, name: file.name, size: file.size, content: file.content } },
+  };
+  room.messages.set(message.message_id, message);
   return message;
 }

@@ -61,6 +61,10 @@ export interface StoredMessage extends Json {
     link_preview_options?: Json;
     reply_to?: number;
     edits: number;
+    /** When each editMessageText of this message arrived (ms), to check edit pacing. */
+    editTimes?: number[];
+    /** The file a sendPhoto / sendDocument uploaded. */
+    upload?: { method: string; name: string; size: number; content: Buffer };
   };
 }
 
@@ -180,12 +184,51 @@ export function reply(res: ServerResponse, status: number, body: Json): void {
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 }
 
-/** Reads call parameters from a JSON or form-encoded body. */
+/** An uploaded file of a multipart call (sendPhoto, sendDocument), as the stand-in received it. */
+export interface UploadedFile {
+  name: string;
+  size: number;
+  content: Buffer;
+}
+
+/** Reads call parameters from a JSON, form-encoded or multipart body (uploads become UploadedFile). */
 export async function readBody(req: IncomingMessage): Promise<Json> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks).toString("utf8");
+  const body = Buffer.concat(chunks);
+  const type = req.headers["content-type"] ?? "";
+  if (type.includes("multipart/form-data")) return readMultipart(body, type);
+  const raw = body.toString("utf8");
   if (raw === "") return {};
-  if ((req.headers["content-type"] ?? "").includes("application/json")) return JSON.parse(raw) as Json;
+  if (type.includes("application/json")) return JSON.parse(raw) as Json;
   return Object.fromEntries(new URLSearchParams(raw));
+}
+
+/** Parses a multipart/form-data body: text fields as strings, file parts as UploadedFile. */
+function readMultipart(body: Buffer, type: string): Json {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(type);
+  if (!boundary) throw new BadRequest("multipart body without a boundary");
+  const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
+  const params: Json = {};
+  let at = body.indexOf(delimiter);
+  while (at !== -1) {
+    const start = at + delimiter.length;
+    if (body.subarray(start, start + 2).toString() === "--") break;
+    const next = body.indexOf(delimiter, start);
+    if (next === -1) break;
+    const part = body.subarray(start + 2, next - 2);
+    const split = part.indexOf("\r\n\r\n");
+    const headers = part.subarray(0, split).toString("utf8");
+    const content = part.subarray(split + 4);
+    const name = /name="([^"]*)"/.exec(headers)?.[1];
+    const filename = /filename="?([^";\r\n]+)"?/.exec(headers)?.[1];
+    const isFile = filename !== undefined || /^content-type:/im.test(headers);
+    if (name !== undefined) {
+      params[name] = isFile
+        ? ({ name: filename ?? name, size: content.length, content } satisfies UploadedFile)
+        : content.toString("utf8");
+    }
+    at = next;
+  }
+  return params;
 }

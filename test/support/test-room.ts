@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { DeliveryContext, PlatformSender } from "../../src/core/adapter.js";
 import type { InboundEvent } from "../../src/core/event.js";
+import type { ProgressUpdate } from "../../src/core/progress.js";
 import type { TurnOutcome } from "../../src/core/reply.js";
 import { telegramRoom } from "../../src/core/room.js";
 import { renderPlain } from "../../src/render/plain.js";
@@ -53,7 +54,7 @@ export class TestRooms implements PlatformSender {
   async say(
     room: string,
     text: string,
-    options: { allowed?: boolean; eventId?: string } = {},
+    options: { allowed?: boolean; eventId?: string; namespace?: string } = {},
   ): Promise<string> {
     this.count += 1;
     const event: InboundEvent = {
@@ -61,9 +62,32 @@ export class TestRooms implements PlatformSender {
       text,
       eventId: options.eventId ?? `test:${this.run}:${this.count}`,
       room: TestRooms.room(room),
-      namespace: this.namespace,
+      namespace: options.namespace ?? this.namespace,
       platform: "telegram",
       sender: { id: "test:alice", allowed: options.allowed ?? true },
+      receivedAt: Date.now(),
+      origin: {},
+    };
+    await this.deps!.inbox.enqueue(event);
+    return event.eventId;
+  }
+
+  /** Presses a button (a choice token) in a room and waits for what the press delivers. */
+  async choose(room: string, token: string): Promise<Delivered> {
+    return this.reply(await this.press(room, token));
+  }
+
+  /** Presses a button (a choice token) in a room; resolves to the press's event id once it is queued. */
+  async press(room: string, token: string): Promise<string> {
+    this.count += 1;
+    const event: InboundEvent = {
+      kind: "choice",
+      token,
+      eventId: `test:${this.run}:${this.count}`,
+      room: TestRooms.room(room),
+      namespace: this.namespace,
+      platform: "telegram",
+      sender: { id: "test:alice", allowed: true },
       receivedAt: Date.now(),
       origin: {},
     };
@@ -111,5 +135,12 @@ export class TestRooms implements PlatformSender {
 
   working(): () => void {
     return () => undefined;
+  }
+
+  /** Progress updates shown, in order, per room. */
+  readonly progressShown: { room: string; update: ProgressUpdate }[] = [];
+
+  async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
+    this.progressShown.push({ room: event.room, update });
   }
 }

@@ -1,0 +1,53 @@
+import type { DeliveryLedger, PlatformSender } from "../core/adapter.js";
+import type { InboundEvent } from "../core/event.js";
+import type { Logger } from "../core/log.js";
+import type { TurnChannel } from "../engine/turn-channel.js";
+import type { RoomInboxReader } from "./room-inbox-reader.js";
+
+/**
+ * What early replies are recorded in: their turn is still running, and a turn retried
+ * after a crash runs its call (and asks its questions) again, so nothing is reused.
+ */
+function memoryLedger(): DeliveryLedger {
+  const sent = new Map<string, string>();
+  return {
+    get: async (key) => sent.get(key) ?? null,
+    set: async (key, ref) => void sent.set(key, ref),
+  };
+}
+
+/**
+ * The channel of one turn on a live platform: progress and early replies go through
+ * the room's sender (limited in-process, as a sender does without the scheduler's
+ * gate), queued events are read from the room's inbox.
+ */
+export function liveChannel(
+  event: InboundEvent,
+  sender: PlatformSender,
+  inbox: RoomInboxReader,
+  log: Logger,
+): TurnChannel {
+  let sent = 0;
+  return {
+    progress: async (update) => {
+      try {
+        await sender.progress?.(event, update);
+      } catch (err) {
+        // A status line that cannot be shown must not fail the call it reports on.
+        log.warn({ err }, "progress update could not be shown");
+      }
+    },
+    send: async (reply) => {
+      sent += 1;
+      const turnId = `${event.eventId}#${sent}`;
+      // A plain message of its own: an early reply must not answer the turn's button press.
+      const early: InboundEvent = { ...event, kind: "message", text: "", eventId: turnId };
+      return sender.deliver(early, { reply }, { turnId, ledger: memoryLedger(), log });
+    },
+    mark: (fromTurn) => inbox.position(event.room, fromTurn ? event.eventId : undefined),
+    eventsAfter: async (mark) =>
+      (await inbox.after(event.room, mark)).filter(
+        (e) => e.event.eventId !== event.eventId && e.event.sender.allowed,
+      ),
+  };
+}

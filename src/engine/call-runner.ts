@@ -1,0 +1,86 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { CallProgress } from "../namespace/namespace-client.js";
+import type { ToolInfo } from "../namespace/tool-info.js";
+import { isCancel } from "./cancel.js";
+import { elicit } from "./elicitation.js";
+import { take, wasTaken } from "./taken.js";
+import type { Turn } from "./turn.js";
+
+/** How often a running call looks at the room's new events for a /cancel. */
+const WATCH_EVERY_MS = 250;
+
+/** A call's outcome: its result, or that the person cancelled it. */
+export type CallOutcome = { result: CallToolResult } | { cancelled: true };
+
+/** The status line of a running call. */
+export function progressText(tool: string, p: CallProgress): string {
+  const count = p.total
+    ? `${p.progress}/${p.total} (${Math.round((100 * p.progress) / p.total)}%)`
+    : `${p.progress}`;
+  return `⏳ ${tool}: ${count}${p.message ? ` — ${p.message}` : ""}`;
+}
+
+/**
+ * Calls a tool with what MCP offers while it runs (DESIGN §6a): a progressToken
+ * whose notifications update one status message, elicitation requests asked in the
+ * room, and a /cancel from the room (taken out of band, since it queues behind this
+ * turn) that aborts the call, which makes the SDK send notifications/cancelled.
+ */
+export async function runCall(
+  turn: Turn,
+  tool: ToolInfo,
+  args: Record<string, unknown>,
+): Promise<CallOutcome> {
+  const ns = turn.namespace;
+  const label = tool.title ?? tool.name;
+  const controller = new AbortController();
+  const key = `${turn.event.eventId}:${tool.name}`;
+  let shown = false;
+  let lastProgress = Promise.resolve();
+  const done = new AbortController();
+  const watching = watchForCancel(turn, controller, done.signal);
+  try {
+    const result = await ns.call(tool.name, args, {
+      signal: controller.signal,
+      onProgress: (p) => {
+        shown = true;
+        lastProgress = lastProgress.then(() =>
+          turn.channel.progress({ key, text: progressText(label, p), done: false }),
+        );
+      },
+      onElicit: (params, signal) => elicit(turn, params, AbortSignal.any([signal, controller.signal])),
+    });
+    return { result };
+  } catch (err) {
+    if (controller.signal.aborted) return { cancelled: true };
+    throw err;
+  } finally {
+    done.abort();
+    await watching;
+    await lastProgress;
+    if (shown) {
+      const text = controller.signal.aborted ? `✗ ${label}: cancelled` : `✓ ${label}: finished`;
+      await turn.channel.progress({ key, text, done: true });
+    }
+  }
+}
+
+async function watchForCancel(turn: Turn, controller: AbortController, stop: AbortSignal): Promise<void> {
+  // Read nothing until the call has run a while: a quick call (most are) costs no Redis round trip.
+  let mark: number | undefined;
+  while (!stop.aborted) {
+    await sleep(WATCH_EVERY_MS, undefined, { signal: stop }).catch(() => undefined);
+    if (stop.aborted) return;
+    mark ??= await turn.channel.mark(true);
+    for (const { next, event } of await turn.channel.eventsAfter(mark)) {
+      if (!wasTaken(turn, event) && event.kind === "message" && isCancel(event.text)) {
+        take(turn, event);
+        controller.abort();
+        return;
+      }
+      // Other events stay queued for their own turns; an elicitation reads them itself.
+      mark = next;
+    }
+  }
+}

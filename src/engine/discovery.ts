@@ -1,0 +1,87 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { ToolInfo } from "../namespace/tool-info.js";
+import { namespaceTexts } from "./namespace-texts.js";
+import { addOffer } from "./offers.js";
+import type { Turn } from "./turn.js";
+
+/** Argument names a discovery tool may use for the address and for the call's own arguments. */
+const ADDRESS_NAMES = ["address", "name", "tool", "id", "path"];
+const ARGUMENT_NAMES = ["arguments", "args", "params", "input"];
+const QUERY_NAMES = ["query", "q", "words", "text", "search"];
+
+/** What a call-by-address tool answers when an address is ambiguous: the candidates it names. */
+const AmbiguousSchema = z.object({ candidates: z.array(z.string().min(1)).min(1) });
+
+function propertyOf(tool: ToolInfo, names: string[]): string | undefined {
+  const props = tool.inputSchema.properties;
+  const keys = props && typeof props === "object" ? Object.keys(props) : [];
+  return names.find((n) => keys.includes(n));
+}
+
+/** The candidates an ambiguous call-by-address result names, if it is one. */
+export function ambiguousCandidates(result: CallToolResult): string[] | undefined {
+  const parsed = AmbiguousSchema.safeParse(result.structuredContent);
+  return parsed.success ? parsed.data.candidates : undefined;
+}
+
+/** Runs a namespace's own discovery tool, by its configured name, through the usual checks. */
+type Run = (tool: ToolInfo, args: Record<string, unknown>, question: string) => Promise<void>;
+
+async function discoveryTool(turn: Turn, name: string | undefined): Promise<ToolInfo | undefined> {
+  if (!name) return undefined;
+  return (await turn.namespace.tools()).find((t) => t.name === name);
+}
+
+/** `/tools words` through the namespace's own search tool. */
+export async function searchByAddress(turn: Turn, words: string, run: Run): Promise<boolean> {
+  const tool = await discoveryTool(turn, turn.namespace.discovery?.search);
+  if (!tool) return false;
+  await run(tool, { [propertyOf(tool, QUERY_NAMES) ?? "query"]: words }, words);
+  return true;
+}
+
+/** `/describe address` through the namespace's own describe tool. */
+export async function describeByAddress(turn: Turn, address: string, run: Run): Promise<boolean> {
+  const tool = await discoveryTool(turn, turn.namespace.discovery?.describe);
+  if (!tool) return false;
+  await run(tool, { [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address }, address);
+  return true;
+}
+
+/** `/call address args` through the namespace's own call-by-address tool. */
+export async function callByAddress(
+  turn: Turn,
+  address: string,
+  args: Record<string, unknown>,
+  run: Run,
+): Promise<boolean> {
+  const tool = await discoveryTool(turn, turn.namespace.discovery?.call);
+  if (!tool) return false;
+  const call = {
+    [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address,
+    [propertyOf(tool, ARGUMENT_NAMES) ?? "arguments"]: args,
+  };
+  await run(tool, call, address);
+  return true;
+}
+
+/**
+ * A call the server refused as ambiguous: the candidates it names become options;
+ * choosing one calls that address with the same arguments.
+ */
+export function offerCandidates(turn: Turn, candidates: string[], args: Record<string, unknown>): void {
+  turn.say(namespaceTexts.ambiguous);
+  const { offer, replyOptions } = addOffer(turn.session, "", candidates, [], turn.settings.choiceSeconds);
+  offer.callWith = args;
+  turn.options = replyOptions;
+  turn.offerId = offer.id;
+}
+
+/** The arguments of a call-by-address request, to offer again with a candidate. */
+export function addressArguments(tool: ToolInfo, call: Record<string, unknown>): Record<string, unknown> {
+  const value = call[propertyOf(tool, ARGUMENT_NAMES) ?? "arguments"];
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}

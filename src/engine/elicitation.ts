@@ -1,0 +1,165 @@
+import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { InboundEvent } from "../core/event.js";
+import type { ReplyOption } from "../core/reply.js";
+import { isCancel } from "./cancel.js";
+import { checkValue, fieldQuestion, formFields, typedValue, type FormField } from "./elicitation-form.js";
+import { elicitTexts } from "./elicitation-texts.js";
+import { newToken } from "./offers.js";
+import { take, wasTaken } from "./taken.js";
+import type { Turn } from "./turn.js";
+
+const POLL_MS = 250;
+
+type Control = "skip" | "submit" | "decline" | "cancel";
+type Answer = { value: unknown } | { control: Control } | { timeout: true };
+
+interface Asked {
+  options: { token: string; label: string; value?: unknown; control?: Control }[];
+  refs: string[];
+}
+
+/**
+ * Asks a server's form elicitation in the room (DESIGN §6a): one field at a time,
+ * enum fields and booleans as buttons, other fields answered by the next message,
+ * each answer validated against the field's schema; Decline and Cancel always
+ * offered; no answer within the namespace's timeout cancels. Answers are taken out
+ * of band from the room's new events, since they queue behind this running turn.
+ */
+export async function elicit(
+  turn: Turn,
+  params: ElicitRequest["params"],
+  signal: AbortSignal,
+): Promise<ElicitResult> {
+  if (params.mode === "url" || !("requestedSchema" in params)) return { action: "decline" };
+  const fields = formFields(params.requestedSchema as Record<string, unknown>);
+  const ns = turn.namespace;
+  const deadline = Date.now() + ns.elicitTimeoutMs;
+  await turn.channel.send({
+    blocks: [{ type: "text", text: elicitTexts.intro(ns.name, params.message) }],
+    options: [],
+  });
+  const content: Record<string, unknown> = {};
+  for (const [i, field] of fields.entries()) {
+    const requiredDone = fields.every((f) => !f.required || f.name in content || f === field);
+    let answer = await ask(
+      turn,
+      field,
+      fieldQuestion(field, i, fields.length),
+      requiredDone,
+      deadline,
+      signal,
+    );
+    while ("value" in answer) {
+      const problem = checkValue(field.schema, answer.value);
+      if (!problem) break;
+      answer = await ask(
+        turn,
+        field,
+        elicitTexts.invalid(field.title, problem),
+        requiredDone,
+        deadline,
+        signal,
+      );
+    }
+    if ("timeout" in answer) {
+      await turn.channel.send({ blocks: [{ type: "text", text: elicitTexts.timedOut }], options: [] });
+      return { action: "cancel" };
+    }
+    if ("value" in answer) {
+      content[field.name] = answer.value;
+      continue;
+    }
+    if (answer.control === "decline") return { action: "decline" };
+    if (answer.control === "cancel") return { action: "cancel" };
+    if (answer.control === "submit") break;
+  }
+  return { action: "accept", content: content as NonNullable<ElicitResult["content"]> };
+}
+
+async function ask(
+  turn: Turn,
+  field: FormField,
+  question: string,
+  canSubmit: boolean,
+  deadline: number,
+  signal: AbortSignal,
+): Promise<Answer> {
+  const values =
+    field.kind === "boolean"
+      ? [
+          { label: elicitTexts.yes, value: true },
+          { label: elicitTexts.no, value: false },
+        ]
+      : field.kind === "value"
+        ? []
+        : field.values.map((v) => ({ label: v.label, value: field.kind === "multi" ? [v.value] : v.value }));
+  const controls: { label: string; control: Control }[] = [
+    ...(field.required ? [] : [{ label: elicitTexts.skip, control: "skip" as const }]),
+    ...(canSubmit && !field.required ? [{ label: elicitTexts.submit, control: "submit" as const }] : []),
+    { label: elicitTexts.decline, control: "decline" },
+    { label: elicitTexts.cancel, control: "cancel" },
+  ];
+  const asked: Asked = {
+    options: [...values, ...controls].map((o) => ({ ...o, token: newToken() })),
+    refs: [],
+  };
+  const mark = await turn.channel.mark(false);
+  const options: ReplyOption[] = asked.options.map(({ token, label }) => ({ token, label }));
+  asked.refs = await turn.channel.send({ blocks: [{ type: "text", text: question }], options });
+  return wait(turn, field, asked, mark, deadline, signal);
+}
+
+async function wait(
+  turn: Turn,
+  field: FormField,
+  asked: Asked,
+  from: number,
+  deadline: number,
+  signal: AbortSignal,
+): Promise<Answer> {
+  let mark = from;
+  while (Date.now() < deadline) {
+    if (signal.aborted) return { control: "cancel" };
+    for (const { next, event } of await turn.channel.eventsAfter(mark)) {
+      mark = next;
+      if (wasTaken(turn, event)) continue;
+      const answer = answerOf(field, asked, event);
+      if (answer === undefined) continue;
+      take(turn, event);
+      return answer;
+    }
+    await sleep(POLL_MS, undefined, { signal }).catch(() => undefined);
+  }
+  return { timeout: true };
+}
+
+function fromOption(option: Asked["options"][number] | undefined): Answer | undefined {
+  if (!option) return undefined;
+  return option.control ? { control: option.control } : { value: option.value };
+}
+
+/** What an event answers, or undefined when it is not an answer to this question. */
+function answerOf(field: FormField, asked: Asked, event: InboundEvent): Answer | undefined {
+  switch (event.kind) {
+    case "choice":
+      return fromOption(asked.options.find((o) => o.token === event.token));
+    case "reaction":
+      return asked.refs.includes(event.messageRef) ? fromOption(asked.options[event.number - 1]) : undefined;
+    case "message": {
+      const text = event.text.trim();
+      if (isCancel(text)) return { control: "cancel" };
+      const byLabel = asked.options.find((o) => o.control && o.label.toLowerCase() === text.toLowerCase());
+      if (byLabel) return fromOption(byLabel);
+      if (field.kind !== "value" && /^\d+$/.test(text) && Number(text) <= asked.options.length) {
+        const byNumber = asked.options[Number(text) - 1];
+        if (field.kind !== "multi" || byNumber?.control) return fromOption(byNumber);
+      }
+      // Any other message is meant as the answer: a value of the field's type, or a clear problem.
+      const value = typedValue(field, text);
+      return { value: value === undefined ? text : value };
+    }
+    default:
+      return undefined;
+  }
+}

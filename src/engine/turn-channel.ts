@@ -1,0 +1,26 @@
+import type { InboundEvent } from "../core/event.js";
+import type { ProgressUpdate } from "../core/progress.js";
+import type { Reply } from "../core/reply.js";
+
+/**
+ * What a running turn can do before it ends: show progress, send a reply at once
+ * (an elicitation's question), and read the room's events queued behind it (a
+ * /cancel, an answer). Which of those it takes is kept in the session (`taken`).
+ */
+export interface TurnChannel {
+  progress(update: ProgressUpdate): Promise<void>;
+  /** Sends a reply now; resolves to the platform refs of its messages. */
+  send(reply: Reply): Promise<string[]>;
+  /** A position in the room's queue: after this turn's own event (`fromTurn`), otherwise after what is queued now. */
+  mark(fromTurn: boolean): Promise<number>;
+  /** Events from allowed users queued at or after a position, oldest first, each with the position after it. */
+  eventsAfter(mark: number): Promise<{ next: number; event: InboundEvent }[]>;
+}
+
+/** A channel for turns run without a live platform (tests of the engine, benchmarks): nothing is sent early, nothing arrives. */
+export const quietChannel: TurnChannel = {
+  progress: async () => undefined,
+  send: async () => [],
+  mark: async () => 0,
+  eventsAfter: async () => [],
+};

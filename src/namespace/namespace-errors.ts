@@ -1,0 +1,105 @@
+import { randomBytes } from "node:crypto";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { NamespaceError } from "../core/errors.js";
+
+/** Why a namespace could not be reached, in words a person can read without internals. */
+export function causeClass(err: unknown): string {
+  const e = err as { code?: unknown; cause?: { code?: unknown }; name?: unknown; message?: unknown };
+  const code = typeof e?.code === "string" ? e.code : typeof e?.cause?.code === "string" ? e.cause.code : "";
+  switch (code) {
+    case "ENOENT":
+      return "its command was not found";
+    case "EACCES":
+      return "its command may not be run";
+    case "ECONNREFUSED":
+      return "the connection was refused";
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return "its host name does not resolve";
+    case "ECONNRESET":
+      return "the connection was reset";
+    case "ETIMEDOUT":
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return "the connection timed out";
+  }
+  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return "it exited at start";
+  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return "it did not answer at start";
+  if (e?.name === "StreamableHTTPError" || (err as Error)?.constructor?.name === "StreamableHTTPError") {
+    const status = typeof e.code === "number" ? e.code : undefined;
+    if (status === 401 || status === 403) return `it refused the credentials (HTTP ${status})`;
+    if (status !== undefined) return `its URL answered HTTP ${status}`;
+  }
+  if (typeof e?.message === "string" && /fetch failed/i.test(e.message)) return "its URL cannot be reached";
+  return "it failed at start";
+}
+
+/**
+ * A namespace that cannot be started or reached: `cause` names the class (`it exited
+ * at start`), `ref` ties the person's line to the log entry with the details.
+ */
+export class NamespaceUnreachableError extends NamespaceError {
+  readonly ref: string;
+  constructor(
+    namespace: string,
+    readonly reason: string,
+    cause: unknown,
+    ref = randomBytes(4).toString("hex"),
+  ) {
+    super(
+      namespace,
+      `cannot start namespace ${namespace}: ${reason}: ${(cause as Error)?.message ?? String(cause)}`,
+      {
+        cause,
+        userText: `${namespace} is not reachable (${reason}); the operator has the details (ref ${ref}).`,
+      },
+    );
+    this.ref = ref;
+  }
+}
+
+function mcpReason(err: McpError): string {
+  switch (err.code) {
+    case ErrorCode.InvalidParams:
+      return "it rejected the arguments";
+    case ErrorCode.MethodNotFound:
+      return "it does not support that request";
+    default:
+      return "it answered with an error";
+  }
+}
+
+/**
+ * A failed call in words a person can read, naming the cause class (timed out,
+ * exited, rejected) and a ref for the log entry with the details.
+ */
+export function callFailure(
+  namespace: string,
+  tool: string,
+  err: unknown,
+  timeoutMs: number,
+): NamespaceError & { ref: string } {
+  const ref = randomBytes(4).toString("hex");
+  const details = `(ref ${ref})`;
+  const make = (message: string, userText: string) =>
+    Object.assign(new NamespaceError(namespace, message, { cause: err, userText }), { ref });
+  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+    return make(
+      `${tool} timed out after ${timeoutMs} ms`,
+      `${namespace} did not answer in time (${tool} timed out after ${timeoutMs} ms); please try again ${details}.`,
+    );
+  }
+  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+    return make(
+      `${tool}: connection closed during the call`,
+      `${namespace} stopped while answering (it exited during ${tool}) and is being restarted; the operator has the details ${details}.`,
+    );
+  }
+  if (err instanceof Error && err.name === "AbortError") {
+    return make(`${tool}: cancelled`, "Cancelled.");
+  }
+  const reason = err instanceof McpError ? mcpReason(err) : causeClass(err);
+  return make(
+    `${tool} failed: ${(err as Error)?.message ?? String(err)}`,
+    `${namespace} could not run ${tool} (${reason}); the operator has the details ${details}.`,
+  );
+}

@@ -1,0 +1,72 @@
+import { createServer, type Server as HttpServer } from "node:http";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+/** Which rule the server breaks: the Answer contract's (`answers`) or MCP's own (`schemas`). */
+export type Breakage = "answers" | "schemas";
+
+/**
+ * A namespace server that breaks every rule of one level, for `roomgate check`:
+ * `answers` has a router without outputSchema whose answers are invalid, never
+ * ok:false, different each time, and it lists another namespace's tool;
+ * `schemas` lists a tool whose input schema is not an object schema.
+ */
+function breaker(breakage: Breakage, counter: { calls: number }): Server {
+  const server = new Server({ name: "contract-breaker", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools:
+      breakage === "schemas"
+        ? [{ name: "bad.ask", inputSchema: { type: "string" } as never }]
+        : [
+            {
+              name: "bad.ask",
+              inputSchema: { type: "object", properties: { question: { type: "string" } } },
+            },
+            { name: "bad.ping", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+            { name: "other.secret", inputSchema: { type: "object" } },
+          ],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    counter.calls += 1;
+    if (request.params.name === "bad.ping") return { content: [{ type: "text", text: "pong" }] };
+    const question = String(request.params.arguments?.question ?? "");
+    const structuredContent =
+      question === "zzzz qqqq"
+        ? { ok: "maybe", answer: 42 }
+        : { ok: true, answer: `answer number ${counter.calls}`, items: [], options: [] };
+    return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
+  });
+  return server;
+}
+
+/** The breaking server over Streamable HTTP on loopback (stateless: one server per request). */
+export async function startContractBreaker(
+  breakage: Breakage,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const counter = { calls: 0 };
+  const http: HttpServer = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      const server = breaker(breakage, counter);
+      res.on("close", () => {
+        void transport.close();
+        void server.close();
+      });
+      const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
+      void server.connect(transport).then(() => transport.handleRequest(req, res, body));
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const address = http.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: () => new Promise((resolve) => http.close(() => resolve())),
+  };
+}
