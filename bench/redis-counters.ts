@@ -1,5 +1,30 @@
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
+import { ROOT } from "./support/roomgate-fleet.js";
+
+/**
+ * Names the scheduler's scripts by their SHA1, composed as src/queue/scripts.ts
+ * composes them (fence prelude, send windows, the script); an EVALSHA of any other
+ * script keeps its hash as its name.
+ */
+function scriptNames(): Map<string, string> {
+  const read = (path: string) => readFileSync(`${ROOT}/${path}`, "utf8");
+  const names = new Map<string, string>();
+  try {
+    const prelude = `${read("src/queue/lua/fence.lua")}\n${read("src/sessions/lua/windows.lua")}\n`;
+    for (const file of readdirSync(`${ROOT}/src/queue/lua`)) {
+      const sha = createHash("sha1")
+        .update(prelude + read(`src/queue/lua/${file}`))
+        .digest("hex");
+      names.set(sha, file.replace(/\.lua$/, ""));
+    }
+  } catch {
+    // Another layout of the scripts: hashes stay unnamed.
+  }
+  return names;
+}
 
 /** Total commands Redis executed so far (INFO commandstats), those run inside scripts included. */
 export async function commandsExecuted(redis: Redis): Promise<number> {
@@ -22,6 +47,7 @@ export async function countRoundTrips(
   const monitor = spawn("redis-cli", ["-h", hostname, "-p", port, "monitor"], {
     stdio: ["ignore", "pipe", "ignore"],
   });
+  const names = scriptNames();
   let count = 0;
   const byCommand = new Map<string, number>();
   const add = (name: string) => {
@@ -35,10 +61,11 @@ export async function countRoundTrips(
     const lines = buffered.split("\n");
     buffered = lines.pop() ?? "";
     for (const line of lines) {
-      const match = /^\d+\.\d+ \[\d+ ([^\]]+)\] "([^"]+)"/.exec(line);
+      const match = /^\d+\.\d+ \[\d+ ([^\]]+)\] "([^"]+)"(?: "([^"]+)")?/.exec(line);
       if (!match || match[1] === "lua") continue;
-      const [, client, command] = match;
-      const name = command!.toUpperCase();
+      const [, client, command, first] = match;
+      const upper = command!.toUpperCase();
+      const name = upper === "EVALSHA" ? `EVALSHA ${names.get(first ?? "") ?? first?.slice(0, 8)}` : upper;
       if (name === "MULTI") {
         inMulti.add(client!);
         add("MULTI…EXEC");
