@@ -14,7 +14,7 @@ import { TELEGRAM_TOKEN } from "./telegram-token.js";
 
 /** Which tools of a namespace a binding shows (`allow`/`deny` globs) and runs without asking (`trust`). */
 export const NamespaceToolsSchema = z
-  .object({
+  .strictObject({
     /** Only tools matching one of these patterns exist for the room; default: all. */
     allow: z.array(z.string().min(1)).optional(),
     /** Tools matching one of these patterns do not exist for the room. */
@@ -27,7 +27,7 @@ export const NamespaceToolsSchema = z
   .default({ deny: [], trust: [], confirm: [] });
 
 /** Names of a namespace's own discovery tools (DESIGN: discovery by address). */
-export const DiscoverySchema = z.object({
+export const DiscoverySchema = z.strictObject({
   search: z.string().min(1),
   describe: z.string().min(1).optional(),
   call: z.string().min(1),
