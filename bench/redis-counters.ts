@@ -14,12 +14,20 @@ export async function commandsExecuted(redis: Redis): Promise<number> {
  * `during` runs: commands a script runs inside Redis are not counted, and a
  * MULTI…EXEC block counts once; pipelined commands count one each.
  */
-export async function countRoundTrips(url: string, during: () => Promise<void>): Promise<number> {
+export async function countRoundTrips(
+  url: string,
+  during: () => Promise<void>,
+): Promise<{ total: number; byCommand: Map<string, number> }> {
   const { hostname, port } = new URL(url);
   const monitor = spawn("redis-cli", ["-h", hostname, "-p", port, "monitor"], {
     stdio: ["ignore", "pipe", "ignore"],
   });
   let count = 0;
+  const byCommand = new Map<string, number>();
+  const add = (name: string) => {
+    count += 1;
+    byCommand.set(name, (byCommand.get(name) ?? 0) + 1);
+  };
   let buffered = "";
   const inMulti = new Set<string>();
   monitor.stdout.on("data", (chunk: Buffer) => {
@@ -33,11 +41,11 @@ export async function countRoundTrips(url: string, during: () => Promise<void>):
       const name = command!.toUpperCase();
       if (name === "MULTI") {
         inMulti.add(client!);
-        count += 1;
+        add("MULTI…EXEC");
       } else if (name === "EXEC" || name === "DISCARD") {
         inMulti.delete(client!);
       } else if (!inMulti.has(client!)) {
-        count += 1;
+        add(name);
       }
     }
   });
@@ -48,5 +56,5 @@ export async function countRoundTrips(url: string, during: () => Promise<void>):
     await new Promise((resolve) => setTimeout(resolve, 300));
     monitor.kill("SIGTERM");
   }
-  return count;
+  return { total: count, byCommand };
 }

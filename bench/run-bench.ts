@@ -16,11 +16,13 @@ import { RedisProcess } from "./support/redis-process.js";
 import { toolSearchP99Micros } from "./tool-search-bench.js";
 import { measure, plan, type Figures, type Workload } from "./workloads.js";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } });
-const quick = values.quick;
+const { values } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, smoke: { type: "boolean", default: false } },
+});
+const quick = values.quick || values.smoke;
 const CHATS = Array.from({ length: 100 }, (_, i) => 20_000 + i);
 const seconds = quick ? 5 : 15;
-const WORKLOADS: Workload[] = [
+const ALL_WORKLOADS: Workload[] = [
   { name: "50/s", rate: 50, messages: 50 * seconds, drainMs: quick ? 10_000 : 30_000 },
   { name: "200/s", rate: 200, messages: 200 * seconds, drainMs: quick ? 10_000 : 30_000 },
   {
@@ -30,15 +32,24 @@ const WORKLOADS: Workload[] = [
     drainMs: quick ? 20_000 : 60_000,
   },
 ];
+const WORKLOADS: Workload[] = values.smoke
+  ? [{ name: "50/s", rate: 50, messages: 100, drainMs: 10_000 }]
+  : ALL_WORKLOADS;
 
 /**
  * Raised limits for a self-hosted Bot API: the config key the scheduler reads. A
  * build whose config does not know it yet runs that arm with a note instead.
  */
 const RAISED: Record<string, unknown> = {
-  telegram: {
-    limits: { perBotPerSecond: 1_000_000, perChatPerSecond: 1_000_000, perGroupPerMinute: 1_000_000 },
-  },
+  telegram: { limits: { botPerSecond: 1_000_000, chatPerSecond: 1_000_000, groupPerMinute: 1_000_000 } },
+};
+
+/**
+ * Both roomgate arms: the flood controls for one person and one room's queue are
+ * off, since 100 chats at 200/s (or 200 messages each at once) are the load itself.
+ */
+const FLOOD_CONTROL_OFF: Record<string, unknown> = {
+  limits: { turnsPerMinute: 1_000_000, roomQueueCap: 1_000_000 },
 };
 
 /** True when this build's config keeps the raised limits (an unknown key would be dropped or refused). */
@@ -69,13 +80,18 @@ const raisedOk = raisedConfigAccepted();
 let botId = 8_200_000_000;
 
 type ArmKind = "floor-polling" | "floor-runner" | "roomgate" | "roomgate-raised";
-const ARMS: ArmKind[] = ["floor-polling", "floor-runner", "roomgate", "roomgate-raised"];
+const ARMS: ArmKind[] = values.smoke
+  ? ["floor-polling", "roomgate"]
+  : ["floor-polling", "floor-runner", "roomgate", "roomgate-raised"];
 
 async function start(kind: ArmKind, target: ArmTarget): Promise<Arm> {
   if (kind === "floor-polling") return startFloor("polling", target);
   if (kind === "floor-runner") return startFloor("runner", target);
-  if (kind === "roomgate") return startRoomgate("roomgate, default limits", target, {});
-  return startRoomgate("roomgate, limits raised", target, raisedOk ? RAISED : {});
+  if (kind === "roomgate") return startRoomgate("roomgate, default limits", target, FLOOD_CONTROL_OFF);
+  return startRoomgate("roomgate, limits raised", target, {
+    ...FLOOD_CONTROL_OFF,
+    ...(raisedOk ? RAISED : {}),
+  });
 }
 
 function target(): ArmTarget {
@@ -91,9 +107,10 @@ function target(): ArmTarget {
 
 const figures: Figures[] = [];
 const roundTrips = new Map<string, number>();
+const tripLines: string[] = [];
 try {
   log(
-    `roomgate bench${quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}`,
+    `roomgate bench${values.smoke ? " --smoke" : quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}`,
   );
   if (!raisedOk)
     log("this build's config has no telegram.limits: the 'limits raised' arm runs with default limits");
@@ -122,17 +139,17 @@ try {
     }
   }
   // Round trips are counted in a run of their own: MONITOR slows Redis down, so it stays out of the timed runs.
-  for (const kind of ["roomgate", "roomgate-raised"] as const) {
+  for (const kind of ARMS.filter((k) => k.startsWith("roomgate"))) {
     await redis.flushall();
     const t = target();
     const arm = await start(kind, t);
     try {
       const sample = plan(
-        { name: "sample", rate: 20, messages: 200, drainMs: 0 },
+        { name: "sample", rate: 20, messages: values.smoke ? 40 : 200, drainMs: 0 },
         CHATS,
         performance.now() + 500,
       );
-      const count = await countRoundTrips(redisProcess.url, async () => {
+      const trips = await countRoundTrips(redisProcess.url, async () => {
         standin.schedule(t.token, sample, (chat) => chat);
         const deadline = performance.now() + 60_000;
         while (
@@ -142,12 +159,18 @@ try {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       });
-      roundTrips.set(arm.name, count / standin.sends.filter((s) => s.token === t.token).length);
+      const turns = standin.sends.filter((s) => s.token === t.token).length;
+      roundTrips.set(arm.name, trips.total / turns);
+      const breakdown = [...trips.byCommand]
+        .sort((a, b) => b[1] - a[1])
+        .map(([command, n]) => `${command} ${(n / turns).toFixed(2)}`);
+      tripLines.push(`${arm.name}: ${breakdown.join(", ")}`);
     } finally {
       await arm.stop();
     }
   }
   console.log(formatTable(figures, roundTrips));
+  console.log(`\nRedis round trips per turn by command (MONITOR, 20 turns/s):\n${tripLines.join("\n")}`);
   const search = await toolSearchP99Micros().catch(() => undefined);
   if (search)
     console.log(

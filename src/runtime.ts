@@ -159,13 +159,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   async function startWorker(): Promise<RoomWorker | undefined> {
     if (!((options.workers ?? true) && lanes.length > 0)) return undefined;
-    const historyWanted = async (namespace: string): Promise<boolean> => {
+    // The last answer per namespace, for the finish path, which must not wait on a namespace.
+    const wanted = new Map<string, boolean>();
+    const historyWanted = async (namespace: string, cachedOnly = false): Promise<boolean> => {
+      if (cachedOnly) return wanted.get(namespace) ?? false;
       try {
         const tools = await namespaces.get(namespace).tools();
-        return tools.some((t) => {
+        const takes = tools.some((t) => {
           const props = t.inputSchema.properties;
           return typeof props === "object" && props !== null && CONTEXT_ARGUMENTS.some((n) => n in props);
         });
+        wanted.set(namespace, takes);
+        return takes;
       } catch {
         // The engine reports an unreachable namespace; no tool can take the history then.
         return false;

@@ -79,9 +79,8 @@ function killWorkers(t: FaultTargets): RunningFault {
     while (!stopped) {
       await sleep(2_000 + Math.random() * 2_000);
       if (stopped) break;
-      const running = [...t.fleet.members.values()].filter(
-        (m) => m.child.exitCode === null && m.child.signalCode === null,
-      );
+      // Only members that are up: a kill during a restart would be no kill at all.
+      const running = [...t.fleet.members.values()].filter((m) => m.ready);
       const workers = running.filter((m) => m.role === "worker");
       const member =
         kills === 1

@@ -37,6 +37,8 @@ export interface Member {
   role: Role;
   name: string;
   child: ChildProcess;
+  /** True once it logged that it runs, until it exits. */
+  ready: boolean;
 }
 
 /**
@@ -54,6 +56,8 @@ export class RoomgateFleet {
     const config = {
       redis: { url: options.redisUrl, prefix: "rg" },
       namespaces: { echo: echoNamespace(options.namespaceEnv) },
+      // A load is a few "people" sending far faster than anyone types: inbound flood control is off.
+      limits: { turnsPerMinute: 1_000_000, roomQueueCap: 1_000_000 },
       telegram: {
         apiRoot: options.apiRoot,
         bots: [
@@ -74,7 +78,8 @@ export class RoomgateFleet {
       cwd: ROOT,
       env,
     });
-    const member = { role, name, child };
+    const member: Member = { role, name, child, ready: false };
+    child.once("exit", () => (member.ready = false));
     this.members.set(name, member);
     child.stdout?.pipe(log);
     let seen = "";
@@ -89,6 +94,7 @@ export class RoomgateFleet {
           seen += chunk.toString();
           if (/"msg":"roomgate (worker )?started"/.test(seen)) {
             seen = "ready";
+            member.ready = true;
             clearTimeout(timer);
             resolvePromise();
           }

@@ -36,8 +36,9 @@ export interface DeliveryReport {
   groupRateViolations: number;
   longestStallMs: number;
   drainMs: number;
-  /** Up to ten of the messages never answered, for the log. */
+  /** Up to ten of the messages never answered, and of those answered twice, for the log. */
   lostSample: string[];
+  duplicateSample: string[];
   /** Latency from available to reply received, ms, sorted. */
   latencies: number[];
 }
@@ -111,6 +112,10 @@ export function analyse(
     longestStallMs: longestStall(released, ordered),
     drainMs: ordered.length ? Math.max(0, lastReply - lastAvailable) : Number.NaN,
     lostSample: [...byKey.keys()].filter((k) => !replies.has(k)).slice(0, 10),
+    duplicateSample: [...replies]
+      .filter(([, n]) => n > 1)
+      .map(([k]) => k)
+      .slice(0, 10),
     latencies: latencies.sort((a, b) => a - b),
   };
 }

@@ -125,12 +125,16 @@ program
 
 program
   .command("bench")
-  .description("Throughput and latency of the whole pipeline against direct namespace calls, side by side")
-  .option("-t, --turns <n>", "turns to run", "400")
-  .option("-r, --rooms <n>", "rooms (and concurrency)", "8")
-  .option("-n, --namespace <name>", "demo namespace", "feed")
-  .action(async (opts: { turns: string; rooms: string; namespace: string }) => {
-    await runBench({ turns: Number(opts.turns), rooms: Number(opts.rooms), namespace: opts.namespace });
+  .description(
+    "The benchmark (npm run bench): roomgate start against a bare grammY bot, same tool and Bot API stand-in",
+  )
+  .option("--quick", "shorter workloads (about two minutes)")
+  .option("--smoke", "one short workload, two arms: checks that the benchmark runs")
+  .action(async (opts: { quick?: boolean; smoke?: boolean }) => {
+    process.exitCode = await runBench([
+      ...(opts.quick ? ["--quick"] : []),
+      ...(opts.smoke ? ["--smoke"] : []),
+    ]);
   });
 
 program

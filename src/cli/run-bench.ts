@@ -1,29 +1,24 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { benchDirect, benchPipeline, formatBench } from "../ops/bench.js";
-import { startEmbeddedRedis } from "../sessions/embedded-redis.js";
-import { demoConfig } from "./demo-config.js";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { RoomgateError } from "../core/errors.js";
 
 /**
- * Measures the spine against a baseline run side by side: the same questions sent
- * straight to the demo namespace, then through inbox, queue, worker, sessions and
- * engine. Prints figures and ratios; it asserts nothing.
+ * `roomgate bench`: the same benchmark as `npm run bench` (bench/run-bench.ts, which
+ * lives above the runtime), run from the source checkout this build came from.
+ * Resolves with its exit code.
  */
-export async function runBench(options: { turns: number; rooms: number; namespace: string }): Promise<void> {
-  const config = demoConfig();
-  const dir = mkdtempSync(join(tmpdir(), "roomgate-bench-"));
-  const redis = process.env.REDIS_URL ? undefined : await startEmbeddedRedis({ dir, persist: false });
-  try {
-    const url = process.env.REDIS_URL ?? redis!.url;
-    console.log(
-      `roomgate bench: ${options.turns} turns over ${options.rooms} rooms, namespace ${options.namespace}\n`,
-    );
-    const baseline = await benchDirect(config, options.namespace, options.turns, options.rooms);
-    const pipeline = await benchPipeline(config, url, options.namespace, options.turns, options.rooms);
-    console.log(formatBench(baseline, pipeline));
-  } finally {
-    await redis?.stop();
-    rmSync(dir, { recursive: true, force: true });
+export async function runBench(args: string[]): Promise<number> {
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  const script = fileURLToPath(new URL("../../bench/run-bench.ts", import.meta.url));
+  if (!existsSync(script)) {
+    throw new RoomgateError(`benchmark script not found at ${script}`, {
+      userText: "the benchmark runs from a source checkout of roomgate (bench/ is missing here)",
+    });
   }
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    cwd: root,
+    stdio: "inherit",
+  });
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code ?? 1)));
 }

@@ -264,7 +264,11 @@ export function checkConfigText(text: string, env: NodeJS.ProcessEnv = process.e
   const errors: ConfigIssue[] = [];
   const expanded = expandEnv(raw, env, errors);
   const result = ConfigSchema.safeParse(expanded);
-  if (!result.success) errors.push(...fromZodIssues(ConfigSchema, result.error.issues));
+  if (!result.success) {
+    // A field whose variable is unset is reported once, as the unset variable.
+    const unset = new Set(errors.map((e) => e.path));
+    errors.push(...fromZodIssues(ConfigSchema, result.error.issues).filter((e) => !unset.has(e.path)));
+  }
   const across = checkAcrossFields(expanded);
   errors.push(...across.errors);
   return {

@@ -90,7 +90,8 @@ export class MentionGate {
   private stripMention(text: string): string | undefined {
     for (const name of this.names) {
       const lead = new RegExp(`^@?${escapeRegExp(name)}(?![\\w-])[\\s,:]*`, "i");
-      if (lead.test(text)) return text.replace(lead, "").trim();
+      // Only the mention and its separator go: the rest reaches the namespace as written.
+      if (lead.test(text)) return text.replace(lead, "");
     }
     return undefined;
   }

@@ -37,8 +37,11 @@ export interface TurnRunnerSettings {
   idleSeconds: number;
 }
 
-/** Tells whether a namespace's tools take the history, so it is read only then. */
-export type HistoryWanted = (namespace: string) => Promise<boolean>;
+/**
+ * Tells whether a namespace's tools take the history, so it is read only then;
+ * `cachedOnly` answers from the last look without reaching the namespace.
+ */
+export type HistoryWanted = (namespace: string, cachedOnly?: boolean) => Promise<boolean>;
 
 /**
  * Runs a held room's turns: compute the head turn's outcome (or reuse the one
@@ -169,7 +172,7 @@ export class TurnRunner {
   ): Promise<TurnInput | undefined> {
     const { scripts, keys, settings, historyWanted } = this.deps;
     if (held.lost) return undefined;
-    const wantHistory = event ? await historyWanted(event.namespace) : false;
+    const wantHistory = event ? await historyWanted(event.namespace, true) : false;
     const res = (await scripts.run(
       "rgFinish",
       ...roomScriptKeys(keys, held.room).slice(0, 9),

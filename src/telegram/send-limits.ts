@@ -28,11 +28,13 @@ export const DEFAULT_TELEGRAM_LIMITS: TelegramLimits = {
 const LIMITED = /^(send(?!ChatAction)|edit|copy|forward)/;
 
 /**
- * Added to every window: a slot is taken on Redis' clock a moment before the request
- * reaches Telegram, and that moment varies, so spacing by exactly the limit could
- * let two requests arrive a little closer than it.
+ * Added to the windows: a slot is taken on Redis' clock a moment before the request
+ * reaches Telegram, and that moment varies with the worker's load, so spacing by
+ * exactly the limit could let two requests arrive a little closer than it. One
+ * chat's sends are few, so its windows get more room than the bot's.
  */
 const SLACK_MS = 50;
+const CHAT_SLACK_MS = 150;
 
 /** Attempts of a send outside a turn (no gate), before its error reaches the caller. */
 const UNGATED_ATTEMPTS = 8;
@@ -63,21 +65,21 @@ export function telegramWindows(
   limits: TelegramLimits,
 ): SendWindow[] {
   const group = `tg:${botId}`;
-  const perSecond = (n: number): Pick<SendWindow, "max" | "windowMs"> =>
+  const perSecond = (n: number, slack: number): Pick<SendWindow, "max" | "windowMs"> =>
     n >= 1
-      ? { max: Math.floor(n), windowMs: 1000 + SLACK_MS }
-      : { max: 1, windowMs: Math.ceil(1000 / n) + SLACK_MS };
+      ? { max: Math.floor(n), windowMs: 1000 + slack }
+      : { max: 1, windowMs: Math.ceil(1000 / n) + slack };
   const windows: SendWindow[] = [
-    { key: keys.rate(group, "bot"), ...perSecond(limits.botPerSecond) },
-    { key: keys.rate(group, `chat:${chatId}`), ...perSecond(limits.chatPerSecond) },
+    { key: keys.rate(group, "bot"), ...perSecond(limits.botPerSecond, SLACK_MS) },
+    { key: keys.rate(group, `chat:${chatId}`), ...perSecond(limits.chatPerSecond, CHAT_SLACK_MS) },
   ];
   if (chatId < 0) {
     const perMinute = limits.groupPerMinute;
     windows.push({
       key: keys.rate(group, `group:${chatId}`),
       ...(perMinute >= 1
-        ? { max: Math.floor(perMinute), windowMs: 60_000 + SLACK_MS }
-        : { max: 1, windowMs: Math.ceil(60_000 / perMinute) + SLACK_MS }),
+        ? { max: Math.floor(perMinute), windowMs: 60_000 + CHAT_SLACK_MS }
+        : { max: 1, windowMs: Math.ceil(60_000 / perMinute) + CHAT_SLACK_MS }),
     });
   }
   return windows;

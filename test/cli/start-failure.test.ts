@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisServersIn } from "../../src/cli/redis-dir-lock.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
+import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { DEMO_SERVER } from "../support/spine.js";
@@ -152,5 +153,51 @@ describe("one bot with a bad token", () => {
       expect(await p.stop()).toBe(0);
     }
     expect(processesWith(marker)).toEqual([]);
+  }, 60_000);
+});
+
+describe("every Telegram bot refused while a Matrix room is bound", () => {
+  it("keeps the Matrix room answering and shows the bot degraded", async () => {
+    const hs = await MatrixHomeserverStandin.start();
+    const botUser = hs.registerUser("roomgate");
+    const alice = hs.registerUser("alice").userId;
+    const roomId = hs.createRoom(alice, { members: [botUser.userId] });
+    const port = await freePort();
+    const p = RoomgateProcess.start({
+      redis: { url: db.url, prefix: `${db.prefix}-mx` },
+      http: { host: "127.0.0.1", port },
+      namespaces: {
+        runs: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "runs" } },
+        feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } },
+      },
+      telegram: { apiRoot: standin.url, bots: [{ token: "999003:refused-too", namespace: "feed" }] },
+      matrix: {
+        homeserver: hs.url,
+        accessToken: botUser.accessToken,
+        rooms: [{ room: roomId, namespace: "runs", users: [alice], respond: "all" }],
+      },
+    });
+    try {
+      await waitFor(() => p.output.includes("matrix receiver syncing"), 20_000, "the Matrix receiver");
+      const asked = hs.sendText(roomId, alice, "what runs do I have?");
+      await hs.waitForEvent(
+        roomId,
+        (e) =>
+          e.sender === botUser.userId &&
+          (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.[
+            "m.in_reply_to"
+          ]?.event_id === asked.event_id,
+        20_000,
+      );
+      const health = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as {
+        status: string;
+        degraded: { component: string }[];
+      };
+      expect(health.status).toBe("degraded");
+      expect(health.degraded.map((d) => d.component)).toContain("telegram bot 999003 (namespace feed)");
+    } finally {
+      expect(await p.stop()).toBe(0);
+      await hs.close();
+    }
   }, 60_000);
 });

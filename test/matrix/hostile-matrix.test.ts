@@ -56,8 +56,8 @@ beforeAll(async () => {
       homeserver: hs.url,
       accessToken: botUser.accessToken,
       rooms: [
-        { room: roomId, namespace: "adv", users: [alice, ahead, behind] },
-        { room: elsewhere, namespace: "adv", users: [alice] },
+        { room: roomId, namespace: "adv", users: [alice, ahead, behind], respond: "all" },
+        { room: elsewhere, namespace: "adv", users: [alice], respond: "all" },
       ],
     },
   });

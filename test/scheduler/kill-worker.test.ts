@@ -83,10 +83,22 @@ describe("a worker killed with SIGKILL", () => {
     await waitFor(() => second.process.output.includes("roomgate worker started"), 20_000, "the worker");
     standin.userSends(bot.token, { from: ALICE, text: "what should I read today?" });
     await waitFor(() => asks(first.callLog).length === 1, 20_000, "the first worker to ask");
+    const lease = db.keys.lease(`telegram:${bot.id}:${ALICE.id}`);
+    const dead = await db.redis.get(lease);
+    expect(dead).not.toBeNull();
     first.process.child.kill("SIGKILL");
     const killedAt = Date.now();
-    await waitFor(() => answers().length === 1, 20_000, "the answer from the other worker");
+    // Taken over: the room's lease carries another worker's token.
+    await waitFor(
+      async () => {
+        const now = await db.redis.get(lease);
+        return now !== null && now !== dead;
+      },
+      20_000,
+      "the takeover",
+    );
     expect(Date.now() - killedAt).toBeLessThan(LEASE_SECONDS * 1000 + 2000);
+    await waitFor(() => answers().length === 1, 20_000, "the answer from the other worker");
     await new Promise((r) => setTimeout(r, 1500));
     expect(answers()).toHaveLength(1);
     expect(answers()[0]!.text).toContain("Today's digest");

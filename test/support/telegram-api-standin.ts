@@ -279,6 +279,8 @@ export class TelegramApiStandin {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // When the request reached the API, before its body is read: what a rate limit counts.
+    const arrived = Date.now();
     const url = new URL(req.url ?? "/", "http://standin");
     const file = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
     if (file) return this.serveFile(file[1]!, file[2]!, res);
@@ -293,7 +295,7 @@ export class TelegramApiStandin {
         botId: state.bot.id,
         method,
         params,
-        at: Date.now(),
+        at: arrived,
         ok: body.ok === true,
         response: body,
       });

@@ -57,6 +57,14 @@ describe("DocumentReader", () => {
     expect(latin1.text).toBeUndefined();
   });
 
+  it("checks getFile's own file_size before downloading, whatever the message claimed", async () => {
+    const stored = file({ name: "claims-small.txt", mime: "text/plain", content: "z", size: 5000 });
+    const claimed = { ...stored, file_size: 10 };
+    const result = await reader.read(claimed);
+    expect(result.rejected).toBe(`"claims-small.txt" is too large (5000 bytes); the limit is 100 bytes.`);
+    expect(result.text).toBeUndefined();
+  });
+
   it("turns a failed download into a clear reason instead of an error", async () => {
     const gone = {
       file_id: "missing",
