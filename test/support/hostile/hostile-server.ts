@@ -32,6 +32,8 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
     {
       name: "adv.who",
       description: "Says who asked",
+      // Reads only: without the hint MCP counts a tool destructive, and a room asks first.
+      annotations: { readOnlyHint: true },
       inputSchema: {
         type: "object",
         properties: { user_id: { type: "string" }, session_id: { type: "string" } },
