@@ -1,3 +1,4 @@
+import type { Admission, FloodTicket } from "./admission.js";
 import type { Logger } from "./log.js";
 import type { InboundEvent } from "./event.js";
 import type { Platform } from "./room.js";
@@ -8,6 +9,11 @@ import type { TurnOutcome } from "./reply.js";
 export interface Inbox {
   /** Queues the event for its room; resolves false when the event id was seen before. */
   enqueue(event: InboundEvent): Promise<boolean>;
+  /**
+   * De-duplicates, checks the flood limits and queues in one step (one round trip);
+   * optional: without it the edge checks the limits first, then enqueues.
+   */
+  enqueueLimited?(event: InboundEvent, ticket: FloodTicket): Promise<Admission>;
 }
 
 /**

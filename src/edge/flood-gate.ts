@@ -1,7 +1,11 @@
 import type { Redis } from "ioredis";
+import { z } from "zod";
+import type { Inbox } from "../core/adapter.js";
+import { FloodLimitSchema, type Admission } from "../core/admission.js";
+import type { InboundEvent } from "../core/event.js";
+import { QueueScripts } from "../queue/scripts.js";
 import type { Keys } from "../sessions/keys.js";
 import { edgeTexts } from "./edge-texts.js";
-import { claimNotice } from "./notice-once.js";
 
 /** Inbound flood limits, from `limits` in the configuration. */
 export interface FloodLimits {
@@ -15,61 +19,73 @@ export type FloodVerdict =
   /** Not admitted; `notice` is the one line to send, or undefined when it was already sent. */
   | { admit: false; notice: string | undefined };
 
-/**
- * One round trip (EVALSHA): the room's waiting events, then — unless the queue is
- * full — one more turn of the person counted in the current minute, by Redis' clock.
- * KEYS[1] the room's inbox, KEYS[2] the person's counter; ARGV[1] the window (s),
- * ARGV[2] the queue cap. Returns {waiting, count} (count 0 when not counted).
- */
-const CHECK = `
-local waiting = redis.call('LLEN', KEYS[1])
-if waiting >= tonumber(ARGV[2]) then return {waiting, 0} end
-local n = redis.call('INCR', KEYS[2])
-if n == 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
-return {waiting, n}`;
+/** What the gate did with an event it was asked to queue: queued (`fresh` false for a duplicate) or refused. */
+export type FloodEnqueue = { admit: true; fresh: boolean } | { admit: false; notice: string | undefined };
 
-type FloodCheck = (inbox: string, counter: string, window: string, cap: number) => Promise<[number, number]>;
+/** The check script's reply (src/queue/lua/check-flood.lua). */
+const CheckReplySchema = z.union([
+  z.tuple([z.literal("admitted")]),
+  z.tuple([z.literal("refused"), FloodLimitSchema, z.union([z.literal(0), z.literal(1)])]),
+]);
 
 /**
  * Inbound flood control at the edge: a person may start `turnsPerMinute` turns a minute
  * and a room may hold `roomQueueCap` waiting events. The excess is not queued; the person
- * gets one notice per kind until the limit's window has passed.
+ * gets one notice per kind until the limit's window has passed. The limits are checked
+ * by Redis' clock in Lua (src/queue/lua/flood.lua), in the enqueue script itself when the
+ * inbox can, so that an admitted event costs one round trip.
  */
 export class FloodGate {
+  private readonly scripts: QueueScripts;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly keys: Keys,
     private readonly limits: FloodLimits,
   ) {
-    if (!("rgFloodCheck" in redis)) redis.defineCommand("rgFloodCheck", { lua: CHECK, numberOfKeys: 2 });
+    this.scripts = new QueueScripts(redis);
   }
 
-  /** Whether one more event of this person in this room may be queued. */
+  /**
+   * Whether one more event of this person in this room may be queued (counting it when
+   * so): for an event that costs work to build, checked before that work.
+   */
   async check(room: string, userId: string): Promise<FloodVerdict> {
-    const { turnsPerMinute, roomQueueCap } = this.limits;
-    const run = (this.redis as unknown as { rgFloodCheck: FloodCheck }).rgFloodCheck.bind(this.redis);
-    const [waiting, counted] = await run(
-      this.keys.inbox(room),
-      this.keys.turnRate(userId),
-      "60",
-      roomQueueCap,
+    const reply = CheckReplySchema.parse(
+      await this.scripts.run(
+        "rgFloodCheck",
+        this.keys.inbox(room),
+        this.keys.turnRate(userId),
+        this.keys.notice(room, "queue", userId),
+        this.keys.notice(room, "rate", userId),
+        this.limits.turnsPerMinute,
+        this.limits.roomQueueCap,
+      ),
     );
-    if (waiting >= roomQueueCap)
-      return this.refuse(room, "queue", userId, edgeTexts.queueFull(roomQueueCap), 60);
-    const count = Number(counted);
-    if (count > turnsPerMinute)
-      return this.refuse(room, "rate", userId, edgeTexts.tooFast(turnsPerMinute), 60);
-    return { admit: true };
+    if (reply[0] === "admitted") return { admit: true };
+    return { admit: false, notice: this.notice(reply[1], reply[2] === 1) };
   }
 
-  private async refuse(
-    room: string,
-    kind: string,
-    userId: string,
-    text: string,
-    seconds: number,
-  ): Promise<FloodVerdict> {
-    const first = await claimNotice(this.redis, this.keys.notice(room, kind, userId), seconds);
-    return { admit: false, notice: first ? text : undefined };
+  /** Queues the event unless its sender is over a limit: one round trip when the inbox checks limits itself. */
+  async enqueue(inbox: Inbox, event: InboundEvent, userId: string): Promise<FloodEnqueue> {
+    if (!inbox.enqueueLimited) {
+      const verdict = await this.check(event.room, userId);
+      return verdict.admit ? { admit: true, fresh: await inbox.enqueue(event) } : verdict;
+    }
+    const admission: Admission = await inbox.enqueueLimited(event, {
+      userId,
+      turnsPerMinute: this.limits.turnsPerMinute,
+      roomQueueCap: this.limits.roomQueueCap,
+    });
+    if (admission.result === "refused")
+      return { admit: false, notice: this.notice(admission.limit, admission.noticeDue) };
+    return { admit: true, fresh: admission.result === "queued" };
+  }
+
+  private notice(limit: z.infer<typeof FloodLimitSchema>, due: boolean): string | undefined {
+    if (!due) return undefined;
+    return limit === "queue"
+      ? edgeTexts.queueFull(this.limits.roomQueueCap)
+      : edgeTexts.tooFast(this.limits.turnsPerMinute);
   }
 }

@@ -251,16 +251,28 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     }
     const admitted = await this.admission?.admit(binding, event, classified);
     if (!admitted) return;
-    const flood = await this.options.flood?.check(matrixRoom(roomId), event.sender);
-    if (flood && !flood.admit) {
-      if (flood.notice) await this.notices?.say(roomId, event.event_id, event.sender, flood.notice);
-      return;
+    const flood = this.options.flood;
+    const refused = async (notice: string | undefined): Promise<void> => {
+      if (notice) await this.notices?.say(roomId, event.event_id, event.sender, notice);
+    };
+    // A file is downloaded and a reaction's target fetched only once admitted, so their
+    // flood check comes first, on its own; a message is checked in its enqueue's round trip.
+    const checkedInEnqueue = flood !== undefined && admitted.type === "message";
+    if (flood && !checkedInEnqueue) {
+      const verdict = await flood.check(matrixRoom(roomId), event.sender);
+      if (!verdict.admit) return refused(verdict.notice);
     }
     const enqueue = async (): Promise<void> => {
       const inbound = await this.builder?.build(binding, event, admitted, true);
       if (!inbound) return;
-      const fresh = await this.options.inbox.enqueue(inbound);
-      log.debug({ kind: inbound.kind, fresh }, "matrix event enqueued");
+      if (!flood || !checkedInEnqueue) {
+        const fresh = await this.options.inbox.enqueue(inbound);
+        log.debug({ kind: inbound.kind, fresh }, "matrix event enqueued");
+        return;
+      }
+      const queued = await flood.enqueue(this.options.inbox, inbound, event.sender);
+      if (!queued.admit) return refused(queued.notice);
+      log.debug({ kind: inbound.kind, fresh: queued.fresh }, "matrix event enqueued");
     };
     if (admitted.type === "file") this.readLater(roomId, enqueue);
     else await enqueue();

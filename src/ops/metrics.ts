@@ -46,7 +46,7 @@ export const namespaceCallSeconds = new Histogram({
 /** Events enqueued by adapters, and those dropped as duplicates. */
 export const eventsTotal = new Counter({
   name: "roomgate_events_total",
-  help: "Inbound events offered to the inbox, by platform and result (queued, duplicate)",
+  help: "Inbound events offered to the inbox, by platform and result (queued, duplicate, refused)",
   labelNames: ["platform", "result"] as const,
   registers: [registry],
 });

@@ -7,14 +7,16 @@ function load(url: URL): string {
 
 const prelude = load(new URL("./lua/fence.lua", import.meta.url));
 const windows = load(new URL("../sessions/lua/windows.lua", import.meta.url));
+const flood = load(new URL("./lua/flood.lua", import.meta.url));
 
-function script(name: string): string {
-  return `${prelude}\n${windows}\n${load(new URL(`./lua/${name}.lua`, import.meta.url))}`;
+function script(name: string, ...fragments: string[]): string {
+  return [prelude, windows, ...fragments, load(new URL(`./lua/${name}.lua`, import.meta.url))].join("\n");
 }
 
 /** The scheduler's scripts (src/queue/lua), each with its number of keys (undefined = variable). */
 const SCRIPTS = {
-  rgEnqueue: { lua: script("enqueue-event"), keys: 5 },
+  rgEnqueue: { lua: script("enqueue-event", flood), keys: undefined },
+  rgFloodCheck: { lua: script("check-flood", flood), keys: 4 },
   rgClaim: { lua: script("claim-room"), keys: 3 },
   rgStep: { lua: script("turn-step"), keys: undefined },
   rgFinish: { lua: script("finish-turn"), keys: 9 },

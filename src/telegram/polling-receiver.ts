@@ -38,13 +38,19 @@ const DEFAULTS: PollingOptions = { timeoutSeconds: 30, backoffMs: { initial: 100
 
 /**
  * Long polling for one bot with @grammyjs/runner, whose source keeps the next offset
- * in Redis: an update is enqueued first and the stored offset advanced after, so a
- * restart neither replays confirmed updates nor loses unconfirmed ones. Failures
- * (a 409 from a second poller, network errors) are logged and retried with backoff.
+ * in Redis: a batch's updates are enqueued first and the stored offset advanced past
+ * them after (one write per getUpdates batch, and on stop), so a restart neither
+ * replays confirmed updates nor loses unconfirmed ones. Failures (a 409 from a second
+ * poller, network errors) are logged and retried with backoff.
  */
 export class PollingReceiver implements Receiver {
   private runner: RunnerHandle | undefined;
+  /** The next update id to ask for: every update before it is queued. */
   private offset = 0;
+  /** The offset last written to Redis. */
+  private stored = 0;
+  /** The id of the last update of the batch being consumed (the sink takes one batch at a time). */
+  private batchLast = 0;
   private stopping = new AbortController();
   private readonly options: PollingOptions;
 
@@ -66,6 +72,7 @@ export class PollingReceiver implements Receiver {
     this.stopping = new AbortController();
     await this.api.deleteWebhook({ drop_pending_updates: false });
     this.offset = Number((await this.redis.get(this.keys.telegramOffset(this.botId))) ?? 0);
+    this.stored = this.offset;
     const source = createSource({ supply: (limit, signal) => this.fetch(limit, signal) });
     const sink = createSequentialSink({ consume: (update: Update) => this.consume(update) }, async (err) => {
       this.log.warn(
@@ -78,18 +85,36 @@ export class PollingReceiver implements Receiver {
     this.log.info({ botId: this.botId, offset: this.offset }, "telegram: polling started");
   }
 
-  /** Stops polling after the update in hand is enqueued (or given up, to arrive again later). */
+  /**
+   * Stops polling after the update in hand is enqueued (or given up, to arrive again
+   * later), and stores the offset past what a batch cut short had already queued.
+   */
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.runner?.stop();
     this.runner = undefined;
+    if (this.offset > this.stored) {
+      await this.storeOffset().catch((err: unknown) =>
+        // Harmless: the queued updates arrive again and the inbox drops them as duplicates.
+        this.log.warn(
+          { err: loggableError(err), botId: this.botId },
+          "telegram: could not store the offset on stop",
+        ),
+      );
+    }
+  }
+
+  private async storeOffset(): Promise<void> {
+    const offset = this.offset;
+    await this.redis.set(this.keys.telegramOffset(this.botId), String(offset));
+    this.stored = Math.max(this.stored, offset);
   }
 
   private async fetch(limit: number, signal: PollSignal): Promise<Update[]> {
     let wait = this.options.backoffMs.initial;
     for (;;) {
       try {
-        return await this.api.getUpdates(
+        const updates = await this.api.getUpdates(
           {
             offset: this.offset,
             limit: Math.max(1, Math.min(limit, 100)),
@@ -98,6 +123,8 @@ export class PollingReceiver implements Receiver {
           },
           signal,
         );
+        this.batchLast = updates.at(-1)?.update_id ?? this.batchLast;
+        return updates;
       } catch (err) {
         if (signal.aborted) throw err;
         this.logFetchError(err, wait);
@@ -121,7 +148,10 @@ export class PollingReceiver implements Receiver {
     }
   }
 
-  /** Enqueues one update and then stores the offset past it, retrying until Redis takes both. */
+  /**
+   * Enqueues one update and, when it ends its batch, stores the offset past the batch,
+   * retrying until Redis takes both (an update queued twice is dropped as a duplicate).
+   */
   private async consume(update: Update): Promise<void> {
     let wait = this.options.backoffMs.initial;
     for (;;) {
@@ -129,9 +159,8 @@ export class PollingReceiver implements Receiver {
       this.stopping.signal.throwIfAborted();
       try {
         await this.receive(update);
-        const next = update.update_id + 1;
-        await this.redis.set(this.keys.telegramOffset(this.botId), String(next));
-        this.offset = Math.max(this.offset, next);
+        this.offset = Math.max(this.offset, update.update_id + 1);
+        if (update.update_id >= this.batchLast) await this.storeOffset();
         return;
       } catch (err) {
         this.log.warn(

@@ -77,17 +77,15 @@ export class UpdateIntake {
     if (!edge.allowed) return this.refuse(update, room, chat.id, from.id);
     const page = press?.data === undefined ? null : parsePageData(press.data);
     if (press && page) return this.turnPage(press, page);
-    const flood = await this.deps.flood.check(room, `tg:${from.id}`);
-    if (!flood.admit) {
-      if (press) return this.answer(press.id, flood.notice);
-      if (flood.notice) await this.say(chat.id, flood.notice);
-      return;
-    }
+    const userId = `tg:${from.id}`;
     if (update.message?.document) {
-      this.readLater(update, chat.id);
+      // A file is downloaded only once admitted, so its flood check comes first, on its own.
+      const flood = await this.deps.flood.check(room, userId);
+      if (flood.admit) this.readLater(update, chat.id);
+      else await this.refuseFlood(chat.id, undefined, flood.notice);
       return;
     }
-    await this.enqueue(update);
+    await this.enqueue(update, { userId, chatId: chat.id });
   }
 
   /** Waits for the document reads in flight, so a stop does not lose one half-read. */
@@ -95,7 +93,11 @@ export class UpdateIntake {
     await Promise.all(this.reads.values());
   }
 
-  private async enqueue(update: Update): Promise<void> {
+  /**
+   * Normalises and queues the update; with `sender` its flood limits are checked in the
+   * same round trip, and the excess gets its one notice instead of being queued.
+   */
+  private async enqueue(update: Update, sender?: { userId: string; chatId: number }): Promise<void> {
     let event: InboundEvent | null;
     try {
       event = await normalizeUpdate(update, this.identity, (doc) => this.reader.read(doc));
@@ -108,8 +110,27 @@ export class UpdateIntake {
       return;
     }
     if (event === null) return;
-    const fresh = await this.deps.inbox.enqueue(event);
-    this.deps.log.debug({ eventId: event.eventId, room: event.room, fresh }, "telegram: update enqueued");
+    if (sender === undefined) {
+      const fresh = await this.deps.inbox.enqueue(event);
+      this.deps.log.debug({ eventId: event.eventId, room: event.room, fresh }, "telegram: update enqueued");
+      return;
+    }
+    const queued = await this.deps.flood.enqueue(this.deps.inbox, event, sender.userId);
+    if (!queued.admit) return this.refuseFlood(sender.chatId, update.callback_query?.id, queued.notice);
+    this.deps.log.debug(
+      { eventId: event.eventId, room: event.room, fresh: queued.fresh },
+      "telegram: update enqueued",
+    );
+  }
+
+  /** A flood: a press gets its toast (a spinner must stop), a message the one notice if due. */
+  private async refuseFlood(
+    chatId: number,
+    pressId: string | undefined,
+    notice: string | undefined,
+  ): Promise<void> {
+    if (pressId !== undefined) return this.answer(pressId, notice);
+    if (notice) await this.say(chatId, notice);
   }
 
   private readLater(update: Update, chatId: number): void {

@@ -103,6 +103,37 @@ describe("PollingReceiver", () => {
     expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBe(String(id + 2));
   });
 
+  it("stores the offset only past updates already queued, even when a batch is cut short", async () => {
+    // Sent before polling starts, so that one getUpdates hands all three over as a batch.
+    const ids = [send("one"), send("two"), send("three")];
+    const inbox = new RecordingInbox();
+    const stuck = new (class extends RecordingInbox {
+      override async enqueue(event: Parameters<RecordingInbox["enqueue"]>[0]): Promise<boolean> {
+        if (event.kind === "message" && event.text === "two") throw new Error("inbox unavailable");
+        return inbox.enqueue(event);
+      }
+    })();
+    const first = await receiver(stuck);
+    await waitFor(() => inbox.calls.length === 1, 5000, "the first update");
+    await new Promise((r) => setTimeout(r, 300));
+    // "two" is not queued, so the stored offset has not moved past it (one write per batch).
+    expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBeNull();
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+    // On stop, the offset is stored past what was queued, and no further.
+    expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBe(String(ids[0]! + 1));
+
+    await receiver(inbox);
+    await waitFor(() => inbox.calls.length === 3, 5000, "the rest of the batch");
+    expect(inbox.calls.map((e) => e.kind === "message" && e.text)).toEqual(["one", "two", "three"]);
+    expect(inbox.duplicates()).toEqual([]);
+    await waitFor(
+      async () => (await db.redis.get(db.keys.telegramOffset(bot.id))) === String(ids[2]! + 1),
+      5000,
+      "the offset past the batch",
+    );
+  });
+
   it("logs a 409 conflict with a second poller clearly and keeps polling, never crashing", async () => {
     const inbox = new RecordingInbox();
     const { log, lines } = capturingLogger();
