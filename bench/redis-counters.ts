@@ -1,28 +1,12 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
-import { ROOT } from "./support/roomgate-fleet.js";
+import { scriptTexts } from "../src/queue/scripts.js";
 
-/**
- * Names the scheduler's scripts by their SHA1, composed as src/queue/scripts.ts
- * composes them (fence prelude, send windows, the script); an EVALSHA of any other
- * script keeps its hash as its name.
- */
+/** Names the scheduler's scripts by their SHA1, composed as src/queue/scripts.ts sends them; others keep their hash. */
 function scriptNames(): Map<string, string> {
-  const read = (path: string) => readFileSync(`${ROOT}/${path}`, "utf8");
   const names = new Map<string, string>();
-  try {
-    const prelude = `${read("src/queue/lua/fence.lua")}\n${read("src/sessions/lua/windows.lua")}\n`;
-    for (const file of readdirSync(`${ROOT}/src/queue/lua`)) {
-      const sha = createHash("sha1")
-        .update(prelude + read(`src/queue/lua/${file}`))
-        .digest("hex");
-      names.set(sha, file.replace(/\.lua$/, ""));
-    }
-  } catch {
-    // Another layout of the scripts: hashes stay unnamed.
-  }
+  for (const { file, lua } of scriptTexts()) names.set(createHash("sha1").update(lua).digest("hex"), file);
   return names;
 }
 

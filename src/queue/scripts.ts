@@ -9,21 +9,29 @@ const prelude = load(new URL("./lua/fence.lua", import.meta.url));
 const windows = load(new URL("../sessions/lua/windows.lua", import.meta.url));
 const flood = load(new URL("./lua/flood.lua", import.meta.url));
 
-function script(name: string, ...fragments: string[]): string {
-  return [prelude, windows, ...fragments, load(new URL(`./lua/${name}.lua`, import.meta.url))].join("\n");
+function script(file: string, ...fragments: string[]): { file: string; lua: string } {
+  return {
+    file,
+    lua: [prelude, windows, ...fragments, load(new URL(`./lua/${file}.lua`, import.meta.url))].join("\n"),
+  };
 }
 
 /** The scheduler's scripts (src/queue/lua), each with its number of keys (undefined = variable). */
 const SCRIPTS = {
-  rgEnqueue: { lua: script("enqueue-event", flood), keys: undefined },
-  rgFloodCheck: { lua: script("check-flood", flood), keys: 4 },
-  rgClaim: { lua: script("claim-room"), keys: 3 },
-  rgStep: { lua: script("turn-step"), keys: undefined },
-  rgFinish: { lua: script("finish-turn"), keys: 9 },
-  rgPark: { lua: script("park-turn"), keys: 11 },
-  rgRenew: { lua: script("renew-leases"), keys: 1 },
-  rgRequeue: { lua: script("requeue-dead-letter"), keys: 6 },
+  rgEnqueue: { ...script("enqueue-event", flood), keys: undefined },
+  rgFloodCheck: { ...script("check-flood", flood), keys: 4 },
+  rgClaim: { ...script("claim-room"), keys: 3 },
+  rgStep: { ...script("turn-step"), keys: undefined },
+  rgFinish: { ...script("finish-turn"), keys: 9 },
+  rgPark: { ...script("park-turn"), keys: 11 },
+  rgRenew: { ...script("renew-leases"), keys: 1 },
+  rgRequeue: { ...script("requeue-dead-letter"), keys: 6 },
 } as const;
+
+/** Each script's file name and its text as sent, so a tool watching Redis can name an EVALSHA. */
+export function scriptTexts(): { file: string; lua: string }[] {
+  return Object.values(SCRIPTS).map(({ file, lua }) => ({ file, lua }));
+}
 
 type ScriptName = keyof typeof SCRIPTS;
 type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
