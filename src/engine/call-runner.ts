@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { CallProgress } from "../namespace/namespace-client.js";
+import type { CallProgress } from "../namespace/call-options.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { isCancel } from "./cancel.js";
 import { elicit } from "./elicitation.js";

@@ -1,4 +1,4 @@
-import type { NamespaceAbout } from "../namespace/namespace-client.js";
+import type { NamespaceAbout } from "../namespace/call-options.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { newSession } from "../sessions/session.js";
 import { coerceKeyValues, describeParameters, IDENTITY_ARGUMENTS } from "./arguments.js";

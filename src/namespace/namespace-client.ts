@@ -11,51 +11,22 @@ import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { namespaceCallSeconds, namespaceCalls } from "../ops/metrics.js";
-import { START_WAIT_MS, answersPing, isReadOnly, lostToCrash, timedOut } from "./call-recovery.js";
-import { ElicitationRouter, type ElicitHandler } from "./elicitation-router.js";
+import { START_WAIT_MS, answersPing, lostToCrash, timedOut } from "./call-recovery.js";
+import type { CallOptions, NamespaceAbout } from "./call-options.js";
+import { ElicitationRouter } from "./elicitation-router.js";
 import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
 import { RestartPolicy } from "./restart-policy.js";
-import { filterTools, matchesAny } from "./tool-filter.js";
+import { NamespaceBinding } from "./namespace-binding.js";
 import { createTransport } from "./transport.js";
-import {
-  LenientToolListSchema,
-  parseToolInfo,
-  schemaProblem,
-  toolName,
-  type ToolInfo,
-  type ToolListing,
-} from "./tool-info.js";
-
-/** One progress notification of a running call, as MCP sends it. */
-export interface CallProgress {
-  progress: number;
-  total?: number;
-  message?: string;
-}
-
-/** What a namespace's server says about itself at initialisation (MCP serverInfo and instructions). */
-export interface NamespaceAbout {
-  title?: string;
-  description?: string;
-  instructions?: string;
-}
-
-/** Options of one call: a timeout (default from config), a signal that cancels it, progress updates. */
-export interface CallOptions {
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  onProgress?: (progress: CallProgress) => void;
-  /** Asks the person when the server elicits input during this call; without it such requests are declined. */
-  onElicit?: ElicitHandler;
-}
+import type { ToolInfo, ToolListing } from "./tool-info.js";
+import { fetchToolListing } from "./tool-listing.js";
 
 /**
  * One namespace served over MCP: keeps a connection (restarting a crashed or hung
  * stdio child with exponential backoff), lists only the namespace's own tools, and
  * calls them with a timeout; a call lost to a crash is retried once when it is safe.
  */
-export class NamespaceClient {
-  readonly prefix: string;
+export class NamespaceClient extends NamespaceBinding {
   private client: Client | undefined;
   private transport: Transport | undefined;
   private connecting: Promise<void> | undefined;
@@ -71,37 +42,11 @@ export class NamespaceClient {
   private restartTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    readonly name: string,
-    private readonly config: NamespaceConfig,
+    name: string,
+    config: NamespaceConfig,
     private readonly log: Logger,
   ) {
-    this.prefix = config.prefix ?? `${name}.`;
-  }
-
-  /** Name of the namespace's router tool; null when the binding says it has none (`ask: false`). */
-  get askTool(): string | null {
-    if (this.config.ask === false) return null;
-    return this.config.ask ?? `${this.prefix}ask`;
-  }
-
-  /** How long a question the server asks (elicitation) waits for the room's answer. */
-  get elicitTimeoutMs(): number {
-    return this.config.elicitTimeoutMs;
-  }
-
-  /** True when the binding asks for an approval of the tool whatever its annotations say (`tools.confirm`). */
-  mustConfirm(tool: string): boolean {
-    return matchesAny(tool, this.config.tools.confirm);
-  }
-
-  /** True when the binding trusts the tool to run without an approval (`tools.trust`). */
-  isTrusted(tool: string): boolean {
-    return matchesAny(tool, this.config.tools.trust);
-  }
-
-  /** The namespace's own discovery tools (search / describe / call by address), when configured. */
-  get discovery(): NamespaceConfig["discovery"] {
-    return this.config.discovery;
+    super(name, config);
   }
 
   /** What the server listed before the prefix and the binding's patterns (for `roomgate check`). */
@@ -119,11 +64,6 @@ export class NamespaceClient {
       `The server of "${this.name}" lists ${this.listed.all} tools, none named with the prefix "${this.prefix}". ` +
       `If the whole server is this namespace, set \`prefix: ""\` under namespaces.${this.name} in the configuration.`
     );
-  }
-
-  /** Name of the namespace's tool-listing tool. */
-  get toolsTool(): string {
-    return `${this.prefix}tools`;
   }
 
   /** Process id of the stdio child, when there is one (tests kill it to check restarts). */
@@ -365,30 +305,10 @@ export class NamespaceClient {
   }
 
   private async refreshTools(client: Client): Promise<void> {
-    const all: ToolInfo[] = [];
-    const invalid: string[] = [];
-    const readOnly = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      // Each tool is parsed on its own (not the SDK's all-or-nothing list schema), so one
-      // tool with a broken schema is reported and left out instead of hiding the rest.
-      const page = await client.request(
-        { method: "tools/list", params: cursor ? { cursor } : {} },
-        LenientToolListSchema,
-      );
-      for (const raw of page.tools) {
-        const tool = parseToolInfo(raw);
-        const problem = tool ? schemaProblem(tool) : "not a valid tool description";
-        if (tool && !problem) all.push(tool);
-        else invalid.push(`${toolName(raw)}: ${problem}`);
-        if (tool && isReadOnly(raw)) readOnly.add(tool.name);
-      }
-      cursor = page.nextCursor;
-    } while (cursor);
-    const kept = filterTools(all, this.prefix, this.config.tools);
-    this.toolList = kept.tools;
-    this.listed = { all: kept.listed, prefixed: kept.prefixed, foreign: kept.foreign, invalid };
-    this.readOnlyTools = readOnly;
+    const fetched = await fetchToolListing(client, this.prefix, this.config.tools);
+    this.toolList = fetched.tools;
+    this.listed = fetched.listed;
+    this.readOnlyTools = fetched.readOnly;
   }
 
   private pipeStderr(transport: Transport): void {

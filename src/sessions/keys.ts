@@ -59,11 +59,6 @@ export class Keys {
     return `${this.prefix}:turn-rate:{${platformUserId}}`;
   }
 
-  /** The last handled platform timestamp in a room (Matrix history guard). */
-  lastSeen(room: string): string {
-    return this.room(room, "last-seen");
-  }
-
   /** Platform event ids received in the room lately (zset by Redis ms), so a redelivered event is not enqueued twice. */
   seen(room: string): string {
     return this.room(room, "seen");

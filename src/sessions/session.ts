@@ -57,8 +57,6 @@ export const SessionSchema = z.object({
   enabled: z.array(z.string()).default([]),
   offers: z.array(OfferSchema).default([]),
   slot: SlotStateSchema.nullable().default(null),
-  /** When each stranger was last refused, so a refusal is said once, not to every message. */
-  refused: z.record(z.string(), z.number()).default({}),
   turns: z.number().int().nonnegative().default(0),
   /** Ids of queued events a running turn already took out of band (answers, /cancel): their own turns do nothing. */
   taken: z.array(z.string()).default([]),
@@ -83,7 +81,6 @@ export function newSession(namespace: string, now = Date.now()): Session {
     enabled: [],
     offers: [],
     slot: null,
-    refused: {},
     turns: 0,
     taken: [],
   };

@@ -39,6 +39,8 @@ export class ShellRoom implements Receiver, PlatformSender {
   private readonly run = randomBytes(4).toString("hex");
   private count = 0;
   private readonly pending = new Set<string>();
+  /** The latest progress of each running turn, shown on its status line (TTY only). */
+  private readonly progressText = new Map<string, string>();
   private readline: Interface | undefined;
   private ended!: () => void;
   /** Resolves when input has ended and every message read has been answered. */
@@ -142,16 +144,27 @@ export class ShellRoom implements Receiver, PlatformSender {
     return refs;
   }
 
-  /** A spinner on the terminal while the turn runs (only on a TTY, so piped output stays clean). */
-  working(): () => void {
-    return startStatusLine(
-      this.options.output as NodeJS.WritableStream & { isTTY?: boolean },
-      `asking "${this.options.namespace}"…`,
+  /**
+   * A spinner on the terminal while the turn runs, carrying the running call's latest
+   * progress on the same line (only on a TTY, so piped output stays clean).
+   */
+  working(event: InboundEvent): () => void {
+    const stop = startStatusLine(this.terminal(), `asking "${this.options.namespace}"…`, 100, () =>
+      this.progressText.get(event.eventId),
     );
+    return () => {
+      stop();
+      this.progressText.delete(event.eventId);
+    };
   }
 
-  async progress(_event: InboundEvent, update: ProgressUpdate): Promise<void> {
-    writeProgress(this.options.output, this.options.interactive, update);
+  async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
+    if (this.terminal().isTTY === true) this.progressText.set(event.eventId, visibleControls(update.text));
+    else writeProgress(this.options.output, { ...update, text: visibleControls(update.text) });
+  }
+
+  private terminal(): NodeJS.WritableStream & { isTTY?: boolean } {
+    return this.options.output as NodeJS.WritableStream & { isTTY?: boolean };
   }
 
   private checkFinished(): void {

@@ -1,17 +1,9 @@
 import type { ProgressUpdate } from "../core/progress.js";
 
-/** Erase the whole line (the turn's spinner, on a TTY) and return to its start. */
-const CLEAR_LINE = "\r\u001b[2K";
-
 /**
- * A running call's status in a terminal: one line per update, after clearing the
- * spinner's line on a TTY, so a pipe (a script, a log) reads the updates in order
- * and the spinner keeps its own line below them.
+ * A running call's status when the output is not a terminal (a pipe, a script, a log):
+ * one line per update, in order. On a TTY the status line shows it in place instead.
  */
-export function writeProgress(
-  output: NodeJS.WritableStream,
-  interactive: boolean,
-  update: ProgressUpdate,
-): void {
-  output.write(`${interactive ? CLEAR_LINE : ""}${update.text}\n`);
+export function writeProgress(output: NodeJS.WritableStream, update: ProgressUpdate): void {
+  output.write(`${update.text}\n`);
 }

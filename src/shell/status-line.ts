@@ -10,18 +10,25 @@ export interface StatusOutput {
 }
 
 /**
- * Shows `⠋ label (3s)` on the terminal's current line while a turn runs, redrawn every
- * `everyMs`, and erases it when stopped. Only on a TTY: piped output stays exactly the
- * conversation.
+ * Shows `⠋ label (3s) · detail` on the terminal's current line while a turn runs, redrawn
+ * every `everyMs`, and erases it when stopped. `detail` is read at each redraw, so a running
+ * call's progress updates this one line in place. Only on a TTY: piped output stays exactly
+ * the conversation.
  */
-export function startStatusLine(output: StatusOutput, label: string, everyMs = 100): () => void {
+export function startStatusLine(
+  output: StatusOutput,
+  label: string,
+  everyMs = 100,
+  detail: () => string | undefined = () => undefined,
+): () => void {
   if (output.isTTY !== true) return () => undefined;
   const started = Date.now();
   let frame = 0;
   const draw = () => {
     const seconds = Math.floor((Date.now() - started) / 1000);
+    const more = detail();
     output.write(
-      `${CLEAR_LINE}${FRAMES[frame++ % FRAMES.length]} ${label}${seconds > 0 ? ` (${seconds}s)` : ""}`,
+      `${CLEAR_LINE}${FRAMES[frame++ % FRAMES.length]} ${label}${seconds > 0 ? ` (${seconds}s)` : ""}${more ? ` · ${more}` : ""}`,
     );
   };
   draw();

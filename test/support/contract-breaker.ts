@@ -1,7 +1,6 @@
-import { createServer, type Server as HttpServer } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { serveStatelessMcp } from "../../src/demo/stateless-http.js";
 
 /** Which rule the server breaks: the Answer contract's (`answers`) or MCP's own (`schemas`). */
 export type Breakage = "answers" | "schemas";
@@ -45,28 +44,6 @@ export async function startContractBreaker(
   breakage: Breakage,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const counter = { calls: 0 };
-  const http: HttpServer = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      const server = breaker(breakage, counter);
-      res.on("close", () => {
-        void transport.close();
-        void server.close();
-      });
-      const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
-      void server.connect(transport).then(() => transport.handleRequest(req, res, body));
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const address = http.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: () => new Promise((resolve) => http.close(() => resolve())),
-  };
+  const served = await serveStatelessMcp(() => breaker(breakage, counter), { port: 0 });
+  return { url: served.url, close: served.close };
 }

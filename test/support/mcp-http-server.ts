@@ -1,6 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { IncomingHttpHeaders } from "node:http";
 import { createDemoServer, type DemoServerOptions } from "../../src/demo/server.js";
+import { serveStatelessMcp } from "../../src/demo/stateless-http.js";
 
 /** The demo namespaces served over Streamable HTTP on loopback (stateless: one server per request). */
 export interface McpHttpServer {
@@ -13,30 +13,9 @@ export interface McpHttpServer {
 /** Starts the demo MCP server behind the SDK's Streamable HTTP transport on a free port. */
 export async function startMcpHttpServer(options: DemoServerOptions): Promise<McpHttpServer> {
   const requests: IncomingHttpHeaders[] = [];
-  const http: Server = createServer((req, res) => {
-    requests.push(req.headers);
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      const server = createDemoServer(options);
-      res.on("close", () => {
-        void transport.close();
-        void server.close();
-      });
-      const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
-      void server.connect(transport).then(() => transport.handleRequest(req, res, body));
-    });
+  const served = await serveStatelessMcp(() => createDemoServer(options), {
+    port: 0,
+    onRequest: (req) => requests.push(req.headers),
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const address = http.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    requests,
-    close: () => new Promise((resolve) => http.close(() => resolve())),
-  };
+  return { url: served.url, requests, close: served.close };
 }

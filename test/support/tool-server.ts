@@ -1,12 +1,11 @@
-import { createServer, type Server as HttpServer } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
   type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { serveStatelessMcp } from "../../src/demo/stateless-http.js";
 
 /** One tool of a test server: its MCP description and what a call returns. */
 export interface TestTool {
@@ -36,29 +35,6 @@ export async function startToolServer(tools: TestTool[]): Promise<ToolServer> {
     });
     return server;
   };
-  const http: HttpServer = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      const server = build();
-      res.on("close", () => {
-        void transport.close();
-        void server.close();
-      });
-      const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
-      void server.connect(transport).then(() => transport.handleRequest(req, res, body));
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const address = http.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    calls,
-    close: () => new Promise((resolve) => http.close(() => resolve())),
-  };
+  const served = await serveStatelessMcp(build, { port: 0 });
+  return { url: served.url, calls, close: served.close };
 }

@@ -1,0 +1,24 @@
+import type { ElicitHandler } from "./elicitation-router.js";
+
+/** One progress notification of a running call, as MCP sends it. */
+export interface CallProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What a namespace's server says about itself at initialisation (MCP serverInfo and instructions). */
+export interface NamespaceAbout {
+  title?: string;
+  description?: string;
+  instructions?: string;
+}
+
+/** Options of one call: a timeout (default from config), a signal that cancels it, progress updates. */
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: CallProgress) => void;
+  /** Asks the person when the server elicits input during this call; without it such requests are declined. */
+  onElicit?: ElicitHandler;
+}
