@@ -189,6 +189,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       settings: {
         leaseMs,
         deadlineMs,
+        retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),
         turnRecordMs,
         typingAfterMs: config.queue.typingAfterMs,
         idleSeconds: config.sessions.idleSeconds,

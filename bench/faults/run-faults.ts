@@ -1,7 +1,10 @@
 // npm run test:faults — one `roomgate start` and two `roomgate worker` processes
 // against a recording Bot API stand-in, a Redis of their own (append-only on) and
 // the echo namespace, under one injected fault per run. Exits 1 unless every turn
-// was answered exactly once, in order, within Telegram's limits.
+// was answered, in order, within Telegram's limits, and exactly once — except a part
+// a worker logged resending after the attempt's holder was killed between the send
+// and its record (the at-least-once window of docs/reliability.md), which is counted
+// apart as "resent-unknown" and allowed.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +13,7 @@ import { BotApiStandin, type ScheduledMessage } from "../support/bot-api-standin
 import { cleanupOnExit, killAll } from "../support/processes.js";
 import { RedisProcess } from "../support/redis-process.js";
 import { RoomgateFleet } from "../support/roomgate-fleet.js";
+import { classifyDuplicates, readResentLines, type DuplicateCauses } from "../support/duplicate-causes.js";
 import { analyse, messageText, type DeliveryReport } from "../support/send-analysis.js";
 import { crashText, SCENARIOS, startFault, type Scenario } from "./scenarios.js";
 
@@ -41,6 +45,7 @@ const rate = Number(values.rate);
 const drainTimeoutMs = Number(values["drain-timeout"]) * 1000;
 const toleranceMs = Number(values["tolerance-ms"]);
 const GROUP_USER = 4242;
+const BOT_ID = 8_100_000_001;
 
 const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -85,7 +90,7 @@ function schedule(scenario: Scenario, start: number): ScheduledMessage[] {
   });
 }
 
-interface Row extends DeliveryReport {
+interface Row extends DeliveryReport, DuplicateCauses {
   scenario: Scenario;
   tooMany: number;
   passed: boolean;
@@ -95,10 +100,10 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), `roomgate-faults-${scenario}-`));
   const redis = await RedisProcess.start(join(dir, "redis"));
   const standin = await BotApiStandin.start();
-  const token = standin.addBot(8_100_000_001, "faults_bot");
+  const token = standin.addBot(BOT_ID, "faults_bot");
   const chats = chatPlan();
   const markers = mkdtempSync(join(dir, "markers-"));
-  let keep = false;
+  let report: DeliveryReport;
   const fleet = new RoomgateFleet({
     dir,
     redisUrl: redis.url,
@@ -136,19 +141,26 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     }
     // Late duplicates (a retried turn) would arrive in the next seconds.
     await sleep(3_000);
-    const report = analyse(standin.released, standin.sends, { toleranceMs });
-    const passed =
-      report.lost + report.duplicated + report.outOfOrder + report.stray === 0 &&
-      report.chatGapViolations + report.botRateViolations + report.groupRateViolations === 0;
-    keep = !passed;
-    if (keep) log(`${scenario}: failed; its processes' logs are kept in ${dir}`);
-    return { ...report, scenario, tooMany: standin.tooMany, passed };
+    report = analyse(standin.released, standin.sends, { toleranceMs });
   } finally {
     await fleet.stop();
     await redis.stop();
     await standin.close();
-    if (!values.keep && !keep) rmSync(dir, { recursive: true, force: true });
   }
+  await fleet.logsWritten();
+  const causes = classifyDuplicates({
+    botId: BOT_ID,
+    released: standin.released,
+    sends: standin.sends,
+    resent: readResentLines(dir),
+    kills: fleet.kills,
+  });
+  const passed =
+    report.lost + causes.unexplained + report.outOfOrder + report.stray === 0 &&
+    report.chatGapViolations + report.botRateViolations + report.groupRateViolations === 0;
+  if (!passed) log(`${scenario}: failed; its processes' logs are kept in ${dir}`);
+  if (!values.keep && passed) rmSync(dir, { recursive: true, force: true });
+  return { ...report, ...causes, scenario, tooMany: standin.tooMany, passed };
 }
 
 const HEAD = [
@@ -156,6 +168,7 @@ const HEAD = [
   "turns",
   "lost",
   "dup",
+  "resent-unknown",
   "order",
   "<1s/chat",
   "min gap ms",
@@ -173,7 +186,8 @@ function cells(r: Row): string[] {
     r.scenario,
     String(r.turns),
     String(r.lost),
-    String(r.duplicated),
+    String(r.unexplained),
+    String(r.resentAfterUnknown),
     String(r.outOfOrder),
     `${r.chatGapsUnder1s} (${r.chatGapViolations} <${1000 - toleranceMs})`,
     r.minChatGapMs.toFixed(0),
@@ -195,10 +209,20 @@ for (const scenario of scenarios) {
   log(`${scenario}: ${cells(row).join("  ")}`);
   if (row.lost > 0) log(`${scenario}: never answered (first ten): ${row.lostSample.join(", ")}`);
   if (row.duplicated > 0) log(`${scenario}: answered twice (first ten): ${row.duplicateSample.join(", ")}`);
+  if (row.unexplained > 0)
+    log(`${scenario}: duplicates not explained by a kill (first ten): ${row.unexplainedSample.join(", ")}`);
 }
 const table = [HEAD, ...rows.map(cells)];
 const widths = HEAD.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
 console.log(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ")).join("\n"));
+console.log(
+  [
+    "dup: replies sent more than once that no kill explains; a failure.",
+    "resent-unknown: replies sent again because the worker holding the room was killed after the",
+    "  request left and before the part was recorded sent (it logged that resend, naming the killed",
+    "  worker's attempt); allowed: the at-least-once window of the delivery guarantee in docs/reliability.md.",
+  ].join("\n"),
+);
 if (values.json) {
   const summary = rows.map(({ latencies: _latencies, ...rest }) => rest);
   console.log(`FAULTS_JSON ${JSON.stringify(summary)}`);

@@ -22,6 +22,8 @@ export interface ReleasedMessage {
   chatId: number;
   text: string;
   availableAt: number;
+  /** The update that carried it (roomgate's turn id is `tg:<bot id>:<update id>`). */
+  updateId: number;
 }
 
 /** Faults the stand-in can inject into sendMessage. */
@@ -116,8 +118,15 @@ export class BotApiStandin {
                 entities: [{ type: "mention", offset: 0, length: bot.username.length + 1 }],
               }),
         };
-        bot.updates.push({ update_id: bot.nextUpdateId++, message });
-        this.released.push({ token, chatId: m.chatId, text: m.text, availableAt: performance.now() });
+        const updateId = bot.nextUpdateId++;
+        bot.updates.push({ update_id: updateId, message });
+        this.released.push({
+          token,
+          chatId: m.chatId,
+          text: m.text,
+          availableAt: performance.now(),
+          updateId,
+        });
       }
       for (const wake of bot.waiters) wake();
       if (i < sorted.length) this.later(tick, sorted[i]!.at - performance.now());

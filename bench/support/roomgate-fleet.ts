@@ -32,6 +32,13 @@ export interface FleetOptions {
 
 type Role = "start" | "worker";
 
+/** One kill -9 of a member: which process, and when (Date.now() just before the signal). */
+export interface KillRecord {
+  name: string;
+  pid: number;
+  at: number;
+}
+
 /** One `roomgate start` or `roomgate worker` child, with its log in the fleet's folder. */
 export interface Member {
   role: Role;
@@ -48,8 +55,11 @@ export interface Member {
  */
 export class RoomgateFleet {
   readonly members = new Map<string, Member>();
+  /** Every kill -9, with the process id and the wall-clock time just before the signal. */
+  readonly kills: KillRecord[] = [];
   private readonly configFile: string;
   private restarts = 0;
+  private readonly logs: Promise<void>[] = [];
 
   constructor(private readonly options: FleetOptions) {
     this.configFile = join(options.dir, "config.yaml");
@@ -81,7 +91,11 @@ export class RoomgateFleet {
     const member: Member = { role, name, child, ready: false };
     child.once("exit", () => (member.ready = false));
     this.members.set(name, member);
-    child.stdout?.pipe(log);
+    // The log ends once both of the child's output streams closed, so that a reader
+    // of the folder after `logsWritten` sees every line.
+    child.stdout?.pipe(log, { end: false });
+    child.once("close", () => log.end());
+    this.logs.push(new Promise<void>((resolveLog) => log.once("close", () => resolveLog())));
     let seen = "";
     const ready = new Promise<void>((resolvePromise, reject) => {
       const timer = setTimeout(
@@ -114,6 +128,7 @@ export class RoomgateFleet {
   async kill(name: string): Promise<void> {
     const member = this.members.get(name);
     if (!member) return;
+    if (member.child.pid !== undefined) this.kills.push({ name, pid: member.child.pid, at: Date.now() });
     member.child.kill("SIGKILL");
     await exited(member.child);
   }
@@ -126,6 +141,11 @@ export class RoomgateFleet {
     await Promise.all(all.map(exited));
     clearTimeout(timer);
     all.forEach((c) => killGroup(c));
+  }
+
+  /** Resolves once the log file of every member that exited is complete on disk. */
+  async logsWritten(): Promise<void> {
+    await Promise.all(this.logs);
   }
 
   /** Pids of the members running now. */

@@ -183,6 +183,8 @@ const QueueSchema = z.strictObject({
   leaseSeconds: z.number().positive().default(10),
   /** A turn still undeliverable this long after its first wait goes to the dead letters. */
   deliveryDeadlineSeconds: z.number().positive().default(3600),
+  /** The longest sleep between delivery retries (backoff doubles from 0.5 s up to this, jittered). */
+  retryMaxSeconds: z.number().positive().default(10),
   /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
   dedupeSeconds: z
     .number()
@@ -222,6 +224,7 @@ export const ConfigSchema = z.strictObject({
   queue: QueueSchema.default({
     leaseSeconds: 10,
     deliveryDeadlineSeconds: 3600,
+    retryMaxSeconds: 10,
     dedupeSeconds: 6 * 3600,
     typingAfterMs: 1000,
   }),

@@ -112,6 +112,17 @@ export const rateLimitedTotal = new Counter({
   registers: [registry],
 });
 
+/**
+ * Parts sent again because an earlier attempt's answer was never recorded: a possible duplicate
+ * when that worker died or lost its lease mid-request; refusals (429, no connection) count too.
+ */
+export const resentUnknownPartsTotal = new Counter({
+  name: "roomgate_resent_unknown_parts_total",
+  help: "Answer parts sent again because an earlier attempt has no recorded answer (a worker died mid-request, or a 429 or network error the mark does not record), by platform",
+  labelNames: ["platform"] as const,
+  registers: [registry],
+});
+
 /** Rooms that gave their worker slot back to wait (a full send window or a 429), by platform and reason. */
 export const deferralsTotal = new Counter({
   name: "roomgate_send_deferrals_total",

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Redis } from "ioredis";
 import type { Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
@@ -36,7 +37,8 @@ interface Held extends HeldRoom {
  * its lease is marked lost and its turn stops before any further side effect.
  */
 export class RoomWorker {
-  private readonly id = randomUUID();
+  /** Names this process in its lease tokens (host/pid/random), so a log can say who held a room. */
+  private readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   private readonly held = new Map<string, Held>();
   private readonly blockers: Redis[] = [];
   private readonly loops: Promise<void>[] = [];

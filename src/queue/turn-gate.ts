@@ -5,6 +5,7 @@ import type { Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { CommitRecord } from "../sessions/session-store.js";
+import { resentUnknownPartsTotal } from "../ops/scheduler-metrics.js";
 import { laneOf } from "./lanes.js";
 import type { QueueScripts } from "./scripts.js";
 
@@ -53,7 +54,9 @@ export class TurnGate implements DeliveryLedger, SendGate {
       scripts: QueueScripts;
       keys: Keys;
       limiter: RedisRateLimiter;
+      /** The turn's logger (its turn id and room bound). */
       log: Logger;
+      platform: string;
     },
     private readonly held: HeldRoom,
     private readonly record: Record<string, string>,
@@ -81,12 +84,16 @@ export class TurnGate implements DeliveryLedger, SendGate {
   async get(partKey: string): Promise<string | null> {
     const done = this.sent[partKey] ?? this.record[`part:${partKey}`];
     if (done !== undefined) return done;
-    if (this.record[`sending:${partKey}`] !== undefined && !this.warned.has(partKey)) {
+    const mark = this.record[`sending:${partKey}`];
+    if (mark !== undefined && !this.warned.has(partKey)) {
       // Telegram has no idempotency key: an attempt whose answer was never recorded (a 429, a
       // timeout, a worker that died) is sent again, which duplicates it only if it had arrived.
+      // The mark names when and by which worker that attempt was made, so that an operator (or
+      // the fault script) can tell this window from an unexplained duplicate.
       this.warned.add(partKey);
+      resentUnknownPartsTotal.inc({ platform: this.deps.platform });
       this.deps.log.info(
-        { part: partKey },
+        { part: partKey, ...attemptOf(mark) },
         "an earlier attempt of this part has no recorded answer; sending it again",
       );
     }
@@ -131,4 +138,14 @@ export class TurnGate implements DeliveryLedger, SendGate {
   async hold(windows: SendWindow[], ms: number): Promise<void> {
     await this.deps.limiter.hold(windows, ms);
   }
+}
+
+/**
+ * Reads a `sending:` mark ("<redis ms> <lease token>") into log fields: when the earlier
+ * attempt was reserved and by which worker (the token without its claim counter).
+ */
+export function attemptOf(mark: string): { earlierAttemptAt?: number; earlierAttemptBy?: string } {
+  const [at, token] = mark.split(" ");
+  const by = token?.slice(0, token.lastIndexOf(":"));
+  return { earlierAttemptAt: Number(at), ...(by ? { earlierAttemptBy: by } : {}) };
 }

@@ -30,6 +30,8 @@ export interface TurnRunnerSettings {
   leaseMs: number;
   /** A turn still waiting this long after its first wait goes to the dead letters. */
   deadlineMs: number;
+  /** The longest backoff between delivery retries. */
+  retryMaxMs: number;
   /** How long the turn record is kept (longer than the deadline). */
   turnRecordMs: number;
   /** The typing indicator starts only when a turn runs longer than this. */
@@ -86,7 +88,7 @@ export class TurnRunner {
       return this.finish(held, input.head, undefined, draining, "", "");
     }
     const record = recordOf(input.record, event.eventId);
-    const gate = new TurnGate(this.deps, held, record);
+    const gate = new TurnGate({ ...this.deps, log, platform: event.platform }, held, record);
     const started = Date.now();
     try {
       const sender = this.deps.senders.get(event.platform);
@@ -233,7 +235,7 @@ export class TurnRunner {
       delay = 0;
     } else {
       kind = "fail";
-      const backoff = Math.min(60_000, 500 * 2 ** attempts);
+      const backoff = Math.min(this.deps.settings.retryMaxMs, 500 * 2 ** attempts);
       delay = backoff / 2 + Math.random() * (backoff / 2);
     }
     const reason = err instanceof Error ? err.message : String(err);

@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, afterAll, beforeEach, describe, expect, it } from "vitest";
+import { freePort } from "../../src/sessions/embedded-redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
@@ -26,13 +27,14 @@ afterEach(async () => {
   await db.cleanup();
 });
 
-function run(command: "start" | "worker", env: Record<string, string> = {}) {
+function run(command: "start" | "worker", env: Record<string, string> = {}, httpPort?: number) {
   const demo = demoNamespaces(env, ["feed"]);
   const p = RoomgateProcess.start(
     {
       redis: { url: db.url, prefix: db.prefix },
       namespaces: demo.config.namespaces,
       queue: { leaseSeconds: LEASE_SECONDS },
+      ...(httpPort === undefined ? {} : { http: { host: "127.0.0.1", port: httpPort } }),
       telegram: {
         apiRoot: standin.url,
         bots: [{ token: "${TELEGRAM_FEED_TOKEN}", namespace: "feed", users: [ALICE.id] }],
@@ -59,7 +61,8 @@ describe("a worker killed with SIGKILL", () => {
     first.process.child.kill("SIGKILL");
     const killedAt = Date.now();
     // A new `start`: workers, and a receiver that may see the question again (de-duplicated).
-    const second = run("start");
+    const port = await freePort();
+    const second = run("start", {}, port);
     await waitFor(() => answers().length === 2, 20_000, "the part to be sent again");
     const stall = Date.now() - killedAt;
     expect(stall).toBeLessThan(LEASE_SECONDS * 1000 + 2000 + 1500); // + the new process's start-up
@@ -68,6 +71,22 @@ describe("a worker killed with SIGKILL", () => {
     // The outcome was committed before the send: the namespace was asked once, not again.
     expect(asks(first.callLog)).toHaveLength(1);
     expect(asks(second.callLog)).toHaveLength(0);
+    // The operator can tell this repeat from a bug: the resend is logged with the turn, room,
+    // part and the killed worker that made the earlier attempt, and counted.
+    const resent = second.process.output
+      .split("\n")
+      .filter((l) => l.includes("an earlier attempt of this part has no recorded answer"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(resent).toHaveLength(1);
+    expect(resent[0]).toMatchObject({
+      turn: expect.stringMatching(new RegExp(`^tg:${bot.id}:\\d+$`)),
+      room: `telegram:${bot.id}:${ALICE.id}`,
+      part: expect.any(String),
+      earlierAttemptAt: expect.any(Number),
+      earlierAttemptBy: expect.stringContaining(`/${first.process.child.pid}/`),
+    });
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/^roomgate_resent_unknown_parts_total\{platform="telegram"\} 1$/m);
     // The turn is finished: no third copy, and the room answers the next question once.
     await new Promise((r) => setTimeout(r, 1500));
     expect(answers()).toHaveLength(2);

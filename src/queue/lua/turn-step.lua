@@ -26,5 +26,7 @@ if #keys > 0 then
   if wait > 0 then return { 2, wait } end
   windows_take(keys, window, ARGV[6], now)
 end
-if ARGV[5] ~= "" then redis.call("HSET", KEYS[6], "sending:" .. ARGV[5], now) end
+-- The mark names the attempt's time and lease token, so a later holder can say whose
+-- attempt has no recorded answer.
+if ARGV[5] ~= "" then redis.call("HSET", KEYS[6], "sending:" .. ARGV[5], now .. " " .. ARGV[2]) end
 return { 1 }
