@@ -32,11 +32,12 @@ beforeEach(async () => {
 });
 afterEach(async () => db.cleanup());
 
-function question(text = "what's new?", chatId = ALICE.id): InboundEvent {
+function question(text = "what's new?", chatId = ALICE.id, threadId?: number): InboundEvent {
   const { updateId, message } = standin.userSends(bot.token, {
     from: ALICE,
     chat: { id: chatId, type: chatId > 0 ? "private" : "supergroup" },
     text,
+    ...(threadId === undefined ? {} : { threadId }),
   });
   return {
     kind: "message",
@@ -53,6 +54,7 @@ function question(text = "what's new?", chatId = ALICE.id): InboundEvent {
       messageId: message.message_id,
       chatType: chatId > 0 ? "private" : "supergroup",
       userId: ALICE.id,
+      ...(threadId === undefined ? {} : { topicId: threadId }),
     },
   };
 }
@@ -222,8 +224,7 @@ describe("TelegramSender", () => {
   });
 
   it("answers in the forum topic the question came from", async () => {
-    const event = question("/status", -100500);
-    event.origin = { ...event.origin, topicId: 77 };
+    const event = question("/status", -100500, 77);
     await deliver(event, { reply: answer({ answer: "in topic" }) });
     expect(standin.botMessages(bot.token, -100500, 77).map((m) => m.text)).toEqual(["in topic"]);
   });
