@@ -18,13 +18,15 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
   return (event) => {
     const origin = TelegramOriginSchema.safeParse(event.origin);
     if (!origin.success) return false;
-    const { botId, chatId, chatType, userId } = origin.data;
+    const { botId, chatId, chatType, userId, roomChat } = origin.data;
     const bot = bots.get(botId);
+    // A migrated group is bound by either of its ids: the one it has, or the one its room keeps.
+    const boundBy = (id: number) => isAllowed(bot!, { id, type: chatType }, userId);
     return (
       bot !== undefined &&
       event.sender.id === `tg:${userId}` &&
       bot.namespace === event.namespace &&
-      isAllowed(bot, { id: chatId, type: chatType }, userId)
+      (boundBy(chatId) || (roomChat !== undefined && boundBy(roomChat)))
     );
   };
 }

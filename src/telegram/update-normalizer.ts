@@ -2,7 +2,8 @@ import type { Chat, Message, MessageEntity, Update, User } from "grammy/types";
 import type { EditsConfig } from "../core/config.js";
 import type { InboundEvent, InboundFile, Sender } from "../core/event.js";
 import { telegramRoom } from "../core/room.js";
-import { isAllowed, type TelegramBotConfig } from "./telegram-access.js";
+import type { ChatAliases } from "./chat-migrations.js";
+import { groupBinding, isAllowed, type TelegramBotConfig } from "./telegram-access.js";
 import { messageRef, type TelegramOrigin } from "./telegram-origin.js";
 
 /** What the normaliser knows about the bot an update arrived at. */
@@ -13,6 +14,8 @@ export interface BotIdentity {
   config: TelegramBotConfig;
   /** What edited messages do (default: logged, not asked again). */
   edits?: EditsConfig;
+  /** The ids migrated groups had and have, so that such a group keeps its room and binding. */
+  aliases?: ChatAliases;
 }
 
 /** Reads a document into an inbound file (downloaded text, or the reason it was refused). */
@@ -44,7 +47,7 @@ export async function normalizeUpdate(
   const msg = update.message;
   if (!msg?.from || msg.from.is_bot) return null;
   const isPrivate = msg.chat.type === "private";
-  if (!isPrivate && !respondsToAll(bot.config, msg.chat.id) && !isAddressed(msg, bot)) return null;
+  if (!isPrivate && !respondsToAll(bot, msg.chat.id) && !isAddressed(msg, bot)) return null;
   const common = { ...envelope(update, bot, msg.chat, msg.from, msg, now), ...replyTarget(msg, bot) };
   if (msg.document) return { ...common, kind: "file", file: await readDocument(msg.document) };
   const media = OTHER_MEDIA.find(([field]) => msg[field] !== undefined);
@@ -77,6 +80,8 @@ function envelope(
 ) {
   // Only forum topics are rooms of their own; a reply thread in a plain group is not.
   const topicId = msg.is_topic_message === true ? msg.message_thread_id : undefined;
+  // A migrated group stays the room it was: its key keeps the first id the group had.
+  const roomChat = bot.aliases?.original(chat.id) ?? chat.id;
   const origin: TelegramOrigin = {
     botId: bot.id,
     chatId: chat.id,
@@ -84,15 +89,16 @@ function envelope(
     chatType: chat.type,
     userId: from.id,
     ...(topicId === undefined ? {} : { topicId }),
+    ...(roomChat === chat.id ? {} : { roomChat }),
   };
   const sender: Sender = {
     id: `tg:${from.id}`,
     name: [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username,
-    allowed: isAllowed(bot.config, chat, from.id),
+    allowed: isAllowed(bot.config, chat, from.id, bot.aliases),
   };
   return {
     eventId: `tg:${bot.id}:${update.update_id}`,
-    room: telegramRoom(bot.id, chat.id, topicId),
+    room: telegramRoom(bot.id, roomChat, topicId),
     namespace: bot.config.namespace,
     platform: "telegram" as const,
     sender,
@@ -102,8 +108,8 @@ function envelope(
 }
 
 /** A group bound with `respond: all` takes every message, not only those addressed to the bot. */
-function respondsToAll(config: TelegramBotConfig, chatId: number): boolean {
-  return config.groups.some((g) => g.chat === chatId && g.respond === "all");
+function respondsToAll(bot: BotIdentity, chatId: number): boolean {
+  return groupBinding(bot.config, chatId, bot.aliases)?.respond === "all";
 }
 
 /**
@@ -122,15 +128,19 @@ export function edgeOf(
       chat: press.message.chat,
       from: press.from,
       press,
-      allowed: isAllowed(bot.config, press.message.chat, press.from.id),
+      allowed: isAllowed(bot.config, press.message.chat, press.from.id, bot.aliases),
     };
   }
   const msg = update.message;
   if (!msg?.from || msg.from.is_bot) return null;
-  if (msg.chat.type !== "private" && !respondsToAll(bot.config, msg.chat.id) && !isAddressed(msg, bot)) {
+  if (msg.chat.type !== "private" && !respondsToAll(bot, msg.chat.id) && !isAddressed(msg, bot)) {
     return null;
   }
-  return { chat: msg.chat, from: msg.from, allowed: isAllowed(bot.config, msg.chat, msg.from.id) };
+  return {
+    chat: msg.chat,
+    from: msg.from,
+    allowed: isAllowed(bot.config, msg.chat, msg.from.id, bot.aliases),
+  };
 }
 
 /** The bot message a message replies to, as a message ref, so a reply chooses from that offer. */
