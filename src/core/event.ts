@@ -69,7 +69,8 @@ function fromPreviousRelease(raw: unknown): unknown {
   return {
     ...event,
     origin: { ...origin, platform: event.platform },
-    addressed: event.addressed ?? (event.kind === "choice" || event.kind === "reaction" ? "button" : "direct"),
+    addressed:
+      event.addressed ?? (event.kind === "choice" || event.kind === "reaction" ? "button" : "direct"),
     ...(event.topic === undefined && typeof topicId === "number" ? { topic: String(topicId) } : {}),
   };
 }

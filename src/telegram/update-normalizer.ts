@@ -49,7 +49,12 @@ export function edgeOf(update: Update, bot: BotIdentity): TelegramEdge | null {
   if (press) {
     if (!press.message) return null;
     const { chat } = press.message;
-    return { edge: edgeRecord(bot, chat, press.from, press.message, "button", press.id), chat, from: press.from, press };
+    return {
+      edge: edgeRecord(bot, chat, press.from, press.message, "button", press.id),
+      chat,
+      from: press.from,
+      press,
+    };
   }
   const msg = update.message;
   if (!msg?.from || msg.from.is_bot) return null;
