@@ -16,7 +16,7 @@ import { loggableError } from "./loggable-error.js";
 import { refusalsTotal } from "../ops/metrics.js";
 import { groupBinding } from "./telegram-access.js";
 import { reaskEdit } from "./telegram-edits.js";
-import { edgeOf, normalizeUpdate, type BotIdentity } from "./update-normalizer.js";
+import { edgeOf, normalizeUpdate, type BotIdentity, type TelegramEdge } from "./update-normalizer.js";
 
 /**
  * Callback data of the single button left on an offer once an option was chosen: a
@@ -69,27 +69,23 @@ export class UpdateIntake {
       return this.answer(press.id);
     }
     const moved = update.message?.migrate_to_chat_id ?? update.message?.migrate_from_chat_id;
-    if (update.message && moved !== undefined) return this.migrated(update.message.chat.id, update.message);
-    const edge = edgeOf(update, this.identity);
-    if (edge === null) return;
-    const { chat, from } = edge;
-    const where = update.message ?? press?.message;
-    const topic =
-      where && "is_topic_message" in where && where.is_topic_message ? where.message_thread_id : undefined;
+    if (update.message && moved !== undefined) return this.migrated(update.message);
+    const seen = edgeOf(update, this.identity);
+    if (seen === null) return;
+    const { chat, from, edge } = seen;
     if (chat.type !== "private" && !(await this.bound(chat.id))) return this.leave(chat.id, chat.type);
-    const room = telegramRoom(this.identity.id, this.roomChat(chat.id), topic);
-    if (!edge.allowed) return this.refuse(update, room, chat.id, from.id, topic);
+    const topic = topicOf(seen);
+    if (!edge.sender.allowed) return this.refuse(update, edge.room, chat.id, from.id, topic);
     const page = press?.data === undefined ? null : parsePageData(press.data);
     if (press && page) return this.turnPage(press, page);
-    const userId = `tg:${from.id}`;
     if (update.message?.document) {
       // A file is downloaded only once admitted, so its flood check comes first, on its own.
-      const flood = await this.deps.flood.check(room, userId);
-      if (flood.admit) this.readLater(update, chat.id);
+      const flood = await this.deps.flood.check(edge.room, edge.sender.id);
+      if (flood.admit) this.readLater(update, seen);
       else await this.refuseFlood(chat.id, undefined, flood.notice, topic);
       return;
     }
-    await this.enqueue(update, { userId, chatId: chat.id, topic });
+    await this.enqueue(update, seen, true);
   }
 
   /** Waits for the document reads in flight, so a stop does not lose one half-read. */
@@ -98,16 +94,13 @@ export class UpdateIntake {
   }
 
   /**
-   * Normalises and queues the update; with `sender` its flood limits are checked in the
+   * Normalises and queues the update; with `flood` its flood limits are checked in the
    * same round trip, and the excess gets its one notice instead of being queued.
    */
-  private async enqueue(
-    update: Update,
-    sender?: { userId: string; chatId: number; topic: number | undefined },
-  ): Promise<void> {
+  private async enqueue(update: Update, seen: TelegramEdge, flood = false): Promise<void> {
     let event: InboundEvent | null;
     try {
-      event = await normalizeUpdate(update, this.identity, (doc) => this.reader.read(doc));
+      event = await normalizeUpdate(update, seen, this.identity, (doc) => this.reader.read(doc));
     } catch (err) {
       // A malformed update would otherwise stall the bot: it is logged and skipped.
       this.deps.log.error(
@@ -117,14 +110,14 @@ export class UpdateIntake {
       return;
     }
     if (event === null) return;
-    if (sender === undefined) {
+    if (!flood) {
       const fresh = await this.deps.inbox.enqueue(event);
       this.deps.log.debug({ eventId: event.eventId, room: event.room, fresh }, "telegram: update enqueued");
       return;
     }
-    const queued = await this.deps.flood.enqueue(this.deps.inbox, event, sender.userId);
+    const queued = await this.deps.flood.enqueue(this.deps.inbox, event, event.sender.id);
     if (!queued.admit) {
-      return this.refuseFlood(sender.chatId, update.callback_query?.id, queued.notice, sender.topic);
+      return this.refuseFlood(seen.chat.id, update.callback_query?.id, queued.notice, topicOf(seen));
     }
     this.deps.log.debug(
       { eventId: event.eventId, room: event.room, fresh: queued.fresh },
@@ -143,10 +136,11 @@ export class UpdateIntake {
     if (notice) await this.say(chatId, notice, topic);
   }
 
-  private readLater(update: Update, chatId: number): void {
+  private readLater(update: Update, seen: TelegramEdge): void {
+    const chatId = seen.chat.id;
     const previous = this.reads.get(chatId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.enqueue(update))
+      .then(() => this.enqueue(update, seen))
       .catch((err: unknown) =>
         this.deps.log.error(
           { err: loggableError(err), updateId: update.update_id },
@@ -193,11 +187,11 @@ export class UpdateIntake {
    * `migrate_to_chat_id`, in the new one `migrate_from_chat_id`): recorded, so that the
    * group goes on as the same room under the binding that names either id.
    */
-  private async migrated(chatId: number, message: NonNullable<Update["message"]>): Promise<void> {
+  private async migrated(message: NonNullable<Update["message"]>): Promise<void> {
     const [from, to] =
       message.migrate_to_chat_id !== undefined
-        ? [chatId, message.migrate_to_chat_id]
-        : [message.migrate_from_chat_id!, chatId];
+        ? [message.chat.id, message.migrate_to_chat_id]
+        : [message.migrate_from_chat_id!, message.chat.id];
     const { migrations } = this.deps;
     const { config } = this.identity;
     if (!migrations || (groupBinding(config, from, migrations) ?? groupBinding(config, to)) === undefined)
@@ -272,4 +266,10 @@ export class UpdateIntake {
       this.deps.log.warn({ err: loggableError(err), chatId }, "telegram: could not send an edge notice");
     });
   }
+}
+
+/** The forum topic an update came from, so the edge's notice answers there. */
+function topicOf(seen: TelegramEdge): number | undefined {
+  const origin = seen.edge.origin;
+  return origin.platform === "telegram" ? origin.topicId : undefined;
 }
