@@ -14,6 +14,7 @@ import type { Keys } from "../sessions/keys.js";
 import { ChatMigrations } from "./chat-migrations.js";
 import { htmlToPlainText } from "./plain-text.js";
 import { sendAttachments } from "./telegram-media.js";
+import { TelegramDrafts, type DraftTiming } from "./telegram-drafts.js";
 import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
@@ -42,6 +43,8 @@ export interface SenderTiming {
    * the client spins until then, and Telegram stops taking answers after a while.
    */
   pressDeadlineMs: number;
+  /** Pace and renewal of progress drafts in private chats. */
+  drafts?: Partial<DraftTiming>;
 }
 
 const TIMING: SenderTiming = { typingEveryMs: 4000, pressDeadlineMs: 8000 };
@@ -57,6 +60,7 @@ export class TelegramSender implements PlatformSender {
 
   private readonly timing: SenderTiming;
   private readonly status: TelegramProgress;
+  private readonly drafts: TelegramDrafts;
   private readonly migrations = new Map<number, ChatMigrations>();
 
   constructor(
@@ -71,6 +75,7 @@ export class TelegramSender implements PlatformSender {
   ) {
     this.timing = { ...TIMING, ...timing };
     this.status = new TelegramProgress(log);
+    this.drafts = new TelegramDrafts(log, this.timing.drafts);
     for (const [botId, api] of apis) {
       if (limited.has(api)) continue;
       limited.add(api);
@@ -189,11 +194,17 @@ export class TelegramSender implements PlatformSender {
     };
   }
 
-  /** Shows a running call's progress in one status message, edited in place (telegram-progress.ts). */
+  /**
+   * Shows a running call's progress: in a private chat as the turn's streamed draft
+   * (telegram-drafts.ts), elsewhere — or for a bot Telegram refuses drafts for — in one
+   * status message edited in place (telegram-progress.ts).
+   */
   async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
     const origin = originOf(event);
-    // Sends and edits pass the API's send limits (installSendLimits) like every other call.
-    await this.status.update(this.api(origin.botId), origin, update);
+    const api = this.api(origin.botId);
+    // Sends, drafts and edits pass the API's send limits (installSendLimits) like every other call.
+    if (this.drafts.applies(origin) && (await this.drafts.update(api, event.eventId, origin, update))) return;
+    await this.status.update(api, origin, update);
   }
 
   private api(botId: number): Api {
