@@ -38,6 +38,26 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
       errors.push(issueAt(path, `unknown namespace "${value}" (known: ${knownList})`));
     }
   };
+  // A voice tool is served by the namespace it names, or the one whose prefix the tool has.
+  const prefixes = Object.entries(tree(root.namespaces) ?? {}).map(([name, ns]) => {
+    const prefix = tree(ns)?.prefix;
+    return [name, typeof prefix === "string" ? prefix : `${name}.`] as const;
+  });
+  const checkVoice = (value: unknown, path: PropertyKey[]) => {
+    const v = tree(value);
+    if (!v || typeof v.tool !== "string") return;
+    if (v.namespace !== undefined) return checkNamespace(v.namespace, [...path, "namespace"]);
+    const owner = prefixes.find(([, prefix]) => prefix !== "" && (v.tool as string).startsWith(prefix));
+    if (owner) used.add(owner[0]);
+    else {
+      errors.push(
+        issueAt(
+          [...path, "tool"],
+          `no configured namespace has the prefix of "${v.tool}"; name its namespace with voice.namespace`,
+        ),
+      );
+    }
+  };
   const firstSeen = new Map<string, string>();
   const once = (key: string, path: PropertyKey[], what: string) => {
     const earlier = firstSeen.get(key);
@@ -63,13 +83,47 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
     list(telegram.bots).forEach((bot, i) => {
       const b = tree(bot);
       if (!b) return;
-      checkNamespace(b.namespace, ["telegram", "bots", i, "namespace"]);
+      const at = ["telegram", "bots", i];
+      checkNamespace(b.namespace, [...at, "namespace"]);
+      if (b.namespace === undefined && list(b.topics).length === 0) {
+        errors.push(
+          issueAt(
+            [...at, "namespace"],
+            "required unless the bot lists `topics` (one namespace per private-chat topic)",
+          ),
+        );
+      }
+      checkVoice(b.voice, [...at, "voice"]);
+      const names = new Map<string, number>();
+      list(b.topics).forEach((topic, j) => {
+        const t = tree(topic);
+        if (!t) return;
+        checkNamespace(t.namespace, [...at, "topics", j, "namespace"]);
+        checkVoice(t.voice, [...at, "topics", j, "voice"]);
+        if (typeof t.name !== "string") return;
+        const key = t.name.trim().toLowerCase();
+        const earlier = names.get(key);
+        if (earlier !== undefined) {
+          errors.push(
+            issueAt(
+              [...at, "topics", j, "name"],
+              `topic "${t.name}" is listed twice (also at topics[${earlier}])`,
+            ),
+          );
+        } else names.set(key, j);
+      });
       const id = typeof b.token === "string" ? botIdPart(b.token) : undefined;
       if (id !== undefined) {
         once(`bot:${id}`, ["telegram", "bots", i, "token"], `the same bot (id ${id}) is configured twice`);
       }
       list(b.groups).forEach((group, j) => {
-        const chat = tree(group)?.chat;
+        const g = tree(group);
+        checkNamespace(g?.namespace, [...at, "groups", j, "namespace"]);
+        checkVoice(g?.voice, [...at, "groups", j, "voice"]);
+        for (const [id, ns] of Object.entries(tree(g?.topics) ?? {})) {
+          checkNamespace(ns, [...at, "groups", j, "topics", id]);
+        }
+        const chat = g?.chat;
         if (typeof chat !== "number") return;
         once(
           `bot:${i}:group:${chat}`,

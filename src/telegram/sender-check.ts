@@ -1,12 +1,14 @@
 import type { TelegramConfig } from "../core/config.js";
 import { originOn, type InboundEvent } from "../core/event.js";
 import { botIdPart } from "../core/telegram-token.js";
+import { namespacesOf } from "./room-binding.js";
 import { isAllowed } from "./telegram-access.js";
 
 /**
  * The worker's own check of a queued Telegram event against the bindings as configured
- * now, instead of the `allowed` flag read back from Redis: the event's bot must be bound
- * to the event's namespace and the sender allowed in that chat.
+ * now, instead of the `allowed` flag read back from Redis: the event's bot must bind a
+ * room of that chat to the event's namespace (its own, a topic's or the group's) and the
+ * sender must be allowed in that chat.
  */
 export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEvent) => boolean {
   const bots = new Map(
@@ -25,7 +27,7 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
     const boundBy = (id: number) => isAllowed(bot, { id, type: chatType }, userId);
     return (
       event.sender.id === `tg:${userId}` &&
-      bot.namespace === event.namespace &&
+      namespacesOf(bot, { id: chatId, type: chatType }, roomChat).has(event.namespace) &&
       (boundBy(chatId) || (roomChat !== undefined && boundBy(roomChat)))
     );
   };
