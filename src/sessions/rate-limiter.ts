@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import type { SendWindow } from "../core/adapter.js";
+import { sleep } from "../core/retry.js";
 
 const script =
   readFileSync(new URL("./lua/windows.lua", import.meta.url), "utf8") +
@@ -49,7 +50,7 @@ export class RedisRateLimiter {
       signal?.throwIfAborted();
       const wait = await this.tryAcquire(windows);
       if (wait <= 0) return;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await sleep(wait);
     }
   }
 

@@ -3,6 +3,7 @@ import type { InlineKeyboardMarkup, Message } from "grammy/types";
 import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
 import { originOn, type InboundEvent } from "../core/event.js";
+import type { TelegramLimits } from "../core/config.js";
 import type { TelegramOrigin } from "../core/origin.js";
 import type { Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
@@ -17,13 +18,7 @@ import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
 import { messageRef, parseMessageRef } from "./telegram-origin.js";
 import { loggableError } from "./loggable-error.js";
-import {
-  classifySendError,
-  DEFAULT_TELEGRAM_LIMITS,
-  inSendScope,
-  installSendLimits,
-  type TelegramLimits,
-} from "./send-limits.js";
+import { classifySendError, DEFAULT_TELEGRAM_LIMITS, inSendScope, installSendLimits } from "./send-limits.js";
 
 /** APIs that already carry the send limits, so two senders on one API do not reserve twice. */
 const limited = new WeakSet<Api>();
