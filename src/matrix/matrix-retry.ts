@@ -2,7 +2,7 @@ import type { SendGate, SendWindow } from "../core/adapter.js";
 import { PermanentSendError, SendDeferredError, TransientSendError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
 import { backoffMs, retry, type RetryPolicy, type RetryVerdict } from "../core/retry.js";
-import { rateLimitedTotal } from "../ops/scheduler-metrics.js";
+import { rateLimitedTotal } from "../ops/metrics.js";
 import { MatrixRequestError } from "./matrix-errors.js";
 
 /** How hard `withMatrixRetry` tries: the shared backoff, and the longest 429 wait it honours. */

@@ -9,9 +9,6 @@ const script =
   "\n" +
   readFileSync(new URL("./lua/reserve-slot.lua", import.meta.url), "utf8");
 
-/** One sliding window: at most `max` sends per `windowMs` in the Redis key. */
-export type RateWindow = SendWindow;
-
 type Reserve = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
 /**

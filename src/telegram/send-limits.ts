@@ -10,7 +10,7 @@ import {
 import { TelegramLimitsSchema, type TelegramLimits } from "../core/config/telegram.js";
 import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
-import { rateLimitedTotal } from "../ops/scheduler-metrics.js";
+import { rateLimitedTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import { loggableError, safeCause } from "./loggable-error.js";
