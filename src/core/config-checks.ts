@@ -67,55 +67,19 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
 
   const telegram = tree(root.telegram);
   if (telegram) {
-    if (telegram.mode === "webhook" && tree(telegram.webhook) === undefined) {
-      errors.push(
-        issueAt(
-          ["telegram", "webhook"],
-          'required when telegram.mode is "webhook" (url, secretToken, optional host and port)',
-        ),
-      );
-    }
-    if (telegram.mode !== "webhook" && telegram.webhook !== undefined) {
-      warnings.push(
-        issueAt(["telegram", "webhook"], 'ignored: telegram.mode is not "webhook", so the bots poll'),
-      );
-    }
+    const section = telegramSectionIssues(telegram);
+    errors.push(...section.errors);
+    warnings.push(...section.warnings);
     list(telegram.bots).forEach((bot, i) => {
       const b = tree(bot);
       if (!b) return;
       const at = ["telegram", "bots", i];
       checkNamespace(b.namespace, [...at, "namespace"]);
-      if (b.namespace === undefined && list(b.topics).length === 0) {
-        errors.push(
-          issueAt(
-            [...at, "namespace"],
-            "required unless the bot lists `topics` (one namespace per private-chat topic)",
-          ),
-        );
-      }
       checkVoice(b.voice, [...at, "voice"]);
-      const names = new Map<string, number>();
       list(b.topics).forEach((topic, j) => {
-        const t = tree(topic);
-        if (!t) return;
-        checkNamespace(t.namespace, [...at, "topics", j, "namespace"]);
-        checkVoice(t.voice, [...at, "topics", j, "voice"]);
-        if (typeof t.name !== "string") return;
-        const key = t.name.trim().toLowerCase();
-        const earlier = names.get(key);
-        if (earlier !== undefined) {
-          errors.push(
-            issueAt(
-              [...at, "topics", j, "name"],
-              `topic "${t.name}" is listed twice (also at topics[${earlier}])`,
-            ),
-          );
-        } else names.set(key, j);
+        checkNamespace(tree(topic)?.namespace, [...at, "topics", j, "namespace"]);
+        checkVoice(tree(topic)?.voice, [...at, "topics", j, "voice"]);
       });
-      const id = typeof b.token === "string" ? botIdPart(b.token) : undefined;
-      if (id !== undefined) {
-        once(`bot:${id}`, ["telegram", "bots", i, "token"], `the same bot (id ${id}) is configured twice`);
-      }
       list(b.groups).forEach((group, j) => {
         const g = tree(group);
         checkNamespace(g?.namespace, [...at, "groups", j, "namespace"]);
@@ -123,13 +87,6 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
         for (const [id, ns] of Object.entries(tree(g?.topics) ?? {})) {
           checkNamespace(ns, [...at, "groups", j, "topics", id]);
         }
-        const chat = g?.chat;
-        if (typeof chat !== "number") return;
-        once(
-          `bot:${i}:group:${chat}`,
-          ["telegram", "bots", i, "groups", j, "chat"],
-          `group ${chat} is bound twice`,
-        );
       });
     });
   }
@@ -155,5 +112,75 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
       );
     }
   }
+  return { errors, warnings };
+}
+
+/**
+ * The checks a Telegram section needs beyond its single fields: webhook mode has its
+ * `webhook` section, a bot has a namespace or topics, no topic name is listed twice,
+ * and no bot (nor a bot's group) is configured twice. The config
+ * check runs them on the file; the Telegram platform on the config it is given.
+ */
+export function telegramSectionIssues(section: unknown): CrossFieldFindings {
+  const errors: ConfigIssue[] = [];
+  const warnings: ConfigIssue[] = [];
+  const telegram = tree(section) ?? {};
+  if (telegram.mode === "webhook" && tree(telegram.webhook) === undefined) {
+    errors.push(
+      issueAt(
+        ["telegram", "webhook"],
+        'required when telegram.mode is "webhook" (url, secretToken, optional host and port)',
+      ),
+    );
+  }
+  if (telegram.mode !== "webhook" && telegram.webhook !== undefined) {
+    warnings.push(
+      issueAt(["telegram", "webhook"], 'ignored: telegram.mode is not "webhook", so the bots poll'),
+    );
+  }
+  const firstSeen = new Map<string, string>();
+  const once = (key: string, path: PropertyKey[], what: string) => {
+    const earlier = firstSeen.get(key);
+    if (earlier) errors.push(issueAt(path, `${what} (also at ${earlier})`));
+    else firstSeen.set(key, formatPath(path));
+  };
+  list(telegram.bots).forEach((bot, i) => {
+    const b = tree(bot);
+    if (!b) return;
+    if (b.namespace === undefined && list(b.topics).length === 0) {
+      errors.push(
+        issueAt(
+          ["telegram", "bots", i, "namespace"],
+          "required unless the bot lists `topics` (one namespace per private-chat topic)",
+        ),
+      );
+    }
+    const names = new Map<string, number>();
+    list(b.topics).forEach((topic, j) => {
+      const name = tree(topic)?.name;
+      if (typeof name !== "string") return;
+      const earlier = names.get(name.trim().toLowerCase());
+      if (earlier === undefined) return void names.set(name.trim().toLowerCase(), j);
+      errors.push(
+        issueAt(
+          ["telegram", "bots", i, "topics", j, "name"],
+          `topic "${name}" is listed twice (also at topics[${earlier}])`,
+        ),
+      );
+    });
+    const id = typeof b.token === "string" ? botIdPart(b.token) : undefined;
+    if (id !== undefined) {
+      once(`bot:${id}`, ["telegram", "bots", i, "token"], `the same bot (id ${id}) is configured twice`);
+    }
+    list(b.groups).forEach((group, j) => {
+      const chat = tree(group)?.chat;
+      if (typeof chat !== "number") return;
+      once(
+        `group:${i}:${chat}`,
+        ["telegram", "bots", i, "groups", j, "chat"],
+        `group ${chat} is bound twice`,
+      );
+    });
+  });
   return { errors, warnings };
 }
