@@ -115,8 +115,8 @@ describe("Telegram room bindings", () => {
         `    - token: "1:a"\n      topics:\n        - { name: Feed, namespace: feed }\n        - { name: feed, namespace: fed }\n      voice: { tool: speech.transcribe }\n      groups:\n        - { chat: -1, topics: { "11": nope } }\n`,
       ),
     ).toEqual([
-      'telegram.bots[0].topics[1].namespace: unknown namespace "fed" (known: feed, stt)',
       'telegram.bots[0].topics[1].name: topic "feed" is listed twice (also at topics[0])',
+      'telegram.bots[0].topics[1].namespace: unknown namespace "fed" (known: feed, stt)',
       'telegram.bots[0].voice.tool: no configured namespace has the prefix of "speech.transcribe"; name its namespace with voice.namespace',
       'telegram.bots[0].groups[0].topics.11: unknown namespace "nope" (known: feed, stt)',
     ]);
