@@ -16,6 +16,7 @@ import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
 import { QueueScripts } from "./queue/scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
+import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
 import { Keys } from "./sessions/keys.js";
 import { RedisRateLimiter } from "./sessions/rate-limiter.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
@@ -58,6 +59,8 @@ export interface RuntimeOptions {
   platforms: PlatformFactory[];
   /** Connect every namespace before receiving (default false: each connects on first use). */
   connectNamespaces?: boolean;
+  /** Run the proactive parts: bullmq's schedules, mutes and webhooks (default true). */
+  proactive?: boolean;
 }
 
 /** A running roomgate process: adapters, workers, namespaces; `stop` shuts it down in order. */
@@ -66,6 +69,8 @@ export interface Runtime {
   namespaces: NamespaceRegistry;
   /** The health and metrics server, when `config.http` asks for one. */
   health?: HealthServer;
+  /** Schedules, mutes and webhooks, unless turned off. */
+  proactive?: ProactiveService;
   /**
    * Shuts down in order: receivers stop, running turns get `graceMs` (default
    * `shutdown.graceSeconds`) to finish, rooms still held are handed back at once.
@@ -120,11 +125,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   let worker: RoomWorker | undefined;
   let health: HealthServer | undefined;
+  let proactive: ProactiveService | undefined;
   let receivers: Receiver[] = [];
   const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
     await health?.close();
     for (const r of receivers)
       await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
+    await proactive?.close();
     await worker?.stop(graceMs);
     await namespaces.close();
     redis.disconnect();
@@ -133,6 +140,19 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Connected before anything reports on it: /healthz is asked right after a start.
     await redis.ping();
     worker = await startWorker();
+    if (options.proactive ?? true) {
+      proactive = await startProactive({
+        config,
+        redis,
+        keys,
+        inbox,
+        limiter,
+        log,
+        worker: options.workers ?? true,
+        reconcile: options.receivers ?? true,
+        workerName: `roomgate-${process.pid}`,
+      });
+    }
     if (options.connectNamespaces) await connectAll(namespaces, log);
     receivers = await startReceivers(
       (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
@@ -145,6 +165,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           redis,
           log,
           checks: running ? { worker: () => running.healthy() } : {},
+          routes: proactive?.routes ?? [],
         })
       : undefined;
   } catch (err) {
@@ -155,7 +176,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     throw err;
   }
 
-  return { deps, namespaces, health, stop };
+  return { deps, namespaces, health, proactive, stop };
 
   async function startWorker(): Promise<RoomWorker | undefined> {
     if (!((options.workers ?? true) && lanes.length > 0)) return undefined;

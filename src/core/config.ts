@@ -5,6 +5,14 @@ import { checkAcrossFields } from "./config-checks.js";
 import { expandEnv } from "./config-env.js";
 import { fromZodIssues, issueLine, type ConfigIssue } from "./config-issues.js";
 import { placeIssues } from "./config-lines.js";
+import {
+  HookConfigSchema,
+  OnUpdateSchema,
+  PROACTIVE_DEFAULTS,
+  ProactiveSettingsSchema,
+  ScheduleConfigSchema,
+  SubscribeSchema,
+} from "./config-proactive.js";
 import { ConfigError } from "./errors.js";
 import { TELEGRAM_TOKEN } from "./telegram-token.js";
 
@@ -68,6 +76,10 @@ const TelegramGroupSchema = z.strictObject({
   users: z.array(z.number().int()).default([]),
   /** `mentions`: only commands, mentions of the bot and replies to it; `all`: every message. */
   respond: RespondSchema,
+  /** MCP resources whose updates are posted into this group. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const TelegramBotSchema = z.strictObject({
@@ -79,6 +91,10 @@ const TelegramBotSchema = z.strictObject({
   users: z.array(z.number().int()).default([]),
   /** Groups are closed unless listed, each with its own sender allowlist. */
   groups: z.array(TelegramGroupSchema).default([]),
+  /** MCP resources whose updates are posted to each allowed user's direct chat. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const TelegramWebhookSchema = z.strictObject({
@@ -118,6 +134,10 @@ const MatrixRoomSchema = z.strictObject({
   powerLevel: z.number().int().optional(),
   /** `mentions`: only mentions of the bot, replies to it and commands; `all`: every message. */
   respond: RespondSchema,
+  /** MCP resources whose updates are posted into this room. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const MatrixSchema = z.strictObject({
@@ -232,6 +252,11 @@ export const ConfigSchema = z.strictObject({
   http: HttpSchema.optional(),
   telegram: TelegramSchema.optional(),
   matrix: MatrixSchema.optional(),
+  /** Scheduled asks (DESIGN §8a), held by bullmq's job schedulers. */
+  schedules: z.array(ScheduleConfigSchema).default([]),
+  /** Signed webhooks, served at `POST /hooks/<name>` on the `http` server. */
+  hooks: z.array(HookConfigSchema).default([]),
+  proactive: ProactiveSettingsSchema.default(PROACTIVE_DEFAULTS),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 export type TelegramConfig = z.infer<typeof TelegramSchema>;

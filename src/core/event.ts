@@ -38,6 +38,16 @@ const base = {
   replyTo: z.string().optional(),
 };
 
+/** What started a turn that no person sent (DESIGN §8a): a schedule's fire, a webhook, a resource, a task. */
+export const ProactiveSourceSchema = z.object({
+  type: z.enum(["schedule", "hook", "resource"]),
+  /** The schedule's id, the hook's name or the resource's uri. */
+  name: z.string().min(1),
+  /** When it fired or arrived (ms): a schedule's fire time, a hook's receipt, a resource's update. */
+  at: z.number(),
+});
+export type ProactiveSource = z.infer<typeof ProactiveSourceSchema>;
+
 /**
  * One normalised inbound event: what an adapter enqueues and a worker turns into a
  * turn. Platform types never appear here (Hubot's envelope).
@@ -54,5 +64,17 @@ export const InboundEventSchema = z.discriminatedUnion("kind", [
     number: z.number().int().positive(),
   }),
   z.object({ ...base, kind: z.literal("file"), file: InboundFileSchema }),
+  /**
+   * A turn no person started: `text` goes to the router as the question (never a
+   * command or a choice); `read` names a resource to show instead, or to ask with.
+   * Not counted against a person's turn limits; its source has its own cap.
+   */
+  z.object({
+    ...base,
+    kind: z.literal("proactive"),
+    source: ProactiveSourceSchema,
+    text: z.string(),
+    read: z.object({ uri: z.string().min(1), then: z.enum(["show", "ask"]) }).optional(),
+  }),
 ]);
 export type InboundEvent = z.infer<typeof InboundEventSchema>;

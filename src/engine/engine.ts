@@ -14,6 +14,7 @@ import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
 import { callChecked, enable, runTool } from "./tool-runner.js";
 import { Turn, type TurnResult, type TurnSettings } from "./turn.js";
+import { runProactive } from "./proactive-turn.js";
 import { forgetTaken, wasTaken } from "./taken.js";
 import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
@@ -116,6 +117,8 @@ export class Engine {
       }
       case "file":
         return this.file(turn, event.file);
+      case "proactive":
+        return runProactive(turn, event);
     }
   }
 

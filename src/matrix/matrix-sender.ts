@@ -99,8 +99,9 @@ export class MatrixSender implements PlatformSender {
         body: part.body,
         format: "org.matrix.custom.html",
         formatted_body: part.formattedBody,
-        "m.relates_to": answerRelation(origin),
-        "m.mentions": { user_ids: [event.sender.id] },
+        ...(origin.answerTo === "" ? {} : { "m.relates_to": answerRelation(origin) }),
+        // A proactive turn has no person to mention.
+        "m.mentions": { user_ids: event.kind === "proactive" ? [] : [event.sender.id] },
       };
       const key = `part:${i}`;
       refs.push(
@@ -224,6 +225,10 @@ const ACCOUNT_WINDOW = { max: 1_000_000, windowMs: 1000 } as const;
 
 /** Reads back the origin the Matrix receiver stored on the event. */
 function originOf(event: InboundEvent): MatrixOrigin {
+  // A turn no person started answers no event: it is posted into its room.
+  if (event.kind === "proactive") {
+    return { roomId: event.room.slice("matrix:".length), eventId: event.eventId, answerTo: "" };
+  }
   const parsed = MatrixOriginSchema.safeParse(event.origin);
   if (!parsed.success) {
     throw new MatrixOriginError(`event ${event.eventId} has no Matrix origin`, { cause: parsed.error });

@@ -13,6 +13,11 @@ import { roomBindings } from "./room-policy.js";
 export function matrixSenderCheck(matrix: MatrixConfig): (event: InboundEvent) => boolean {
   const bindings = roomBindings(matrix);
   return (event) => {
+    if (event.kind === "proactive") {
+      // No person: the room itself must still be bound to the event's namespace.
+      const bound = bindings.get(event.room.slice("matrix:".length));
+      return bound !== undefined && bound.namespace === event.namespace;
+    }
     const origin = MatrixOriginSchema.safeParse(event.origin);
     const binding = origin.success ? bindings.get(origin.data.roomId) : undefined;
     if (!binding || binding.namespace !== event.namespace || event.room !== matrixRoom(binding.roomId))

@@ -17,6 +17,7 @@ import { ElicitationRouter } from "./elicitation-router.js";
 import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
 import { RestartPolicy } from "./restart-policy.js";
 import { NamespaceBinding } from "./namespace-binding.js";
+import { readAsResult, ResourceSubscriptions } from "./resource-subscriptions.js";
 import { createTransport } from "./transport.js";
 import type { ToolInfo, ToolListing } from "./tool-info.js";
 import { fetchToolListing } from "./tool-listing.js";
@@ -40,6 +41,8 @@ export class NamespaceClient extends NamespaceBinding {
   private closed = false;
   private readonly restarts = new RestartPolicy();
   private restartTimer: NodeJS.Timeout | undefined;
+  /** Resources the bindings watch, subscribed again on every connection. */
+  readonly subscriptions: ResourceSubscriptions;
 
   constructor(
     name: string,
@@ -47,6 +50,7 @@ export class NamespaceClient extends NamespaceBinding {
     private readonly log: Logger,
   ) {
     super(name, config);
+    this.subscriptions = new ResourceSubscriptions(name, log);
   }
 
   /** What the server listed before the prefix and the binding's patterns (for `roomgate check`). */
@@ -87,6 +91,16 @@ export class NamespaceClient extends NamespaceBinding {
   async about(): Promise<NamespaceAbout> {
     await this.ensureConnected(START_WAIT_MS);
     return this.serverAbout;
+  }
+
+  /** Reads one of the server's resources, shaped as a tool result so it is shown as tool output is. */
+  async readResource(uri: string): Promise<CallToolResult> {
+    await this.ensureConnected(START_WAIT_MS);
+    try {
+      return await readAsResult(this.client!, uri, this.config.timeoutMs);
+    } catch (err) {
+      throw this.callError(`resources/read ${uri}`, err, this.config.timeoutMs);
+    }
   }
 
   /** True when `tool` is one of this namespace's tools. */
@@ -257,6 +271,7 @@ export class NamespaceClient extends NamespaceBinding {
       await client.connect(transport, { timeout: this.config.startTimeoutMs });
       this.pipeStderr(transport);
       await this.refreshTools(client);
+      await this.subscriptions.attach(client);
     } catch (err) {
       await client.close().catch(() => undefined);
       const delayMs = this.restarts.failed();

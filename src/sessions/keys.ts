@@ -116,4 +116,33 @@ export class Keys {
   heartbeat(kind: string, id: string): string {
     return `${this.prefix}:heartbeat:${kind}:${id}`;
   }
+
+  /**
+   * The prefix of bullmq's queue of proactive jobs (schedules, unmutes, resource
+   * posts): bullmq builds its keys as `<prefix>:<queue>:…`, and the hash tag puts
+   * every key of that queue in one Cluster slot, as bullmq's scripts need.
+   */
+  get bullmqPrefix(): string {
+    return `${this.prefix}:{proactive}`;
+  }
+
+  /** Until when (Redis ms) the room's proactive turns are held by /mute; expires at that time. */
+  mute(room: string): string {
+    return this.room(room, "mute");
+  }
+
+  /** Proactive events held while the room is muted, oldest first, queued when the mute ends. */
+  held(room: string): string {
+    return this.room(room, "held");
+  }
+
+  /** A hook delivery's signature seen lately → its delivery id, so a replayed signature is refused. */
+  hookSignature(hook: string, signature: string): string {
+    return `${this.prefix}:hook:{${hook}}:sig:${signature}`;
+  }
+
+  /** MCP tasks a room's running turn started, by call key → task record, so a restarted worker resumes polling. */
+  tasks(room: string): string {
+    return this.room(room, "tasks");
+  }
 }

@@ -1,8 +1,8 @@
 import type { TelegramConfig } from "../core/config.js";
 import type { InboundEvent } from "../core/event.js";
-import { isAllowed } from "./telegram-access.js";
+import { isAllowed, isBoundChat } from "./telegram-access.js";
 import { botIdFromToken } from "./telegram-bot.js";
-import { TelegramOriginSchema } from "./telegram-origin.js";
+import { roomOrigin, TelegramOriginSchema } from "./telegram-origin.js";
 
 /**
  * The worker's own check of a queued Telegram event against the bindings as configured
@@ -16,6 +16,12 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
     ),
   );
   return (event) => {
+    if (event.kind === "proactive") {
+      // No person: the room itself must still be bound to the event's namespace.
+      const room = roomOrigin(event.room);
+      const bot = room ? bots.get(room.botId) : undefined;
+      return room !== undefined && bot?.namespace === event.namespace && isBoundChat(bot, room.chatId);
+    }
     const origin = TelegramOriginSchema.safeParse(event.origin);
     if (!origin.success) return false;
     const { botId, chatId, chatType, userId } = origin.data;

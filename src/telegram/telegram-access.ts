@@ -18,3 +18,11 @@ export function isAllowed(
   const group = bot.groups.find((g) => g.chat === chat.id);
   return group !== undefined && group.users.includes(userId);
 }
+
+/**
+ * Whether the bot may post into a chat on its own (a schedule, a hook): a DM with one
+ * of its users, or one of its groups.
+ */
+export function isBoundChat(bot: TelegramBotConfig, chatId: number): boolean {
+  return chatId > 0 ? bot.users.includes(chatId) : bot.groups.some((g) => g.chat === chatId);
+}
