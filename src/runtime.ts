@@ -20,6 +20,7 @@ import { startProactive, type ProactiveService } from "./proactive/proactive-ser
 import { Keys } from "./sessions/keys.js";
 import { RedisRateLimiter } from "./sessions/rate-limiter.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
+import { RedisTaskLedger } from "./sessions/task-ledger.js";
 
 /** What a platform module is built from. */
 export interface RuntimeDeps {
@@ -96,6 +97,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   watchQueue(redis, keys);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
+  namespaces.useTaskLedger(new RedisTaskLedger(redis, keys));
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
   const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
   const turnRecordMs = deadlineMs + 3600_000;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { LineCounter, parseDocument } from "yaml";
 import { checkAcrossFields } from "./config-checks.js";
+import { checkProactive } from "./config-proactive-checks.js";
 import { expandEnv } from "./config-env.js";
 import { fromZodIssues, issueLine, type ConfigIssue } from "./config-issues.js";
 import { placeIssues } from "./config-lines.js";
@@ -299,6 +300,7 @@ export function checkConfigText(text: string, env: NodeJS.ProcessEnv = process.e
   }
   const across = checkAcrossFields(expanded);
   errors.push(...across.errors);
+  if (result.success) errors.push(...checkProactive(result.data));
   return {
     ...(result.success && errors.length === 0 ? { config: result.data } : {}),
     errors: placeIssues(errors, doc, lines),

@@ -90,7 +90,7 @@ export async function callChecked(
     turn.say(texts.invalidArguments(tool.name, problem));
     return;
   }
-  if (tool.execution?.taskSupport === "required") {
+  if (tool.execution?.taskSupport === "required" && !ns.runsTasks) {
     turn.say(namespaceTexts.taskRequired(tool.name));
     return;
   }

@@ -18,6 +18,7 @@ import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-
 import { RestartPolicy } from "./restart-policy.js";
 import { NamespaceBinding } from "./namespace-binding.js";
 import { readAsResult, ResourceSubscriptions } from "./resource-subscriptions.js";
+import { callAsTask, runsAsTask, type TaskLedger } from "./task-call.js";
 import { createTransport } from "./transport.js";
 import type { ToolInfo, ToolListing } from "./tool-info.js";
 import { fetchToolListing } from "./tool-listing.js";
@@ -43,6 +44,8 @@ export class NamespaceClient extends NamespaceBinding {
   private restartTimer: NodeJS.Timeout | undefined;
   /** Resources the bindings watch, subscribed again on every connection. */
   readonly subscriptions: ResourceSubscriptions;
+  /** Where tools run as MCP tasks keep their task ids; without it no tool runs as a task. */
+  tasks: TaskLedger | undefined;
 
   constructor(
     name: string,
@@ -91,6 +94,14 @@ export class NamespaceClient extends NamespaceBinding {
   async about(): Promise<NamespaceAbout> {
     await this.ensureConnected(START_WAIT_MS);
     return this.serverAbout;
+  }
+
+  /** Whether task tools can run here: a place for task ids, and a server that offers tasks for tool calls. */
+  get runsTasks(): boolean {
+    return (
+      this.tasks !== undefined &&
+      this.client?.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined
+    );
   }
 
   /** Reads one of the server's resources, shaped as a tool result so it is shown as tool output is. */
@@ -158,6 +169,19 @@ export class NamespaceClient extends NamespaceBinding {
       throw new NamespaceError(this.name, `${tool} is not a tool of namespace ${this.name}`, {
         userText: `${tool} is not a tool of this room's agent (${this.name}). Nothing was called.`,
       });
+    }
+    const info = this.toolList.find((t) => t.name === tool);
+    if (options.task && this.tasks && runsAsTask(client, info)) {
+      return callAsTask(
+        client,
+        this.tasks,
+        this.name,
+        tool,
+        args,
+        { ...options, task: options.task },
+        timeout,
+        this.log,
+      );
     }
     const onProgress = options.onProgress;
     const unregister = options.onElicit ? this.elicitations.register(options.onElicit) : undefined;

@@ -9,7 +9,7 @@ import { fireHandler } from "./fire-handler.js";
 import { hookRoute, type BoundHook } from "./hook-route.js";
 import { ProactiveInbox } from "./proactive-inbox.js";
 import { ProactiveQueue } from "./proactive-queue.js";
-import { roomTarget } from "./room-target.js";
+import { roomTarget } from "../core/room-target.js";
 import { RoomMutes, UnmuteJobSchema } from "./room-mutes.js";
 import { ScheduleBook } from "./schedule-book.js";
 

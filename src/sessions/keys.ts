@@ -141,8 +141,18 @@ export class Keys {
     return `${this.prefix}:hook:{${hook}}:sig:${signature}`;
   }
 
-  /** MCP tasks a room's running turn started, by call key → task record, so a restarted worker resumes polling. */
-  tasks(room: string): string {
-    return this.room(room, "tasks");
+  /** The MCP task one call of a room's turn started (its task id), so a restarted worker resumes polling it. */
+  task(room: string, callKey: string): string {
+    return this.room(room, `task:${callKey}`);
+  }
+
+  /** Marks that a resource's update for one throttle window was posted (or is due) in the room. */
+  resourceWindow(room: string, uri: string, window: number): string {
+    return this.room(room, `resource-window:${window}:${uri}`);
+  }
+
+  /** A hash of the resource's content as last posted in the room, so an unchanged one is not posted again. */
+  resourceSeen(room: string, uri: string): string {
+    return this.room(room, `resource-seen:${uri}`);
   }
 }

@@ -1,5 +1,5 @@
-import type { Config } from "../core/config.js";
-import { botIdPart } from "../core/telegram-token.js";
+import type { Config } from "./config.js";
+import { botIdPart } from "./telegram-token.js";
 
 /** The namespace a proactive turn in a room asks, or why that room cannot have one. */
 export type RoomTarget = { namespace: string } | { problem: string };
