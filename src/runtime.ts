@@ -153,6 +153,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         worker: options.workers ?? true,
         reconcile: options.receivers ?? true,
         workerName: `roomgate-${process.pid}`,
+        namespaces,
       });
     }
     if (options.connectNamespaces) await connectAll(namespaces, log);

@@ -174,7 +174,7 @@ export const hookDeliveriesTotal = new Counter({
 /** Resource update notifications and the posts they led to, by namespace and result. */
 export const resourceUpdatesTotal = new Counter({
   name: "roomgate_resource_updates_total",
-  help: "MCP resource updates by namespace and result (notified, posted, duplicate, held)",
+  help: "MCP resource updates by namespace and result (notified, posted, unchanged, duplicate, held)",
   labelNames: ["namespace", "result"] as const,
   registers: [registry],
 });

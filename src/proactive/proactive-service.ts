@@ -2,6 +2,7 @@ import type { Redis } from "ioredis";
 import type { Inbox } from "../core/adapter.js";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
+import type { NamespaceRegistry } from "../namespace/namespace-registry.js";
 import type { HttpRoute } from "../ops/health-server.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
@@ -9,6 +10,7 @@ import { fireHandler } from "./fire-handler.js";
 import { hookRoute, type BoundHook } from "./hook-route.js";
 import { ProactiveInbox } from "./proactive-inbox.js";
 import { ProactiveQueue } from "./proactive-queue.js";
+import { resourceBindings, ResourcePosts } from "./resource-posts.js";
 import { roomTarget } from "../core/room-target.js";
 import { RoomMutes, UnmuteJobSchema } from "./room-mutes.js";
 import { ScheduleBook } from "./schedule-book.js";
@@ -29,8 +31,9 @@ export interface ProactiveService {
 
 /**
  * Starts what makes rooms speak first (DESIGN §8a): bullmq's queue and, in processes
- * that work, its worker (every job only puts events into inboxes); with `reconcile`,
- * the configured schedules are made what bullmq holds.
+ * that work, its worker (every job only puts events into inboxes); with `reconcile`
+ * (the processes that receive), the configured schedules are made what bullmq holds
+ * and the bindings' resources are subscribed.
  */
 export async function startProactive(options: {
   config: Config;
@@ -42,6 +45,7 @@ export async function startProactive(options: {
   worker: boolean;
   reconcile: boolean;
   workerName: string;
+  namespaces: NamespaceRegistry;
 }): Promise<ProactiveService> {
   const { config, redis, keys, limiter } = options;
   const log = options.log.child({ part: "proactive" });
@@ -57,9 +61,23 @@ export async function startProactive(options: {
   const book = new ScheduleBook(queue, log);
   queue.handle("fire", fireHandler({ book, inbox, limiter, keys, lateMs: settings.lateSeconds * 1000, log }));
   queue.handle("unmute", (job) => mutes.release(UnmuteJobSchema.parse(job.data).room));
+  const resources = new ResourcePosts({
+    queue,
+    redis,
+    keys,
+    inbox,
+    namespaces: options.namespaces,
+    bindings: resourceBindings(config),
+    throttleMs: settings.resourceThrottleSeconds * 1000,
+    log,
+  });
+  queue.handle("resource", (job) => resources.post(job));
 
   try {
-    if (options.reconcile) await book.reconcile(bind(config, config.schedules, log, "schedule"));
+    if (options.reconcile) {
+      await book.reconcile(bind(config, config.schedules, log, "schedule"));
+      resources.watch();
+    }
     if (options.worker) await queue.startWorker(CONCURRENCY, options.workerName);
   } catch (err) {
     await queue.close().catch(() => undefined);
