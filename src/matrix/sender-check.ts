@@ -1,7 +1,6 @@
 import type { MatrixConfig } from "../core/config.js";
-import type { InboundEvent } from "../core/event.js";
+import { originOn, type InboundEvent } from "../core/event.js";
 import { matrixRoom } from "../core/room.js";
-import { MatrixOriginSchema } from "./matrix-events.js";
 import { roomBindings } from "./room-policy.js";
 
 /**
@@ -13,15 +12,12 @@ import { roomBindings } from "./room-policy.js";
 export function matrixSenderCheck(matrix: MatrixConfig): (event: InboundEvent) => boolean {
   const bindings = roomBindings(matrix);
   return (event) => {
-    if (event.kind === "proactive") {
-      // No person: the room itself must still be bound to the event's namespace.
-      const bound = bindings.get(event.room.slice("matrix:".length));
-      return bound !== undefined && bound.namespace === event.namespace;
-    }
-    const origin = MatrixOriginSchema.safeParse(event.origin);
-    const binding = origin.success ? bindings.get(origin.data.roomId) : undefined;
+    const origin = originOn(event, "matrix");
+    const binding = origin ? bindings.get(origin.roomId) : undefined;
     if (!binding || binding.namespace !== event.namespace || event.room !== matrixRoom(binding.roomId))
       return false;
+    // No person: the room being bound to the event's namespace is the whole check.
+    if (event.kind === "proactive") return true;
     return binding.users.has(event.sender.id) || (binding.powerLevel !== undefined && event.sender.allowed);
   };
 }

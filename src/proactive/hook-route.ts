@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Redis } from "ioredis";
-import type { HookConfig } from "../core/config-proactive.js";
+import type { HookConfig } from "../core/config/proactive.js";
 import type { Logger } from "../core/log.js";
 import type { HttpRoute } from "../ops/health-server.js";
 import { hookDeliveriesTotal } from "../ops/metrics.js";

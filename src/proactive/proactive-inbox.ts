@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { Inbox } from "../core/adapter.js";
 import { InboundEventSchema, type InboundEvent, type ProactiveSource } from "../core/event.js";
+import { roomOrigin } from "../core/origin.js";
 import { platformOf } from "../core/room.js";
 import type { Keys } from "../sessions/keys.js";
 
@@ -31,8 +32,9 @@ export function proactiveEvent(turn: ProactiveTurn): InboundEvent {
     namespace: turn.namespace,
     platform: platformOf(turn.room),
     sender: { id: `${turn.source.type}:${turn.source.name}`, allowed: true },
+    addressed: "proactive",
     receivedAt: Date.now(),
-    origin: {},
+    origin: roomOrigin(turn.room),
     source: turn.source,
     text: turn.text,
     ...(turn.read ? { read: turn.read } : {}),

@@ -1,6 +1,6 @@
 import type { Job, RepeatOptions } from "bullmq";
 import { z } from "zod";
-import type { ScheduleConfig } from "../core/config-proactive.js";
+import type { ScheduleConfig } from "../core/config/proactive.js";
 import type { Logger } from "../core/log.js";
 import type { ProactiveQueue } from "./proactive-queue.js";
 import { configScheduleId, roomScheduleId, roomSchedulePrefix } from "./schedule-ids.js";

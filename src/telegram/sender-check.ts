@@ -1,8 +1,7 @@
 import type { TelegramConfig } from "../core/config.js";
-import type { InboundEvent } from "../core/event.js";
+import { originOn, type InboundEvent } from "../core/event.js";
+import { botIdPart } from "../core/telegram-token.js";
 import { isAllowed, isBoundChat } from "./telegram-access.js";
-import { botIdFromToken } from "./telegram-bot.js";
-import { roomOrigin, TelegramOriginSchema } from "./telegram-origin.js";
 
 /**
  * The worker's own check of a queued Telegram event against the bindings as configured
@@ -11,21 +10,18 @@ import { roomOrigin, TelegramOriginSchema } from "./telegram-origin.js";
  */
 export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEvent) => boolean {
   const bots = new Map(
-    telegram.bots.flatMap((bot) =>
-      safeBotId(bot.token) === undefined ? [] : [[safeBotId(bot.token)!, bot]],
-    ),
+    telegram.bots.flatMap((bot) => {
+      const id = botIdPart(bot.token);
+      return id === undefined ? [] : [[id, bot] as const];
+    }),
   );
   return (event) => {
-    if (event.kind === "proactive") {
-      // No person: the room itself must still be bound to the event's namespace.
-      const room = roomOrigin(event.room);
-      const bot = room ? bots.get(room.botId) : undefined;
-      return room !== undefined && bot?.namespace === event.namespace && isBoundChat(bot, room.chatId);
-    }
-    const origin = TelegramOriginSchema.safeParse(event.origin);
-    if (!origin.success) return false;
-    const { botId, chatId, chatType, userId } = origin.data;
+    const origin = originOn(event, "telegram");
+    if (!origin) return false;
+    const { botId, chatId, chatType, userId } = origin;
     const bot = bots.get(botId);
+    // No person: the chat itself must still be one the bot may post into, for this namespace.
+    if (event.kind === "proactive") return bot?.namespace === event.namespace && isBoundChat(bot, chatId);
     return (
       bot !== undefined &&
       event.sender.id === `tg:${userId}` &&
@@ -33,12 +29,4 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
       isAllowed(bot, { id: chatId, type: chatType }, userId)
     );
   };
-}
-
-function safeBotId(token: string): number | undefined {
-  try {
-    return botIdFromToken(token);
-  } catch {
-    return undefined;
-  }
 }

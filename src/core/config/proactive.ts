@@ -2,7 +2,7 @@ import cronParser from "cron-parser";
 import { z } from "zod";
 
 // The configuration of turns that start without a message (DESIGN §8a): schedules,
-// hooks and the settings they share. Kept apart from config.ts, which imports them.
+// hooks, the settings they share, and the `subscribe` keys of bindings.
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -122,7 +122,8 @@ export const HookConfigSchema = z.strictObject({
 export type HookConfig = z.infer<typeof HookConfigSchema>;
 
 /** Settings shared by every proactive turn. */
-export const ProactiveSettingsSchema = z.strictObject({
+export const ProactiveSettingsSchema = z
+  .strictObject({
   /** A fire that a worker takes this long after its time was missed (roomgate was down): `missed` decides. */
   lateSeconds: z.number().positive().default(300),
   /** How many schedules one room may add with /schedule add. */
@@ -135,18 +136,9 @@ export const ProactiveSettingsSchema = z.strictObject({
   resourceThrottleSeconds: z.number().nonnegative().default(30),
   /** How long a finished bullmq job is kept for inspection. */
   keepJobsSeconds: z.number().int().positive().default(86_400),
-});
+  })
+  .prefault({});
 export type ProactiveSettings = z.infer<typeof ProactiveSettingsSchema>;
-
-/** The defaults of `proactive:` when the section is absent. */
-export const PROACTIVE_DEFAULTS: ProactiveSettings = {
-  lateSeconds: 300,
-  roomSchedules: 10,
-  minEverySeconds: 60,
-  afterMute: "deliver",
-  resourceThrottleSeconds: 30,
-  keepJobsSeconds: 86_400,
-};
 
 /** Resources a binding watches (`subscribe`), and what an update does (`onUpdate`). */
 export const SubscribeSchema = z.array(z.string().min(1)).optional();
