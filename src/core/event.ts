@@ -16,7 +16,15 @@ export type Sender = z.infer<typeof SenderSchema>;
  * or a button (a press or keycap reaction on the bot's own message); `proactive`: no
  * person at all (a schedule's fire, a webhook, a resource update).
  */
-export const AddressedSchema = z.enum(["direct", "all", "mention", "reply", "command", "button", "proactive"]);
+export const AddressedSchema = z.enum([
+  "direct",
+  "all",
+  "mention",
+  "reply",
+  "command",
+  "button",
+  "proactive",
+]);
 export type Addressed = z.infer<typeof AddressedSchema>;
 
 /**

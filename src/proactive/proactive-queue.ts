@@ -17,8 +17,8 @@ export type ProactiveHandler = (job: Job) => Promise<string>;
  * stalls again is tried again: every handler is idempotent (events are de-duplicated
  * by id), so a generous stalled count costs nothing.
  */
-const LOCK_MS = 10_000;
-const STALLED_CHECK_MS = 5_000;
+const LOCK_MS = 5_000;
+const STALLED_CHECK_MS = 2_500;
 const MAX_STALLED = 20;
 
 /**

@@ -124,18 +124,18 @@ export type HookConfig = z.infer<typeof HookConfigSchema>;
 /** Settings shared by every proactive turn. */
 export const ProactiveSettingsSchema = z
   .strictObject({
-  /** A fire that a worker takes this long after its time was missed (roomgate was down): `missed` decides. */
-  lateSeconds: z.number().positive().default(300),
-  /** How many schedules one room may add with /schedule add. */
-  roomSchedules: z.number().int().nonnegative().default(10),
-  /** The shortest interval /schedule add accepts. */
-  minEverySeconds: z.number().positive().default(60),
-  /** What becomes of proactive turns held by /mute when the mute ends: delivered, or dropped. */
-  afterMute: z.enum(["deliver", "drop"]).default("deliver"),
-  /** At most one post per resource per room in this many seconds; later updates are folded into the next. */
-  resourceThrottleSeconds: z.number().nonnegative().default(30),
-  /** How long a finished bullmq job is kept for inspection. */
-  keepJobsSeconds: z.number().int().positive().default(86_400),
+    /** A fire that a worker takes this long after its time was missed (roomgate was down): `missed` decides. */
+    lateSeconds: z.number().positive().default(300),
+    /** How many schedules one room may add with /schedule add. */
+    roomSchedules: z.number().int().nonnegative().default(10),
+    /** The shortest interval /schedule add accepts. */
+    minEverySeconds: z.number().positive().default(60),
+    /** What becomes of proactive turns held by /mute when the mute ends: delivered, or dropped. */
+    afterMute: z.enum(["deliver", "drop"]).default("deliver"),
+    /** At most one post per resource per room in this many seconds; later updates are folded into the next. */
+    resourceThrottleSeconds: z.number().nonnegative().default(30),
+    /** How long a finished bullmq job is kept for inspection. */
+    keepJobsSeconds: z.number().int().positive().default(86_400),
   })
   .prefault({});
 export type ProactiveSettings = z.infer<typeof ProactiveSettingsSchema>;
