@@ -111,6 +111,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       slotSeconds: config.sessions.slotSeconds,
     },
     senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
+    proactive: () => proactive?.room,
     log,
   });
 

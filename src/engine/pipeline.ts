@@ -8,6 +8,7 @@ import { messageSize } from "./steps/message-size.js";
 import { offerAnswer } from "./steps/offer-answer.js";
 import { proactive } from "./steps/proactive.js";
 import { remembered } from "./steps/remembered.js";
+import { roomProactive } from "./steps/room-proactive.js";
 import { router } from "./steps/router.js";
 import { slotAnswer, slotExpiry } from "./steps/slot.js";
 import { alreadyTaken } from "./steps/taken.js";
@@ -32,6 +33,7 @@ export const admission: readonly ((
 /** A typed message, or an option handled as if it were typed (DESIGN §4). */
 export const messageSteps: Step = chain(
   messageSize, // too long: refused; blank: nothing
+  roomProactive, // /schedule and /mute: the room's own schedules, and a hold on proactive posts
   commands, // /help, /tools, /call, /reset, …
   remembered, // into the history, and on
   slotExpiry, // a slot that waited too long ends, and on

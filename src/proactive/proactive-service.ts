@@ -8,7 +8,9 @@ import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import { fireHandler } from "./fire-handler.js";
 import { hookRoute, type BoundHook } from "./hook-route.js";
+import type { RoomProactive } from "../engine/room-proactive.js";
 import { ProactiveInbox } from "./proactive-inbox.js";
+import { roomPort } from "./room-port.js";
 import { ProactiveQueue } from "./proactive-queue.js";
 import { resourceBindings, ResourcePosts } from "./resource-posts.js";
 import { roomTarget } from "../core/room-target.js";
@@ -26,6 +28,8 @@ export interface ProactiveService {
   inbox: ProactiveInbox;
   /** The HTTP routes it serves (`POST /hooks/<name>`). */
   routes: HttpRoute[];
+  /** What a room's /schedule and /mute do. */
+  room: RoomProactive;
   close(): Promise<void>;
 }
 
@@ -90,6 +94,7 @@ export async function startProactive(options: {
     mutes,
     inbox,
     routes: hooks.length > 0 ? [hookRoute({ hooks, inbox, limiter, redis, keys, log })] : [],
+    room: roomPort(book, mutes, settings),
     close: () => queue.close(),
   };
 }

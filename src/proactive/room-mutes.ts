@@ -35,9 +35,9 @@ export class RoomMutes {
   }
 
   /** Ends the room's mute now; held turns are released at once. */
-  async unmute(room: string): Promise<void> {
+  async unmute(room: string): Promise<string> {
     await this.redis.del(this.keys.mute(room));
-    await this.release(room);
+    return this.release(room);
   }
 
   /** Until when the room is muted, or undefined. */
@@ -63,7 +63,7 @@ export class RoomMutes {
       const dropped = await this.redis.llen(key);
       await this.redis.del(key);
       if (dropped > 0) this.log.info({ room, dropped }, "mute ended; held proactive turns dropped");
-      return `dropped ${dropped}`;
+      return `${dropped} held post${dropped === 1 ? "" : "s"} dropped`;
     }
     let queued = 0;
     for (;;) {
@@ -75,7 +75,7 @@ export class RoomMutes {
       await this.redis.lrem(key, 1, head);
     }
     if (queued > 0) this.log.info({ room, queued }, "mute ended; held proactive turns queued");
-    return `queued ${queued}`;
+    return `${queued} held post${queued === 1 ? "" : "s"} delivered`;
   }
 }
 

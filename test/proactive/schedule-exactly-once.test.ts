@@ -30,6 +30,8 @@ function config(schedules: unknown[]): Record<string, unknown> {
     },
     schedules,
     queue: { leaseSeconds: 3 },
+    // A person may start one turn a minute; the schedule is not a person and fires every 2 s.
+    limits: { turnsPerMinute: 1 },
   };
 }
 
@@ -116,7 +118,9 @@ describe("a schedule every 2 s across one start and two worker processes", () =>
       await new Promise((r) => setTimeout(r, 3 * PERIOD_MS));
       // The fire the dead process held is taken again once its lock runs out: late, but once.
       const contiguous = () => {
-        const t = fires().map((f) => Date.parse(`${f.replace(" ", "T")}Z`)).sort((a, b) => a - b);
+        const t = fires()
+          .map((f) => Date.parse(`${f.replace(" ", "T")}Z`))
+          .sort((a, b) => a - b);
         return t.length >= before && t.every((v, i) => i === 0 || v - t[i - 1]! === PERIOD_MS);
       };
       await waitFor(contiguous, 30_000, "every period's fire").catch(() => undefined);
