@@ -44,9 +44,10 @@ describe("/schedule in a room", () => {
     expect(fired()[0]!.text).toContain("digest");
     const list = await spine.rooms.ask(ROOM, "/schedule list");
     expect(list.text).toMatch(/^Schedules of this room:\n1\. every 2s — what should I read today\? \(next: /);
-    expect((await spine.rooms.ask(ROOM, "/schedule add every 2x hello")).text).toContain(
-      "Usage: /schedule add",
+    expect((await spine.rooms.ask(ROOM, "/schedule add every 2x hello")).text).toBe(
+      '"2x" is not an interval like 30m, 2h or 1h30m.',
     );
+    expect((await spine.rooms.ask(ROOM, "/schedule add hello there")).text).toContain("Usage: /schedule add");
     expect((await spine.rooms.ask(ROOM, "/schedule add 0 8 * * 1-5 tz=Mars/Base hi")).text).toBe(
       '"Mars/Base" is not a time zone (e.g. Europe/Berlin).',
     );
