@@ -133,8 +133,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await health?.close();
     for (const r of receivers)
       await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
-    await proactive?.close();
     await worker?.stop(graceMs);
+    await proactive?.close();
     await namespaces.close();
     redis.disconnect();
   };

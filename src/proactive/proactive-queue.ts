@@ -90,9 +90,21 @@ export class ProactiveQueue {
     return handler(job);
   }
 
-  /** Stops the worker (a running job finishes first) and the queue's connections. */
-  async close(): Promise<void> {
-    await this.worker?.close();
-    await this.queue.close();
+  /**
+   * Stops the worker and the queue's connections, waiting at most `waitMs` for a
+   * running job (each is one enqueue) or for a Redis that is away: a job cut short is
+   * taken again once its lock runs out, and its event is de-duplicated.
+   */
+  async close(waitMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    const closing = (async () => {
+      await this.worker?.close();
+      await this.queue.close();
+    })().catch((err: unknown) => this.log.warn({ err }, "proactive queue did not close cleanly"));
+    await Promise.race([closing, late]);
+    clearTimeout(timer);
+    // Still closing (Redis away): the worker's own blocking connection is cut, not left retrying.
+    void this.worker?.close(true).catch(() => undefined);
   }
 }

@@ -76,6 +76,21 @@ async function holderOfAFire(): Promise<{ pid: number | undefined; active: boole
   return { pid: await holderOf(latest), active: false };
 }
 
+/** What bullmq kept of the jobs around a gap, to tell a fire never produced from one lost later. */
+async function jobsAround(sorted: number[]): Promise<string> {
+  const lines: string[] = [];
+  for (let i = 1; i < sorted.length; i++) {
+    for (let t = sorted[i - 1]! + PERIOD_MS; t < sorted[i]!; t += PERIOD_MS) {
+      const ids = await db.redis.keys(
+        `${db.prefix}:{proactive}:jobs:repeat:cfg.tick:${String(t).slice(0, 10)}*`,
+      );
+      for (const id of ids) lines.push(`${id} ${JSON.stringify(await db.redis.hgetall(id))}`);
+      if (ids.length === 0) lines.push(`no job for ${new Date(t).toISOString()}`);
+    }
+  }
+  return lines.join("\n");
+}
+
 beforeAll(async () => {
   standin = await TelegramApiStandin.start({ perChatRate: true });
   bot = standin.addBot({ username: "feed_sched_bot" });
@@ -129,6 +144,7 @@ describe("a schedule every 2 s across one start and two worker processes", () =>
       expect(new Set(all).size, `duplicated fires in ${all.join(", ")}`).toBe(all.length);
       const sorted = [...times].sort((a, b) => a - b);
       const gaps = sorted.slice(1).map((t, i) => t - sorted[i]!);
+      if (gaps.some((g) => g !== PERIOD_MS)) console.info(await jobsAround(sorted));
       expect(
         gaps.filter((g) => g !== PERIOD_MS),
         `missing fires between ${all.join(", ")}`,
