@@ -7,7 +7,7 @@ import type { TurnOutcome } from "../core/reply.js";
 import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
-import { deadLettersTotal, deferralsTotal } from "../ops/scheduler-metrics.js";
+import { deadLettersTotal, deferralsTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
@@ -260,6 +260,14 @@ export class TurnRunner {
     held.lost = true;
     if (res[0] === 0) {
       log.warn("room lease lost while parking; another worker continues");
+    } else if (res[0] === 2 && kind === "final") {
+      deadLettersTotal.inc({ platform: event.platform });
+      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
+      // A kick, a block, a chat that is gone: an answer the platform refuses for good, not a missed deadline.
+      log.warn(
+        { refusal: reason, deadLetter: id, attempts: res[2] },
+        "turn refused by the platform and no retry can fix it; moved to the dead letters at once",
+      );
     } else if (res[0] === 2) {
       deadLettersTotal.inc({ platform: event.platform });
       turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });

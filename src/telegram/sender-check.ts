@@ -18,15 +18,17 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
   return (event) => {
     const origin = originOn(event, "telegram");
     if (!origin) return false;
-    const { botId, chatId, chatType, userId } = origin;
+    const { botId, chatId, chatType, userId, roomChat } = origin;
     const bot = bots.get(botId);
+    if (bot === undefined) return false;
     // No person: the chat itself must still be one the bot may post into, for this namespace.
-    if (event.kind === "proactive") return bot?.namespace === event.namespace && isBoundChat(bot, chatId);
+    if (event.kind === "proactive") return bot.namespace === event.namespace && isBoundChat(bot, chatId);
+    // A migrated group is bound by either of its ids: the one it has, or the one its room keeps.
+    const boundBy = (id: number) => isAllowed(bot, { id, type: chatType }, userId);
     return (
-      bot !== undefined &&
       event.sender.id === `tg:${userId}` &&
       bot.namespace === event.namespace &&
-      isAllowed(bot, { id: chatId, type: chatType }, userId)
+      (boundBy(chatId) || (roomChat !== undefined && boundBy(roomChat)))
     );
   };
 }
