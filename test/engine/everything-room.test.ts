@@ -63,7 +63,9 @@ describe("a room on server-everything, a third-party MCP server without a router
     expect(d.text).toContain("# Research Report: bees");
     const shown = spine.rooms.progressShown.filter((p) => p.room.endsWith(":task")).map((p) => p.update);
     expect(shown[0]!.text).toMatch(/^⏳ Simulate Research Query: started \(task [\w-]+\)$/);
-    expect(shown.map((u) => u.text).join("\n")).toContain("working — Synthesizing findings...");
+    // The server's stages last a second each and are polled at its interval: most, not all, are seen.
+    const stages = shown.filter((u) => /: working — \w+ \w+\.\.\.$/.test(u.text));
+    expect(stages.length).toBeGreaterThanOrEqual(2);
     expect(new Set(shown.map((u) => u.key)).size).toBe(1);
     expect(shown.at(-1)).toMatchObject({ text: "✓ Simulate Research Query: finished", done: true });
   });
