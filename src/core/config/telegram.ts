@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TELEGRAM_TOKEN } from "../telegram-token.js";
+import { OnUpdateSchema, SubscribeSchema } from "./proactive.js";
 import { RespondSchema } from "./respond.js";
 
 /**
@@ -33,6 +34,10 @@ const TelegramGroupSchema = z.strictObject({
     .record(z.string().regex(/^[1-9]\d*$/, 'a topic id (message_thread_id), e.g. "11"'), z.string().min(1))
     .default({}),
   voice: VoiceSchema.optional(),
+  /** MCP resources whose updates are posted into this group. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const TelegramBotSchema = z.strictObject({
@@ -49,6 +54,10 @@ const TelegramBotSchema = z.strictObject({
   groups: z.array(TelegramGroupSchema).default([]),
   /** Turns voice notes into text for the router, in every room of the bot unless a topic or group names its own. */
   voice: VoiceSchema.optional(),
+  /** MCP resources whose updates are posted to each allowed user's direct chat. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const TelegramWebhookSchema = z.strictObject({
