@@ -147,6 +147,7 @@ export class TelegramReceiver implements Receiver {
       aliases: migrations,
       topicsEnabled: bot.botInfo.has_topics_enabled === true,
       topics,
+      maxFileBytes: config.limits.maxFileBytes,
     };
     const { inbox, redis, keys } = this.deps;
     const flood = new FloodGate(redis, keys, config.limits);
