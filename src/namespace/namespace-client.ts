@@ -108,7 +108,7 @@ export class NamespaceClient extends NamespaceBinding {
     args: Record<string, unknown>,
     options: CallOptions = {},
   ): Promise<CallToolResult> {
-    const timeout = options.timeoutMs ?? this.config.timeoutMs;
+    const timeout = options.timeoutMs ?? this.config.timeoutSeconds * 1000;
     const timer = namespaceCallSeconds.startTimer({ namespace: this.name });
     try {
       const result = await retry(
@@ -261,7 +261,7 @@ export class NamespaceClient extends NamespaceBinding {
       );
     });
     try {
-      await client.connect(transport, { timeout: this.config.startTimeoutMs });
+      await client.connect(transport, { timeout: this.config.startTimeoutSeconds * 1000 });
       this.pipeStderr(transport);
       await this.refreshTools(client);
     } catch (err) {

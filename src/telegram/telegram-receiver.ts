@@ -123,7 +123,7 @@ export class TelegramReceiver implements Receiver {
       `${apiRoot}/file/bot${bot.token}`,
       config.limits.maxFileBytes,
       log,
-      config.limits.fileTimeoutMs,
+      config.limits.fileTimeoutSeconds * 1000,
     );
     const identity = {
       id: bot.botInfo.id,
