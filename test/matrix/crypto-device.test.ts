@@ -47,7 +47,10 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
       body: JSON.stringify(body),
     });
     const json: unknown = await res.json();
-    if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status} ${JSON.stringify(json)}`), { statusCode: res.status });
+    if (!res.ok)
+      throw Object.assign(new Error(`HTTP ${res.status} ${JSON.stringify(json)}`), {
+        statusCode: res.status,
+      });
     return json;
   };
 
@@ -57,7 +60,14 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
     const scripts = new DeviceScripts(redis.redis);
     const token = options.token ?? "lease-token-1";
     await redis.redis.set(leaseKey(), token, "PX", 60_000);
-    const store = new CryptoStore(redis.redis, scripts, redis.keys, bot.userId, bot.deviceId, options.storeKey ?? STORE_KEY);
+    const store = new CryptoStore(
+      redis.redis,
+      scripts,
+      redis.keys,
+      bot.userId,
+      bot.deviceId,
+      options.storeKey ?? STORE_KEY,
+    );
     const device = await CryptoDevice.open({
       userId: bot.userId,
       deviceId: bot.deviceId,
@@ -73,18 +83,24 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
   /** One sync of the bot's device, fed to its machine. */
   async function botSync(device: CryptoDevice): Promise<void> {
     const query = new URLSearchParams({ timeout: "0", ...(since ? { since } : {}) });
-    const raw = (await call(bot.accessToken)("GET", `/_matrix/client/v3/sync?${query}`, undefined)) as { next_batch: string };
+    const raw = (await call(bot.accessToken)("GET", `/_matrix/client/v3/sync?${query}`, undefined)) as {
+      next_batch: string;
+    };
     await device.receiveSync(raw);
     since = raw.next_batch;
   }
 
-  const settings = (extra: Record<string, unknown> = {}) => roomCryptoSettings({ ...MEGOLM, ...extra }, "shared")!;
+  const settings = (extra: Record<string, unknown> = {}) =>
+    roomCryptoSettings({ ...MEGOLM, ...extra }, "shared")!;
 
   it("creates the device once, writes its store to Redis sealed, and reopens with the same keys", async () => {
     const first = await open();
     const keys = first.identityKeys;
     expect(hs.keys.deviceKeys(bot.userId, bot.deviceId)).toBeDefined();
-    const stored = await redis.redis.hgetBuffer(redis.keys.matrixDevice(bot.userId, bot.deviceId, "store"), "blob");
+    const stored = await redis.redis.hgetBuffer(
+      redis.keys.matrixDevice(bot.userId, bot.deviceId, "store"),
+      "blob",
+    );
     expect(stored).not.toBeNull();
     // Sealed: the identity's public key is not even in the bytes.
     expect(stored!.includes(Buffer.from(keys.curve25519))).toBe(false);
@@ -96,7 +112,9 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
 
   it("refuses a store it cannot decrypt and a lost store, instead of becoming a new device", async () => {
     await (await open()).close();
-    await expect(open({ storeKey: "another key of enough length" })).rejects.toBeInstanceOf(UnreadableCryptoStoreError);
+    await expect(open({ storeKey: "another key of enough length" })).rejects.toBeInstanceOf(
+      UnreadableCryptoStoreError,
+    );
     await redis.redis.del(redis.keys.matrixDevice(bot.userId, bot.deviceId, "store"));
     const lost = open();
     await expect(lost).rejects.toBeInstanceOf(LostCryptoStoreError);
@@ -128,12 +146,19 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
     const content = await device.encrypt(
       roomId,
       "m.room.message",
-      { msgtype: "m.notice", body: "nightly: 3 runs", "m.relates_to": { "m.in_reply_to": { event_id: question.event_id } } },
+      {
+        msgtype: "m.notice",
+        body: "nightly: 3 runs",
+        "m.relates_to": { "m.in_reply_to": { event_id: question.event_id } },
+      },
       [alice],
       settings(),
     );
     // The relation stays readable to the server, as the spec wants; the body does not.
-    expect(content).toMatchObject({ algorithm: "m.megolm.v1.aes-sha2", "m.relates_to": { "m.in_reply_to": { event_id: question.event_id } } });
+    expect(content).toMatchObject({
+      algorithm: "m.megolm.v1.aes-sha2",
+      "m.relates_to": { "m.in_reply_to": { event_id: question.event_id } },
+    });
     expect(JSON.stringify(content)).not.toContain("nightly");
     const answer = hs.send(roomId, bot.userId, "m.room.encrypted", content);
     expect(await peer.decrypt(answer)).toMatchObject({ content: { body: "nightly: 3 runs" } });
@@ -177,7 +202,13 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
       expect((await device.decrypt(roomId, event)).content.body).toBe(body);
     }
     // The bot's answer reaches the new device too.
-    const content = await device.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: "both see this" }, [alice], settings());
+    const content = await device.encrypt(
+      roomId,
+      "m.room.message",
+      { msgtype: "m.notice", body: "both see this" },
+      [alice],
+      settings(),
+    );
     const answer = hs.send(roomId, bot.userId, "m.room.encrypted", content);
     expect(await laptop.decrypt(answer)).toMatchObject({ content: { body: "both see this" } });
     expect(await phone.decrypt(answer)).toMatchObject({ content: { body: "both see this" } });
@@ -188,7 +219,13 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
     await E2eePeer.login(hs, alice, "ALICE1");
     const sessions: unknown[] = [];
     for (let i = 0; i < 3; i++) {
-      const content = await device.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: `n${i}` }, [alice], settings({ rotation_period_msgs: 2 }));
+      const content = await device.encrypt(
+        roomId,
+        "m.room.message",
+        { msgtype: "m.notice", body: `n${i}` },
+        [alice],
+        settings({ rotation_period_msgs: 2 }),
+      );
       sessions.push(content.session_id);
     }
     expect(sessions[1]).toBe(sessions[0]);
@@ -198,10 +235,22 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
   it("keeps the outbound session across a restart (same device, no replayed message index)", async () => {
     const device = await open();
     const peer = await E2eePeer.login(hs, alice, "ALICE1");
-    const before = await device.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: "one" }, [alice], settings());
+    const before = await device.encrypt(
+      roomId,
+      "m.room.message",
+      { msgtype: "m.notice", body: "one" },
+      [alice],
+      settings(),
+    );
     await device.close();
     const again = await open();
-    const after = await again.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: "two" }, [alice], settings());
+    const after = await again.encrypt(
+      roomId,
+      "m.room.message",
+      { msgtype: "m.notice", body: "two" },
+      [alice],
+      settings(),
+    );
     expect(after.session_id).toBe(before.session_id);
     const one = hs.send(roomId, bot.userId, "m.room.encrypted", before);
     const two = hs.send(roomId, bot.userId, "m.room.encrypted", after);

@@ -120,12 +120,19 @@ export class E2eePeer {
   }
 
   /** Every event one user sent in the room, decrypted where this device can (null where not). */
-  async readFrom(roomId: string, sender: string): Promise<({ type: string; content: Record<string, unknown> } | null)[]> {
+  async readFrom(
+    roomId: string,
+    sender: string,
+  ): Promise<({ type: string; content: Record<string, unknown> } | null)[]> {
     await this.sync();
     const out = [];
     for (const event of this.hs.rooms.events(roomId)) {
       if (event.sender !== sender || event.state_key !== undefined) continue;
-      out.push(event.type === "m.room.encrypted" ? await this.decrypt(event) : { type: event.type, content: event.content });
+      out.push(
+        event.type === "m.room.encrypted"
+          ? await this.decrypt(event)
+          : { type: event.type, content: event.content },
+      );
     }
     return out;
   }
@@ -142,10 +149,14 @@ export class E2eePeer {
   private async sendRequest(request: Request | KeysClaimRequest | ToDeviceRequest): Promise<void> {
     const C = "/_matrix/client/v3";
     let answer: unknown;
-    if (request instanceof KeysUploadRequest) answer = await this.call("POST", `${C}/keys/upload`, JSON.parse(request.body));
-    else if (request instanceof KeysQueryRequest) answer = await this.call("POST", `${C}/keys/query`, JSON.parse(request.body));
-    else if (request instanceof KeysClaimRequest) answer = await this.call("POST", `${C}/keys/claim`, JSON.parse(request.body));
-    else if (request instanceof SignatureUploadRequest) answer = await this.call("POST", `${C}/keys/signatures/upload`, JSON.parse(request.body));
+    if (request instanceof KeysUploadRequest)
+      answer = await this.call("POST", `${C}/keys/upload`, JSON.parse(request.body));
+    else if (request instanceof KeysQueryRequest)
+      answer = await this.call("POST", `${C}/keys/query`, JSON.parse(request.body));
+    else if (request instanceof KeysClaimRequest)
+      answer = await this.call("POST", `${C}/keys/claim`, JSON.parse(request.body));
+    else if (request instanceof SignatureUploadRequest)
+      answer = await this.call("POST", `${C}/keys/signatures/upload`, JSON.parse(request.body));
     else if (request instanceof ToDeviceRequest) {
       const path = `${C}/sendToDevice/${request.event_type}/${request.txn_id}`;
       answer = await this.call("PUT", path, JSON.parse(request.body));

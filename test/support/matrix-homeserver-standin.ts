@@ -44,7 +44,9 @@ export class MatrixHomeserverStandin {
           ...this.rooms
             .roomsWith(userId, "join")
             .flatMap((roomId) =>
-              this.rooms.state(roomId).flatMap((e) => (e.type === "m.room.member" && e.state_key ? [e.state_key] : [])),
+              this.rooms
+                .state(roomId)
+                .flatMap((e) => (e.type === "m.room.member" && e.state_key ? [e.state_key] : [])),
             ),
         ]),
     });
@@ -67,7 +69,10 @@ export class MatrixHomeserverStandin {
   }
 
   /** Registers a user and returns its id and access token (a login: one device, `STANDIN` unless named). */
-  registerUser(localpart: string, deviceId = "STANDIN"): { userId: string; accessToken: string; deviceId: string } {
+  registerUser(
+    localpart: string,
+    deviceId = "STANDIN",
+  ): { userId: string; accessToken: string; deviceId: string } {
     const userId = `@${localpart}:${this.serverName}`;
     return { ...this.login(userId, deviceId), userId };
   }

@@ -31,7 +31,10 @@ export class StandinKeys {
   private readonly changes: { pos: number; userId: string }[] = [];
   private readonly txns = new Set<string>();
   /** Devices whose to-device messages are held back (`user|device` → messages), to deliver late. */
-  private readonly held = new Map<string, { sender: string; type: string; content: Record<string, unknown> }[]>();
+  private readonly held = new Map<
+    string,
+    { sender: string; type: string; content: Record<string, unknown> }[]
+  >();
   /** to-device messages sent, for tests that check who was given keys. */
   readonly sent: { pos: number; sender: string; type: string; userId: string; deviceId: string }[] = [];
 
@@ -76,7 +79,10 @@ export class StandinKeys {
     // Like Synapse, to-device messages up to the `since` the client came back with are acknowledged.
     if (since !== null) device.inbox = device.inbox.filter((m) => m.pos > since);
     const peers = this.stream.roomPeers(userId);
-    const changed = since === null ? [] : [...new Set(this.changes.filter((c) => c.pos > from && peers.has(c.userId)).map((c) => c.userId))];
+    const changed =
+      since === null
+        ? []
+        : [...new Set(this.changes.filter((c) => c.pos > from && peers.has(c.userId)).map((c) => c.userId))];
     return {
       to_device: { events: device.inbox.filter((m) => m.pos > from).map((m) => m.event) },
       device_lists: { changed, left: [] },
@@ -149,7 +155,15 @@ export class StandinKeys {
       }
       answer[userId] = out;
     }
-    return { json: { device_keys: answer, failures: {}, master_keys: {}, self_signing_keys: {}, user_signing_keys: {} } };
+    return {
+      json: {
+        device_keys: answer,
+        failures: {},
+        master_keys: {},
+        self_signing_keys: {},
+        user_signing_keys: {},
+      },
+    };
   }
 
   private claim(c: Call): Reply {
@@ -171,7 +185,7 @@ export class StandinKeys {
             claimed = [fallback[0], fallback[1].key];
           }
         }
-        if (claimed) ((answer[userId] ??= {})[deviceId] = { [claimed[0]]: claimed[1] });
+        if (claimed) (answer[userId] ??= {})[deviceId] = { [claimed[0]]: claimed[1] };
       }
     }
     return { json: { one_time_keys: answer, failures: {} } };
@@ -196,7 +210,13 @@ export class StandinKeys {
     return { json: {} };
   }
 
-  private deliver(sender: string, type: string, userId: string, deviceId: string, content: Record<string, unknown>): void {
+  private deliver(
+    sender: string,
+    type: string,
+    userId: string,
+    deviceId: string,
+    content: Record<string, unknown>,
+  ): void {
     const pos = this.stream.tick();
     this.device(userId, deviceId).inbox.push({ pos, event: { type, sender, content } });
     this.sent.push({ pos, sender, type, userId, deviceId });

@@ -53,7 +53,9 @@ export function standinRoutes(
   route("GET", "/_matrix/client/versions", () => ({
     json: { versions: ["v1.1", "v1.5", "v1.11"], unstable_features: {} },
   }));
-  route("GET", `${C}/account/whoami`, (c) => ({ json: { user_id: c.userId, device_id: hs.deviceOf(c.token) } }));
+  route("GET", `${C}/account/whoami`, (c) => ({
+    json: { user_id: c.userId, device_id: hs.deviceOf(c.token) },
+  }));
   route("GET", `${C}/joined_rooms`, (c) => ({
     json: { joined_rooms: hs.rooms.roomsWith(c.userId, "join") },
   }));
@@ -68,7 +70,9 @@ export function standinRoutes(
   route("GET", `${C}/rooms/:room/joined_members`, (c) => {
     const roomId = c.params[0] ?? "";
     joined(roomId, c.userId);
-    const members = hs.rooms.state(roomId).filter((e) => e.type === "m.room.member" && e.content.membership === "join");
+    const members = hs.rooms
+      .state(roomId)
+      .filter((e) => e.type === "m.room.member" && e.content.membership === "join");
     return { json: { joined: Object.fromEntries(members.map((e) => [e.state_key, {}])) } };
   });
   route("GET", `${C}/rooms/:room/members`, (c) => {

@@ -13,12 +13,15 @@ import {
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Logger } from "../../core/log.js";
-import { LostCryptoStoreError, MismatchedCryptoStoreError, UndecryptableEventError } from "./crypto-errors.js";
+import {
+  LostCryptoStoreError,
+  MismatchedCryptoStoreError,
+  UndecryptableEventError,
+} from "./crypto-errors.js";
 import type { CryptoStore } from "./crypto-store.js";
 import { deleteDatabases, restoreDatabases, snapshotDatabases } from "./idb-snapshot.js";
 import { sendMachineRequest, type HomeserverCall } from "./outgoing-requests.js";
 import { encryptionSettings, type RoomCryptoSettings } from "./room-settings.js";
-
 
 /** The parts of a sync response the crypto machine needs. */
 const SyncCryptoSchema = z.looseObject({
@@ -136,10 +139,16 @@ export class CryptoDevice {
             `matrix: the crypto store of ${deviceId} opened with other identity keys than it recorded`,
           );
         }
-        log.info({ deviceId, ed25519: keys.ed25519, generation: loaded.meta.generation }, "matrix: device keys loaded from Redis");
+        log.info(
+          { deviceId, ed25519: keys.ed25519, generation: loaded.meta.generation },
+          "matrix: device keys loaded from Redis",
+        );
       } else {
         await device.exclusive(() => device.persist());
-        log.warn({ deviceId, ed25519: device.identityKeys.ed25519 }, "matrix: created the device's keys (a new device)");
+        log.warn(
+          { deviceId, ed25519: device.identityKeys.ed25519 },
+          "matrix: created the device's keys (a new device)",
+        );
       }
       await device.exclusive(async () => {
         if (await device.flush()) await device.persist();
@@ -192,7 +201,10 @@ export class CryptoDevice {
   }
 
   /** Decrypts a room event; throws UndecryptableEventError saying whether its key is missing. */
-  async decrypt(roomId: string, event: { event_id: string; content: Record<string, unknown> }): Promise<DecryptedEvent> {
+  async decrypt(
+    roomId: string,
+    event: { event_id: string; content: Record<string, unknown> },
+  ): Promise<DecryptedEvent> {
     return this.exclusive(async () => {
       try {
         const decrypted = await this.machine.decryptRoomEvent(
@@ -240,9 +252,17 @@ export class CryptoDevice {
         await this.flush();
         const claim = await this.machine.getMissingSessions(users());
         if (claim) await sendMachineRequest(this.machine, claim, this.options.call);
-        const shares = await this.machine.shareRoomKey(new RoomId(roomId), users(), encryptionSettings(settings));
+        const shares = await this.machine.shareRoomKey(
+          new RoomId(roomId),
+          users(),
+          encryptionSettings(settings),
+        );
         for (const share of shares) await sendMachineRequest(this.machine, share, this.options.call);
-        const encrypted = await this.machine.encryptRoomEvent(new RoomId(roomId), type, JSON.stringify(content));
+        const encrypted = await this.machine.encryptRoomEvent(
+          new RoomId(roomId),
+          type,
+          JSON.stringify(content),
+        );
         await this.flush();
         await this.persist();
         return z.record(z.string(), z.unknown()).parse(JSON.parse(encrypted));

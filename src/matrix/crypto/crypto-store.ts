@@ -67,7 +67,8 @@ export class CryptoStore {
   async load(): Promise<LoadedStore | null> {
     const [meta, blob, sync] = await this.redis.hmgetBuffer(this.key, META, BLOB, SYNC);
     if (!meta || !blob) return null;
-    const unreadable = (cause: unknown) => new UnreadableCryptoStoreError(this.userId, this.deviceId, { cause });
+    const unreadable = (cause: unknown) =>
+      new UnreadableCryptoStoreError(this.userId, this.deviceId, { cause });
     let parsed: StoreMeta;
     try {
       parsed = StoreMetaSchema.parse(JSON.parse(meta.toString("utf8")));

@@ -72,13 +72,14 @@ export class DeviceLease {
     return false;
   }
 
-  /** Gives the lease up (a clean stop), so a standby can take the device at once. */
+  /** Gives the lease up (a clean stop), so a standby can take the device at once; a lost lease is left alone. */
   async release(): Promise<void> {
-    const wasHeld = this.held;
     this.stopRenewing();
-    if (!wasHeld) return;
+    const token = this.token;
+    this.token = "";
+    if (token === "") return;
     await this.scripts
-      .run("rgMxReleaseDevice", this.key, this.token)
+      .run("rgMxReleaseDevice", this.key, token)
       .catch((err: unknown) => this.log.warn({ err }, "matrix: could not release the device lease"));
   }
 

@@ -33,7 +33,11 @@ interface ObjectStore {
   index(name: string): Index;
   openCursor(): Req<Cursor | null>;
   put(value: unknown, key?: unknown): Req<unknown>;
-  createIndex(name: string, keyPath: string | string[], options: { unique: boolean; multiEntry: boolean }): Index;
+  createIndex(
+    name: string,
+    keyPath: string | string[],
+    options: { unique: boolean; multiEntry: boolean },
+  ): Index;
 }
 interface Transaction {
   objectStore(name: string): ObjectStore;
@@ -46,7 +50,10 @@ interface Db {
   version: number;
   objectStoreNames: ArrayLike<string>;
   transaction(names: string[], mode: "readonly" | "readwrite"): Transaction;
-  createObjectStore(name: string, options: { keyPath: string | string[] | null; autoIncrement: boolean }): ObjectStore;
+  createObjectStore(
+    name: string,
+    options: { keyPath: string | string[] | null; autoIncrement: boolean },
+  ): ObjectStore;
   close(): void;
 }
 interface Factory {
@@ -140,7 +147,12 @@ export async function snapshotDatabases(prefix: string): Promise<Buffer> {
           const store = tx.objectStore(storeName);
           const indexes = Array.from(store.indexNames).map((indexName) => {
             const index = store.index(indexName);
-            return { name: indexName, keyPath: index.keyPath, unique: index.unique, multiEntry: index.multiEntry };
+            return {
+              name: indexName,
+              keyPath: index.keyPath,
+              unique: index.unique,
+              multiEntry: index.multiEntry,
+            };
           });
           stores.push({
             name: storeName,
@@ -184,7 +196,8 @@ export async function restoreDatabases(bytes: Buffer, prefix: string): Promise<v
       const db = open.result;
       for (const s of database.stores) {
         const store = db.createObjectStore(s.name, { keyPath: s.keyPath, autoIncrement: s.autoIncrement });
-        for (const i of s.indexes) store.createIndex(i.name, i.keyPath, { unique: i.unique, multiEntry: i.multiEntry });
+        for (const i of s.indexes)
+          store.createIndex(i.name, i.keyPath, { unique: i.unique, multiEntry: i.multiEntry });
       }
     };
     const db = await done(open);

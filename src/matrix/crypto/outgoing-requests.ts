@@ -8,7 +8,11 @@ import {
 } from "@matrix-org/matrix-sdk-crypto-wasm";
 
 /** A homeserver call: method, path under the homeserver, JSON body; resolves to the JSON answer. */
-export type HomeserverCall = (method: "GET" | "POST" | "PUT", path: string, body: unknown) => Promise<unknown>;
+export type HomeserverCall = (
+  method: "GET" | "POST" | "PUT",
+  path: string,
+  body: unknown,
+) => Promise<unknown>;
 
 /** Any request the crypto machine asks to be sent. */
 export type MachineRequest = Awaited<ReturnType<OlmMachine["outgoingRequests"]>>[number];
