@@ -1,5 +1,7 @@
 import {
+  Attachment,
   DecryptionSettings,
+  EncryptedAttachment,
   DeviceId,
   DeviceLists,
   EncryptionSettings,
@@ -96,6 +98,28 @@ export class E2eePeer {
   /** Sends an encrypted text message. */
   sendText(roomId: string, text: string): Promise<StandinEvent> {
     return this.send(roomId, "m.room.message", { msgtype: "m.text", body: text });
+  }
+
+  /** Uploads a text file encrypted (the spec's attachment encryption) and sends it as an encrypted m.file. */
+  async sendFile(roomId: string, name: string, mime: string, text: string): Promise<StandinEvent> {
+    const plain = Buffer.from(text);
+    const encrypted = Attachment.encrypt(plain);
+    const info = JSON.parse(encrypted.mediaEncryptionInfo ?? "{}") as Record<string, unknown>;
+    const url = this.hs.upload(Buffer.from(encrypted.encryptedData), "application/octet-stream");
+    return this.send(roomId, "m.room.message", {
+      msgtype: "m.file",
+      body: name,
+      filename: name,
+      info: { mimetype: mime, size: plain.length },
+      file: { ...info, url },
+    });
+  }
+
+  /** Downloads and decrypts a file the bot sent encrypted (its `file` object). */
+  downloadFile(file: Record<string, unknown>): Buffer {
+    const media = this.hs.mediaAt(String(file.url));
+    if (!media) throw new Error("peer: no such media");
+    return Buffer.from(Attachment.decrypt(new EncryptedAttachment(media.data, JSON.stringify(file))));
   }
 
   /** Starts a new outbound Megolm session for the room (as a client does when it rotates). */

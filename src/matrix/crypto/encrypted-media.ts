@@ -1,16 +1,7 @@
 import { Attachment, EncryptedAttachment } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { z } from "zod";
+import { EncryptedFileSchema, type EncryptedFile } from "../matrix-events.js";
 import { loadCrypto } from "./crypto-device.js";
-
-/** The `file` object of an encrypted attachment (spec: EncryptedFile), as far as it is read. */
-export const EncryptedFileSchema = z.looseObject({
-  url: z.string(),
-  key: z.looseObject({ k: z.string() }),
-  iv: z.string(),
-  hashes: z.looseObject({ sha256: z.string() }),
-  v: z.string().optional(),
-});
-export type EncryptedFile = z.infer<typeof EncryptedFileSchema>;
 
 /**
  * Encrypts a file for an encrypted room (AES-CTR with a fresh key, SHA-256 of the
