@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { RespondSchema } from "./respond.js";
+
+const MatrixRoomSchema = z.strictObject({
+  room: z
+    .string()
+    .regex(
+      /^![^:]+:.+$/,
+      'must be a room id like "!abc:example.org" (an alias is not enough; Element shows the id under Room settings → Advanced)',
+    ),
+  namespace: z.string().min(1),
+  users: z
+    .array(z.string().regex(/^@[^:]+:.+$/, 'a Matrix user id looks like "@alice:example.org"'))
+    .default([]),
+  /** Users at or above this power level are allowed too. */
+  powerLevel: z.number().int().optional(),
+  /** `mentions`: only mentions of the bot, replies to it and commands; `all`: every message. */
+  respond: RespondSchema,
+});
+
+/** The `matrix` section: the homeserver, the bot's token and the bound rooms. */
+export const MatrixSchema = z.strictObject({
+  homeserver: z.url(),
+  accessToken: z.string().min(1),
+  /** Users whose invites to a configured room are accepted; default: the room's users. */
+  inviters: z.array(z.string()).default([]),
+  rooms: z.array(MatrixRoomSchema).default([]),
+  /**
+   * End-to-end encryption: `off` (encrypted rooms are not served), `optional` (encrypted and
+   * unencrypted rooms are served), `required` (only encrypted rooms are served).
+   */
+  encryption: z.enum(["off", "optional", "required"]).default("optional"),
+  /** The key the device's crypto store is encrypted with in Redis (`${MATRIX_STORE_KEY}`); no key, no encryption. */
+  storeKey: z.string().min(16, "use at least 16 characters (e.g. `openssl rand -base64 32`)").optional(),
+  /** How long the device lease lasts: when its owner dies, another process takes the device over after this. */
+  deviceLeaseSeconds: z.number().min(2).max(300).default(10),
+});
+export type MatrixConfig = z.infer<typeof MatrixSchema>;
