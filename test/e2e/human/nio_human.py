@@ -13,6 +13,7 @@ import base64
 import json
 import sys
 import traceback
+from uuid import uuid4
 
 from nio import (
     AsyncClient,
@@ -70,7 +71,7 @@ async def send_encrypted(room_id, event_type, content):
     """Encrypts any event type (nio 0.20 leaves reactions in the clear) and sends it."""
     await ensure_shared(room_id)
     message_type, encrypted = client.encrypt(room_id, event_type, content)
-    method, path, data = Api.room_send(client.access_token, room_id, message_type, encrypted, None)
+    method, path, data = Api.room_send(client.access_token, room_id, message_type, encrypted, str(uuid4()))
     # The public room_send would leave a reaction unencrypted.
     response = await client._send(RoomSendResponse, method, path, data, (room_id,))  # noqa: SLF001
     if not hasattr(response, "event_id"):
@@ -177,11 +178,15 @@ async def handle(cmd, args):
         }
         return await send_encrypted(args["room_id"], "m.room.message", content)
     if cmd == "download_encrypted":
+        # The authenticated media API (Matrix 1.11); Synapse no longer serves new media unauthenticated.
         file = args["file"]
-        response = await client.download(mxc=file["url"])
-        body = getattr(response, "body", None)
-        if body is None:
-            raise RuntimeError(f"download failed: {response}")
+        server, media_id = file["url"][len("mxc://"):].split("/", 1)
+        url = f"{client.homeserver}/_matrix/client/v1/media/download/{server}/{media_id}"
+        headers = {"Authorization": f"Bearer {client.access_token}"}
+        async with client.client_session.get(url, headers=headers) as response:
+            if response.status != 200:
+                raise RuntimeError(f"download failed: HTTP {response.status} {await response.text()}")
+            body = await response.read()
         plain = decrypt_attachment(body, file["key"]["k"], file["hashes"]["sha256"], file["iv"])
         return {"base64": base64.b64encode(plain).decode()}
     if cmd == "messages":
@@ -191,12 +196,17 @@ async def handle(cmd, args):
             raise RuntimeError(f"messages failed: {response}")
         events = []
         for event in reversed(response.chunk):
+            # The relation of an encrypted event may sit in its clear part only (where the
+            # server can aggregate it): keep it to read after decryption.
+            envelope = (getattr(event, "source", {}) or {}).get("content", {}).get("m.relates_to")
             if isinstance(event, MegolmEvent):
                 try:
                     event = client.decrypt_event(event)
                 except Exception:  # noqa: BLE001 - undecryptable stays as it is
                     pass
-            events.append(event_json(event))
+            described = event_json(event)
+            described["relates_to"] = described["content"].get("m.relates_to", envelope)
+            events.append(described)
         return events
     if cmd == "whoami":
         return {"device_id": client.device_id}
