@@ -104,7 +104,11 @@ function classifyFile(content: MessageContent, maxFileBytes: number): Classified
   if (size > maxFileBytes) {
     return { ...file, rejected: `${name} is ${size} bytes; files up to ${maxFileBytes} bytes can be read.` };
   }
-  return { ...file, url, ...(content.url === undefined && encryption.success ? { encryption: encryption.data } : {}) };
+  return {
+    ...file,
+    url,
+    ...(content.url === undefined && encryption.success ? { encryption: encryption.data } : {}),
+  };
 }
 
 function classifyMessage(event: RoomEvent, maxFileBytes: number): Classified {

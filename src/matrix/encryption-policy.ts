@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import type { MatrixClient } from "matrix-bot-sdk";
 import type { MatrixConfig } from "../core/config.js";
 import type { Logger } from "../core/log.js";
+import { ignoredTotal } from "../ops/metrics.js";
 import type { EncryptedRooms } from "./crypto/encrypted-rooms.js";
+import type { RoomEvent } from "./matrix-events.js";
 import { withMatrixRetry } from "./matrix-retry.js";
 import type { RedisStorageProvider } from "./redis-storage-provider.js";
 
@@ -42,6 +44,23 @@ export class EncryptionPolicy {
   /** Whether the room is known to have encryption on. */
   isEncrypted(roomId: string): boolean {
     return this.rooms.isKnown(roomId);
+  }
+
+  /**
+   * Whether an event is one that came in the clear into an encrypted room, and so is
+   * not read: it could have been written by the homeserver itself. State events are
+   * always in the clear and are read.
+   */
+  clearInEncrypted(roomId: string, event: RoomEvent, cameEncrypted: boolean, botUserId: string): boolean {
+    if (cameEncrypted || event.state_key !== undefined || !this.rooms.isKnown(roomId)) return false;
+    if (event.sender !== botUserId && event.type !== "m.room.encrypted") {
+      ignoredTotal.inc({ platform: "matrix", reason: "unencrypted_in_encrypted_room" });
+      this.log.debug(
+        { roomId, eventId: event.event_id, type: event.type },
+        "matrix: unencrypted event in an encrypted room; ignored",
+      );
+    }
+    return true;
   }
 
   /** Looks at each joined bound room once at start: encrypted or not, and whether it is served. */

@@ -4,9 +4,8 @@ import type { Inbox, Receiver } from "../core/adapter.js";
 import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
-import { matrixRoom } from "../core/room.js";
 import type { FloodGate } from "../edge/flood-gate.js";
-import { ignoredTotal, refusalsTotal } from "../ops/metrics.js";
+import { refusalsTotal } from "../ops/metrics.js";
 import { classifyEvent } from "./classify-event.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import type { CryptoDevice } from "./crypto/crypto-device.js";
@@ -16,6 +15,8 @@ import { MatrixE2ee, type E2eeParts } from "./crypto/matrix-e2ee.js";
 import { EditReview } from "./edit-review.js";
 import { EncryptionPolicy } from "./encryption-policy.js";
 import { historyOf } from "./history-guard.js";
+import { EventIntake } from "./event-intake.js";
+import { answerInvite } from "./invite-handler.js";
 import { InboundBuilder } from "./inbound-builder.js";
 import { MediaReader } from "./media-reader.js";
 import { EdgeNotices } from "./edge-notices.js";
@@ -24,7 +25,7 @@ import { withMatrixRetry } from "./matrix-retry.js";
 import { MentionGate } from "./mention-gate.js";
 import { MessageAdmission } from "./message-admission.js";
 import { RedisStorageProvider } from "./redis-storage-provider.js";
-import { isAllowed, mayInvite, roomBindings, type RoomBinding } from "./room-policy.js";
+import { isAllowed, roomBindings, type RoomBinding } from "./room-policy.js";
 import { routeSdkLogs } from "./sdk-logging.js";
 import { scanJoinedRooms } from "./sync-room-scan.js";
 import { SyncingMatrixClient, type SyncHandler } from "./sync-client.js";
@@ -80,8 +81,6 @@ export class MatrixReceiver implements Receiver, SyncHandler {
   private readonly bindings: Map<string, RoomBinding>;
   /** Events of the batch in hand that are history (see historyOf). */
   private history = new Set<string>();
-  /** File reads in flight, one chain per room so that a room's files keep their order. */
-  private readonly reads = new Map<string, Promise<void>>();
   private notices: EdgeNotices | undefined;
   private client: SyncingMatrixClient | undefined;
   private api: MatrixClient | undefined;
@@ -89,7 +88,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
   private botUserId = "";
   private policy: EncryptionPolicy | undefined;
   private decryption: InboundDecryption | undefined;
-  private builder: InboundBuilder | undefined;
+  private intake: EventIntake | undefined;
   private admission: MessageAdmission | undefined;
   private storage: RedisStorageProvider | undefined;
 
@@ -135,8 +134,9 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       this.options.fileTimeoutMs ?? 20_000,
       log,
     );
-    this.builder = new InboundBuilder(api, this.botUserId, media, log);
     this.notices = new EdgeNotices(api, parts.outbound, redis, keys, log);
+    const builder = new InboundBuilder(api, this.botUserId, media, log);
+    this.intake = new EventIntake(builder, this.notices, this.options.inbox, this.options.flood, log);
     const gate = new MentionGate(api, this.botUserId, log);
     await gate.learnName();
     const edits = new EditReview(api, this.options.edits ?? { reask: false, windowSeconds: 120 }, log);
@@ -156,7 +156,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
   async stop(): Promise<void> {
     if (this.parts?.owner) await this.parts.owner.stop();
     else await this.pause();
-    await Promise.all(this.reads.values());
+    await this.intake?.drain();
   }
 
   /** Syncs as the bot: with `device`, as the device's owner (fenced sync token, decryption). */
@@ -235,8 +235,9 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     const [roomId, event] = payload;
     if (typeof roomId !== "string") return;
     try {
-      if (type === "room.invite") await this.onInvite(roomId, event);
-      else if (type === "room.event") await this.onSyncedEvent(roomId, event);
+      if (type === "room.invite" && this.api) {
+        await answerInvite(this.api, this.bindings.get(roomId), roomId, event, this.options.log);
+      } else if (type === "room.event") await this.onSyncedEvent(roomId, event);
     } catch (err) {
       if (err instanceof DeviceLeaseLostError) throw err;
       const eventId = (event as { event_id?: unknown } | null)?.event_id;
@@ -256,40 +257,11 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     await this.onRoomEvent(roomId, parsed.data, { history, encrypted: false });
   }
 
-  private async onInvite(roomId: string, raw: unknown): Promise<void> {
-    const client = this.client;
-    const inviter = (raw as { sender?: unknown } | null)?.sender;
-    if (!client || typeof inviter !== "string") return;
-    const binding = this.bindings.get(roomId);
-    const log = this.options.log.child({ roomId, inviter });
-    if (!mayInvite(binding, inviter)) {
-      log.warn(
-        binding
-          ? "invite from a user who may not invite the bot; declined"
-          : "invite to an unconfigured room; declined",
-      );
-      await withMatrixRetry("decline invite", () => client.leaveRoom(roomId), log).catch((err: unknown) =>
-        log.warn({ err }, "could not decline the invite"),
-      );
-      return;
-    }
-    await withMatrixRetry("join", () => client.joinRoom(roomId), log);
-    log.info("joined configured room on invite");
-  }
-
   private async onRoomEvent(roomId: string, event: RoomEvent, arrival: Arrival): Promise<void> {
     const binding = this.bindings.get(roomId);
     if (!binding || !this.policy?.serves(roomId)) return;
     const log = this.options.log.child({ roomId, eventId: event.event_id });
-    // In an encrypted room only what came encrypted is read: a message in the clear there
-    // could have been written by the homeserver itself. State is always in the clear.
-    if (this.policy.isEncrypted(roomId) && !arrival.encrypted && event.state_key === undefined) {
-      if (event.sender !== this.botUserId && event.type !== "m.room.encrypted") {
-        ignoredTotal.inc({ platform: "matrix", reason: "unencrypted_in_encrypted_room" });
-        log.debug({ type: event.type }, "matrix: unencrypted event in an encrypted room; ignored");
-      }
-      return;
-    }
+    if (this.policy.clearInEncrypted(roomId, event, arrival.encrypted, this.botUserId)) return;
     const classified = classifyEvent(event, {
       botUserId: this.botUserId,
       maxFileBytes: this.options.maxFileBytes,
@@ -322,41 +294,6 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       return;
     }
     const admitted = await this.admission?.admit(binding, event, classified);
-    if (!admitted) return;
-    const flood = this.options.flood;
-    const refused = async (notice: string | undefined): Promise<void> => {
-      if (notice) await this.notices?.say(roomId, event.event_id, event.sender, notice);
-    };
-    // A file is downloaded and a reaction's target fetched only once admitted, so their
-    // flood check comes first, on its own; a message is checked in its enqueue's round trip.
-    const checkedInEnqueue = flood !== undefined && admitted.type === "message";
-    if (flood && !checkedInEnqueue) {
-      const verdict = await flood.check(matrixRoom(roomId), event.sender);
-      if (!verdict.admit) return refused(verdict.notice);
-    }
-    const enqueue = async (): Promise<void> => {
-      const inbound = await this.builder?.build(binding, event, admitted, true);
-      if (!inbound) return;
-      if (!flood || !checkedInEnqueue) {
-        const fresh = await this.options.inbox.enqueue(inbound);
-        log.debug({ kind: inbound.kind, fresh }, "matrix event enqueued");
-        return;
-      }
-      const queued = await flood.enqueue(this.options.inbox, inbound, event.sender);
-      if (!queued.admit) return refused(queued.notice);
-      log.debug({ kind: inbound.kind, fresh: queued.fresh }, "matrix event enqueued");
-    };
-    if (admitted.type === "file") this.readLater(roomId, enqueue);
-    else await enqueue();
-  }
-
-  private readLater(roomId: string, task: () => Promise<void>): void {
-    const next = (this.reads.get(roomId) ?? Promise.resolve())
-      .then(task)
-      .catch((err: unknown) => this.options.log.error({ err, roomId }, "a Matrix file could not be queued"))
-      .finally(() => {
-        if (this.reads.get(roomId) === next) this.reads.delete(roomId);
-      });
-    this.reads.set(roomId, next);
+    if (admitted) await this.intake?.take(binding, event, admitted);
   }
 }

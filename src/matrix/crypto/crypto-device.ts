@@ -1,14 +1,10 @@
 import {
   DecryptionSettings,
   DeviceId,
-  DeviceLists,
-  initAsync,
-  MegolmDecryptionError,
   OlmMachine,
   RoomId,
   TrustRequirement,
   UserId,
-  DecryptionErrorCode,
 } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
@@ -20,22 +16,13 @@ import {
 } from "./crypto-errors.js";
 import type { CryptoStore } from "./crypto-store.js";
 import { deleteDatabases, restoreDatabases, snapshotDatabases } from "./idb-snapshot.js";
-import { sendMachineRequest, type HomeserverCall } from "./outgoing-requests.js";
+import { deviceHasKeys, sendMachineRequest, type HomeserverCall } from "./outgoing-requests.js";
 import { encryptionSettings, type RoomCryptoSettings } from "./room-settings.js";
+import { decryptionFailure, loadCrypto, syncCryptoParts, wasmError } from "./wasm-crypto.js";
 
-/** The parts of a sync response the crypto machine needs. */
-const SyncCryptoSchema = z.looseObject({
-  to_device: z.looseObject({ events: z.array(z.unknown()).default([]) }).optional(),
-  device_lists: z
-    .looseObject({ changed: z.array(z.string()).default([]), left: z.array(z.string()).default([]) })
-    .optional(),
-  device_one_time_keys_count: z.record(z.string(), z.number()).optional(),
-  device_unused_fallback_key_types: z.array(z.string()).optional(),
-  "org.matrix.msc2732.device_unused_fallback_key_types": z.array(z.string()).optional(),
-});
-
-const KeysQueryAnswerSchema = z.looseObject({
-  device_keys: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+const ClearEventSchema = z.looseObject({
+  type: z.string(),
+  content: z.record(z.string(), z.unknown()).default({}),
 });
 
 /** A room key the machine learnt: events of this session in this room can be decrypted now. */
@@ -60,21 +47,6 @@ export interface CryptoDeviceOptions {
   leaseToken: () => string;
   call: HomeserverCall;
   log: Logger;
-}
-
-let wasmReady: Promise<void> | undefined;
-
-/** Loads the crypto WebAssembly once per process. */
-export function loadCrypto(): Promise<void> {
-  wasmReady ??= initAsync();
-  return wasmReady;
-}
-
-function wrapped(err: unknown): Error {
-  // The wasm bindings throw objects whose `message` can be missing.
-  if (err instanceof Error && typeof err.message === "string" && err.message !== "") return err;
-  const description = (err as { description?: unknown } | null)?.description;
-  return new Error(String(description ?? err), { cause: err });
 }
 
 /**
@@ -119,7 +91,7 @@ export class CryptoDevice {
           `matrix: the crypto store is for ${loaded.meta.deviceId} of ${loaded.meta.userId}, not ${deviceId} of ${userId}`,
         );
       }
-    } else if (await hasKeysOnServer(options.call, userId, deviceId)) {
+    } else if (await deviceHasKeys(options.call, userId, deviceId)) {
       throw new LostCryptoStoreError(userId, deviceId);
     }
     // A name of its own: a process that lost the device and took it again, or a test
@@ -127,7 +99,7 @@ export class CryptoDevice {
     const storeName = `roomgate-crypto-${randomUUID()}`;
     if (loaded) await restoreDatabases(loaded.snapshot, storeName);
     const machine = await OlmMachine.initialize(new UserId(userId), new DeviceId(deviceId), storeName).catch(
-      (err: unknown) => Promise.reject(wrapped(err)),
+      (err: unknown) => Promise.reject(wasmError(err)),
     );
     const device = new CryptoDevice(machine, options, storeName);
     try {
@@ -177,26 +149,13 @@ export class CryptoDevice {
    * store when anything changed; the sync token may be stored only after this.
    */
   async receiveSync(raw: unknown): Promise<void> {
-    const sync = SyncCryptoSchema.parse(raw ?? {});
-    const toDevice = sync.to_device?.events ?? [];
-    const changed = sync.device_lists?.changed ?? [];
-    const left = sync.device_lists?.left ?? [];
-    const fallback =
-      sync.device_unused_fallback_key_types ?? sync["org.matrix.msc2732.device_unused_fallback_key_types"];
+    const sync = syncCryptoParts(raw);
     await this.exclusive(async () => {
       await this.machine
-        .receiveSyncChanges(
-          JSON.stringify(toDevice),
-          new DeviceLists(
-            changed.map((u) => new UserId(u)),
-            left.map((u) => new UserId(u)),
-          ),
-          new Map(Object.entries(sync.device_one_time_keys_count ?? {})),
-          fallback ? new Set(fallback) : undefined,
-        )
-        .catch((err: unknown) => Promise.reject(wrapped(err)));
+        .receiveSyncChanges(sync.toDevice, sync.lists, sync.keyCounts, sync.fallbackKeys)
+        .catch((err: unknown) => Promise.reject(wasmError(err)));
       const sent = await this.flush();
-      if (sent || toDevice.length > 0 || changed.length > 0 || left.length > 0) await this.persist();
+      if (sent || sync.changes) await this.persist();
     });
   }
 
@@ -212,21 +171,12 @@ export class CryptoDevice {
           new RoomId(roomId),
           new DecryptionSettings(TrustRequirement.Untrusted),
         );
-        const clear = z
-          .looseObject({ type: z.string(), content: z.record(z.string(), z.unknown()).default({}) })
-          .parse(JSON.parse(decrypted.event));
+        const clear = ClearEventSchema.parse(JSON.parse(decrypted.event));
         return { type: clear.type, content: clear.content, senderDevice: decrypted.senderDevice?.toString() };
       } catch (err) {
         const sessionId = typeof event.content.session_id === "string" ? event.content.session_id : undefined;
-        const code =
-          err instanceof MegolmDecryptionError
-            ? err.code === DecryptionErrorCode.MissingRoomKey
-              ? "missing-key"
-              : err.code === DecryptionErrorCode.UnknownMessageIndex
-                ? "unknown-index"
-                : "other"
-            : "other";
-        throw new UndecryptableEventError(event.event_id, code, sessionId, { cause: wrapped(err) });
+        const code = decryptionFailure(err);
+        throw new UndecryptableEventError(event.event_id, code, sessionId, { cause: wasmError(err) });
       }
     });
   }
@@ -267,7 +217,7 @@ export class CryptoDevice {
         await this.persist();
         return z.record(z.string(), z.unknown()).parse(JSON.parse(encrypted));
       } catch (err) {
-        throw wrapped(err);
+        throw wasmError(err);
       }
     });
   }
@@ -323,11 +273,4 @@ export class CryptoDevice {
     this.queue = run.catch(() => undefined);
     return run;
   }
-}
-
-async function hasKeysOnServer(call: HomeserverCall, userId: string, deviceId: string): Promise<boolean> {
-  const answer = KeysQueryAnswerSchema.parse(
-    await call("POST", "/_matrix/client/v3/keys/query", { device_keys: { [userId]: [deviceId] } }),
-  );
-  return answer.device_keys[userId]?.[deviceId] !== undefined;
 }

@@ -1,7 +1,7 @@
 import { Attachment, EncryptedAttachment } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { z } from "zod";
 import { EncryptedFileSchema, type EncryptedFile } from "../matrix-events.js";
-import { loadCrypto } from "./crypto-device.js";
+import { loadCrypto } from "./wasm-crypto.js";
 
 /**
  * Encrypts a file for an encrypted room (AES-CTR with a fresh key, SHA-256 of the

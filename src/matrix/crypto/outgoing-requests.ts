@@ -6,6 +6,7 @@ import {
   ToDeviceRequest,
   type OlmMachine,
 } from "@matrix-org/matrix-sdk-crypto-wasm";
+import { z } from "zod";
 
 /** A homeserver call: method, path under the homeserver, JSON body; resolves to the JSON answer. */
 export type HomeserverCall = (
@@ -47,4 +48,20 @@ export async function sendMachineRequest(
   }
   await machine.markRequestAsSent(request.id ?? "", request.type, JSON.stringify(answer ?? {}));
   return true;
+}
+
+const KeysQueryAnswerSchema = z.looseObject({
+  device_keys: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+});
+
+/** Whether the homeserver publishes keys for this device: it was set up before, by someone. */
+export async function deviceHasKeys(
+  call: HomeserverCall,
+  userId: string,
+  deviceId: string,
+): Promise<boolean> {
+  const answer = KeysQueryAnswerSchema.parse(
+    await call("POST", `${C}/keys/query`, { device_keys: { [userId]: [deviceId] } }),
+  );
+  return answer.device_keys[userId]?.[deviceId] !== undefined;
 }
