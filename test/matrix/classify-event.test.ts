@@ -119,7 +119,12 @@ describe("classifyEvent", () => {
     });
     const sent = (file: unknown) =>
       classifyEvent(
-        event("m.room.message", { msgtype: "m.file", body: "e.txt", file, info: { mimetype: "text/plain", size: 10 } }),
+        event("m.room.message", {
+          msgtype: "m.file",
+          body: "e.txt",
+          file,
+          info: { mimetype: "text/plain", size: 10 },
+        }),
         context,
       );
     // A file of an encrypted room: its URL and how to decrypt it come from the `file` object.

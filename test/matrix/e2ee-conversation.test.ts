@@ -13,7 +13,12 @@ import { FAST_RETRY, runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
 
-type Relation = { rel_type?: string; event_id?: string; key?: string; "m.in_reply_to"?: { event_id?: string } };
+type Relation = {
+  rel_type?: string;
+  event_id?: string;
+  key?: string;
+  "m.in_reply_to"?: { event_id?: string };
+};
 const relation = (e: StandinEvent) => e.content["m.relates_to"] as Relation | undefined;
 const PNG_MAGIC = Buffer.from("89504e47", "hex");
 
@@ -56,7 +61,13 @@ describe("an end-to-end encrypted Matrix room through startRuntime, the stand-in
     });
     const platform = createMatrixPlatform({ syncTimeoutMs: 300, retry: FAST_RETRY, typingRefreshMs: 200 });
     start = () =>
-      startRuntime({ config, redisUrl: redis.url, prefix: redis.prefix, log: silentLogger(), platforms: [platform] });
+      startRuntime({
+        config,
+        redisUrl: redis.url,
+        prefix: redis.prefix,
+        log: silentLogger(),
+        platforms: [platform],
+      });
     runtime = await start();
     alice = await E2eePeer.login(hs, aliceId, "ALICEPHONE");
     mallory = await E2eePeer.login(hs, malloryId, "MALLORY1");
@@ -72,7 +83,10 @@ describe("an end-to-end encrypted Matrix room through startRuntime, the stand-in
   async function answerTo(eventId: string, reader = alice, inRoom = room) {
     const event = await hs.waitForEvent(
       inRoom,
-      (e) => e.sender === bot.userId && e.type === "m.room.encrypted" && relation(e)?.["m.in_reply_to"]?.event_id === eventId,
+      (e) =>
+        e.sender === bot.userId &&
+        e.type === "m.room.encrypted" &&
+        relation(e)?.["m.in_reply_to"]?.event_id === eventId,
       20_000,
     );
     return { event, clear: await reader.decrypt(event) };
@@ -108,17 +122,28 @@ describe("an end-to-end encrypted Matrix room through startRuntime, the stand-in
     expect(String(clear?.content.body)).toContain(expected.answer);
     expect(String(clear?.content.body)).toContain(expected.caveat);
     expect(String(clear?.content.formatted_body)).toContain("<blockquote>");
-    expect(hs.sentBy(room, bot.userId).filter((e) => e.state_key === undefined && e.type !== "m.room.encrypted")).toEqual([]);
+    expect(
+      hs.sentBy(room, bot.userId).filter((e) => e.state_key === undefined && e.type !== "m.room.encrypted"),
+    ).toEqual([]);
   });
 
   it("asks back with encrypted keycap reactions and runs the tool an encrypted keycap chooses", async () => {
     const asked = await alice.sendText(room, "hello there");
     const { event: offer } = await answerTo(asked.event_id);
-    await eventually(async () => expect(await reactionsOn(offer.event_id)).toEqual(KEYCAPS.slice(0, 3)), 10_000);
-    await alice.send(room, "m.reaction", { "m.relates_to": { rel_type: "m.annotation", event_id: offer.event_id, key: KEYCAPS[2] } });
+    await eventually(
+      async () => expect(await reactionsOn(offer.event_id)).toEqual(KEYCAPS.slice(0, 3)),
+      10_000,
+    );
+    await alice.send(room, "m.reaction", {
+      "m.relates_to": { rel_type: "m.annotation", event_id: offer.event_id, key: KEYCAPS[2] },
+    });
     const listed = await hs.waitForEvent(
       room,
-      (e) => e.sender === bot.userId && e.type === "m.room.encrypted" && relation(e)?.["m.in_reply_to"]?.event_id === asked.event_id && e.event_id !== offer.event_id,
+      (e) =>
+        e.sender === bot.userId &&
+        e.type === "m.room.encrypted" &&
+        relation(e)?.["m.in_reply_to"]?.event_id === asked.event_id &&
+        e.event_id !== offer.event_id,
       20_000,
     );
     expect(String((await alice.decrypt(listed))?.content.body)).toContain(runsAnswer("runs.list").answer);
@@ -161,7 +186,9 @@ describe("an end-to-end encrypted Matrix room through startRuntime, the stand-in
     expect(forAlice).not.toBeNull();
     expect(answer.content.session_id).not.toBe(refusal.content.session_id);
     expect(await mallory.decrypt(answer)).toBeNull();
-    const readable = (await mallory.readFrom(room, bot.userId)).filter((e) => e !== null && e.type !== "m.room.member");
+    const readable = (await mallory.readFrom(room, bot.userId)).filter(
+      (e) => e !== null && e.type !== "m.room.member",
+    );
     expect(readable.map((e) => e?.content.body)).toEqual([clear?.content.body]);
   });
 
@@ -172,7 +199,9 @@ describe("an end-to-end encrypted Matrix room through startRuntime, the stand-in
     const asked = await alice.sendText(room, "what runs do I have?");
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     hs.keys.release(bot.userId, "RGDEVICE");
-    expect(hs.sentBy(room, bot.userId).some((e) => relation(e)?.["m.in_reply_to"]?.event_id === asked.event_id)).toBe(false);
+    expect(
+      hs.sentBy(room, bot.userId).some((e) => relation(e)?.["m.in_reply_to"]?.event_id === asked.event_id),
+    ).toBe(false);
     const { clear } = await answerTo(asked.event_id);
     expect(String(clear?.content.body)).toContain(runsAnswer("runs.list").answer);
   });
@@ -214,7 +243,9 @@ describe("an end-to-end encrypted Matrix room through startRuntime, the stand-in
     expect(content.url).toBeUndefined();
     const bytes = alice.downloadFile(content.file as Record<string, unknown>);
     expect(bytes.subarray(0, 4)).toEqual(PNG_MAGIC);
-    expect(hs.mediaAt(String((content.file as { url: string }).url))!.data.subarray(0, 4)).not.toEqual(PNG_MAGIC);
+    expect(hs.mediaAt(String((content.file as { url: string }).url))!.data.subarray(0, 4)).not.toEqual(
+      PNG_MAGIC,
+    );
   });
 
   it("is the same device after a restart, and answers there", async () => {
