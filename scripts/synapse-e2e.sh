@@ -127,7 +127,9 @@ EOF
 
 start() {
   install
-  mount_proc
+  # Synapse runs without /proc; a /proc mounted inside the work tree would break tools
+  # that walk it (prettier --check .), so it is mounted only while packages install.
+  unmount_proc
   if [ -f "$STATE/synapse.pid" ] && kill -0 "$(cat "$STATE/synapse.pid")" 2>/dev/null; then
     PORT=$(cat "$STATE/port")
     log "Synapse already running (pid $(cat "$STATE/synapse.pid"))"
