@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/sessions/embedded-redis.js";
 import { E2eePeer } from "../support/matrix-e2ee-peer.js";
 import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
@@ -46,14 +47,19 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
     await redis.cleanup();
   });
 
-  const start = (storeKey = STORE_KEY) => {
-    const p = RoomgateProcess.start(config, {
+  const start = (storeKey = STORE_KEY, port?: number) => {
+    const withHttp = port === undefined ? config : { ...config, http: { host: "127.0.0.1", port } };
+    const p = RoomgateProcess.start(withHttp, {
       MATRIX_TOKEN: bot.accessToken,
       MATRIX_STORE_KEY: storeKey,
       LOG_LEVEL: "info",
     });
     processes.push(p);
     return p;
+  };
+  const owned = async (port: number) => {
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    return /^roomgate_matrix_device_owned (\d)$/m.exec(metrics)?.[1];
   };
   const answered = (eventId: string) =>
     hs.waitForEvent(
@@ -67,14 +73,17 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
     await expect.poll(() => first.output, { timeout: 30_000 }).toContain("matrix receiver syncing");
     const keys = hs.keys.deviceKeys(bot.userId, "RGDEVICE");
     await answered((await alice.sendText(roomId, "which arm of my sweep won?")).event_id);
-    const second = start();
+    const port = await freePort();
+    const second = start(STORE_KEY, port);
     await expect.poll(() => second.output, { timeout: 30_000 }).toContain("standing by to take it over");
+    await expect.poll(() => owned(port).catch(() => undefined), { timeout: 10_000 }).toBe("0");
     const killedAt = Date.now();
     first.child.kill("SIGKILL");
     await expect
       .poll(() => second.output, { timeout: (LEASE_SECONDS + 5) * 1000, interval: 50 })
       .toContain("this process owns the device");
     expect(Date.now() - killedAt).toBeLessThanOrEqual((LEASE_SECONDS + 2) * 1000);
+    expect(await owned(port)).toBe("1");
     await answered((await alice.sendText(roomId, "what runs do I have?")).event_id);
     expect(hs.keys.deviceKeys(bot.userId, "RGDEVICE")).toEqual(keys);
     expect(await second.stop()).toBe(0);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import type { Logger } from "../../core/log.js";
+import { matrixDeviceOwned } from "../../ops/metrics.js";
 import type { Keys } from "../../sessions/keys.js";
 import { CryptoDevice } from "./crypto-device.js";
 import { CryptoStore } from "./crypto-store.js";
@@ -116,6 +117,7 @@ export class DeviceOwner {
       log,
     });
     this.current = device;
+    matrixDeviceOwned.set(1);
     this.lostPromise = new Promise<void>((resolve) => (this.lostSignal = resolve));
     log.info({ deviceId, ed25519: device.identityKeys.ed25519 }, "matrix: this process owns the device");
     await this.hooks?.owned(device);
@@ -148,6 +150,7 @@ export class DeviceOwner {
     const device = this.current;
     this.current = undefined;
     this.lease.stopRenewing();
+    matrixDeviceOwned.set(0);
     if (device) {
       await this.hooks
         ?.lost()
