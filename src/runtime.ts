@@ -17,9 +17,11 @@ import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
 import { QueueScripts } from "./queue/scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
+import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
 import { Keys } from "./sessions/keys.js";
 import { RedisRateLimiter } from "./sessions/rate-limiter.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
+import { RedisTaskLedger } from "./sessions/task-ledger.js";
 
 /** What a platform module is built from. */
 export interface RuntimeDeps {
@@ -57,6 +59,8 @@ export interface RuntimeOptions {
   platforms: PlatformFactory[];
   /** Connect every namespace before receiving (default false: each connects on first use). */
   connectNamespaces?: boolean;
+  /** Run the proactive parts: bullmq's schedules, mutes and webhooks (default true). */
+  proactive?: boolean;
 }
 
 /** A running roomgate process: adapters, workers, namespaces; `stop` shuts it down in order. */
@@ -65,6 +69,8 @@ export interface Runtime {
   namespaces: NamespaceRegistry;
   /** The health and metrics server, when `config.http` asks for one. */
   health?: HealthServer;
+  /** Schedules, mutes and webhooks, unless turned off. */
+  proactive?: ProactiveService;
   /**
    * Shuts down in order: receivers stop, running turns get `graceMs` (default
    * `shutdown.graceSeconds`) to finish, rooms still held are handed back at once.
@@ -90,6 +96,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   watchQueue(redis, keys);
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
+  namespaces.useTaskLedger(new RedisTaskLedger(redis, keys));
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
   const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
   const turnRecordMs = deadlineMs + 3600_000;
@@ -104,6 +111,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       slotSeconds: config.sessions.slotSeconds,
     },
     senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
+    proactive: () => proactive?.room,
     log,
   });
 
@@ -119,12 +127,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   let worker: RoomWorker | undefined;
   let health: HealthServer | undefined;
+  let proactive: ProactiveService | undefined;
   let receivers: Receiver[] = [];
   const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
     await health?.close();
     for (const r of receivers)
       await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
     await worker?.stop(graceMs);
+    await proactive?.close();
     await namespaces.close();
     redis.disconnect();
   };
@@ -132,6 +142,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Connected before anything reports on it: /healthz is asked right after a start.
     await redis.ping();
     worker = await startWorker();
+    if (options.proactive ?? true) {
+      proactive = await startProactive({
+        config,
+        redis,
+        keys,
+        inbox,
+        limiter,
+        log,
+        worker: options.workers ?? true,
+        reconcile: options.receivers ?? true,
+        workerName: `roomgate-${process.pid}`,
+        namespaces,
+      });
+    }
     if (options.connectNamespaces) await connectAll(namespaces, log);
     receivers = await startReceivers(
       (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
@@ -144,6 +168,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           redis,
           log,
           checks: running ? { worker: () => running.healthy() } : {},
+          routes: proactive?.routes ?? [],
         })
       : undefined;
   } catch (err) {
@@ -154,7 +179,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     throw err;
   }
 
-  return { deps, namespaces, health, stop };
+  return { deps, namespaces, health, proactive, stop };
 
   async function startWorker(): Promise<RoomWorker | undefined> {
     if (!((options.workers ?? true) && lanes.length > 0)) return undefined;

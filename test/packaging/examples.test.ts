@@ -10,6 +10,7 @@ const EXAMPLE_ENV = {
   RUNS_TOKEN: "t",
   MATRIX_TOKEN: "m",
   MATRIX_STORE_KEY: "a-store-key-of-enough-length",
+  HOOK_CI_SECRET: "s",
 };
 
 type Def = {
