@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { scriptTexts } from "../src/queue/scripts.js";
+import { scriptTexts } from "../src/queue/lua-scripts.js";
 
 /** Names the scheduler's scripts by their SHA1, composed as src/queue/scripts.ts sends them; others keep their hash. */
 function scriptNames(): Map<string, string> {

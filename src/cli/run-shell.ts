@@ -34,7 +34,7 @@ export async function runShell(options: RunShellOptions): Promise<void> {
   const interactive = Boolean(process.stdin.isTTY);
   const runtime = await startRuntime({
     config,
-    redisUrl: redis.url,
+    redis: redis.connection,
     log,
     platforms: [
       shellPlatform(

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Keys } from "../sessions/keys.js";
 
@@ -11,7 +11,7 @@ import type { Keys } from "../sessions/keys.js";
  */
 export class RoomInboxReader {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

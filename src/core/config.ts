@@ -128,12 +128,39 @@ const MatrixSchema = z.strictObject({
   rooms: z.array(MatrixRoomSchema).default([]),
 });
 
-const RedisSchema = z.strictObject({
-  url: z.string().optional(),
-  prefix: z.string().min(1).default("rg"),
-  /** Run on an external Redis without persistence, accepting that a restart loses queued turns. */
-  volatile: z.boolean().default(false),
-});
+/** A Redis node as a URL: `redis://` or `rediss://` (TLS), with the password (and user) as userinfo. */
+const RedisNodeUrlSchema = z
+  .string()
+  .regex(/^rediss?:\/\/[^/]+/, "must be a redis:// or rediss:// URL with a host and port");
+
+const RedisSchema = z
+  .strictObject({
+    /** One Redis instance (the master: a replica is refused). */
+    url: z.string().optional(),
+    /** A Redis Cluster: some of its nodes; the rest are found from them. */
+    cluster: z.strictObject({ nodes: z.array(RedisNodeUrlSchema).min(1) }).optional(),
+    /** A Sentinel group: the master's name and sentinel addresses; `password` is the sentinels' own. */
+    sentinel: z
+      .strictObject({
+        name: z.string().min(1),
+        nodes: z.array(RedisNodeUrlSchema).min(1),
+        password: z.string().optional(),
+      })
+      .optional(),
+    prefix: z.string().min(1).default("rg"),
+    /** Run on an external Redis without persistence, accepting that a restart loses queued turns. */
+    volatile: z.boolean().default(false),
+    /**
+     * Acknowledged writes wait for this many replicas (Redis WAIT) before roomgate relies
+     * on them; "auto": one when the topology has replicas, none otherwise.
+     */
+    waitReplicas: z.union([z.literal("auto"), z.number().int().nonnegative()]).default("auto"),
+    /** How long one WAIT may take before the write counts as not acknowledged (and is retried). */
+    waitTimeoutMs: z.number().int().positive().default(1000),
+  })
+  .refine((r) => [r.url, r.cluster, r.sentinel].filter((v) => v !== undefined).length <= 1, {
+    message: "give at most one of url, cluster and sentinel",
+  });
 
 const SessionsSchema = z.strictObject({
   idleSeconds: z
@@ -193,6 +220,16 @@ const QueueSchema = z.strictObject({
     .default(6 * 3600),
   /** Typing is shown only for turns that run longer than this. */
   typingAfterMs: z.number().int().nonnegative().default(1000),
+  /**
+   * How many shards rooms are spread over (each a Redis Cluster slot of its own); fixed
+   * for a key prefix once used, since a room's keys live in its shard.
+   */
+  shards: z.number().int().min(1).max(1024).default(12),
+  /**
+   * A turn whose computation was cut short by its worker process dying this many times
+   * goes to the dead letters instead of running again (it may be what kills it).
+   */
+  maxComputeDeaths: z.number().int().positive().default(3),
 });
 
 const ShutdownSchema = z.strictObject({ graceSeconds: z.number().nonnegative().default(10) });
@@ -204,7 +241,7 @@ const HttpSchema = z.strictObject({
 
 /** The YAML configuration file (DESIGN §10), validated at load; types derive from it. */
 export const ConfigSchema = z.strictObject({
-  redis: RedisSchema.default({ prefix: "rg", volatile: false }),
+  redis: RedisSchema.default({ prefix: "rg", volatile: false, waitReplicas: "auto", waitTimeoutMs: 1000 }),
   namespaces: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), NamespaceConfigSchema).default({}),
   sessions: SessionsSchema.default({
     idleSeconds: 7 * 24 * 3600,
@@ -227,6 +264,8 @@ export const ConfigSchema = z.strictObject({
     retryMaxSeconds: 10,
     dedupeSeconds: 6 * 3600,
     typingAfterMs: 1000,
+    shards: 12,
+    maxComputeDeaths: 3,
   }),
   shutdown: ShutdownSchema.default({ graceSeconds: 10 }),
   http: HttpSchema.optional(),

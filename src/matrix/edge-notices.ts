@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { MatrixClient } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
 import { matrixRoom } from "../core/room.js";
@@ -16,7 +16,7 @@ import type { Keys } from "../sessions/keys.js";
 export class EdgeNotices {
   constructor(
     private readonly client: MatrixClient,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly log: Logger,
   ) {}

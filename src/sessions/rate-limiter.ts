@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.js";
 import type { SendWindow } from "../core/adapter.js";
 
 const script =
@@ -21,7 +21,7 @@ type Reserve = (numKeys: number, ...args: (string | number)[]) => Promise<unknow
  * outside a turn and for recording a platform's 429.
  */
 export class RedisRateLimiter {
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     if (!("rgReserve" in redis)) redis.defineCommand("rgReserve", { lua: script });
   }
 

@@ -122,8 +122,8 @@ export class TelegramReceiver implements Receiver {
       config: botConfig,
       edits: config.edits,
     };
-    const { inbox, redis, keys } = this.deps;
-    const flood = new FloodGate(redis, keys, config.limits);
+    const { inbox, redis, keys, scheduler } = this.deps;
+    const flood = new FloodGate(scheduler, config.limits);
     const intake = new UpdateIntake(bot.api, identity, reader, { inbox, redis, keys, flood, log });
     this.intakes.push(intake);
     return intake;

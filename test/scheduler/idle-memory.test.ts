@@ -24,7 +24,7 @@ describe("what an idle room leaves in Redis", () => {
     expect(bytes).toBeLessThan(1024);
     for (const gone of [keys.turn(room), keys.lease(room), keys.inbox(room)])
       expect(await redis.exists(gone)).toBe(0);
-    expect(await redis.zscore(keys.running("telegram"), room)).toBeNull();
-    expect(await redis.zscore(keys.pending("telegram"), room)).toBeNull();
+    expect(await redis.zscore(keys.laneShard("telegram", keys.shardOf(room)).running, room)).toBeNull();
+    expect(await redis.zscore(keys.laneShard("telegram", keys.shardOf(room)).pending, room)).toBeNull();
   });
 });

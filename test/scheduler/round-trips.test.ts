@@ -92,7 +92,7 @@ describe("Redis round trips per turn", () => {
     expect(commands.scheduler.length / ids.length).toBeLessThanOrEqual(5);
     expect(perTurn).toBeLessThanOrEqual(6);
     // Flood control is on as shipped: every sender's turn was counted, inside those round trips.
-    expect(await db.redis.get(db.keys.turnRate(`tg:${ids[0]}`))).toBe("1");
+    expect(await db.redis.get(db.keys.turnRate(`telegram:${bot.id}:${ids[0]}`, `tg:${ids[0]}`))).toBe("1");
   }, 60_000);
 
   it("costs the same for turns one at a time", async () => {
