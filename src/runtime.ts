@@ -12,13 +12,14 @@ import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
 import { watchQueue } from "./ops/queue-probe.js";
 import { laneOf as defaultLaneOf } from "./queue/lanes.js";
+import { preloadScripts } from "./queue/lua-scripts.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
 import { SchedulerScripts } from "./queue/scheduler-scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
 import { Keys } from "./sessions/keys.js";
 import { checkLayout } from "./sessions/layout.js";
-import { RedisRateLimiter } from "./sessions/rate-limiter.js";
+import { RedisRateLimiter, reserveSlotScript } from "./sessions/rate-limiter.js";
 import { RedisConnection, type RedisClient } from "./sessions/redis-connection.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
 
@@ -166,21 +167,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Connected before anything reports on it: /healthz is asked right after a start.
     await redis.ping();
     await checkLayout(redis, keys);
+    await preloadScripts(redis, [reserveSlotScript]);
+    const serving = (options.workers ?? true) && lanes.length > 0;
+    // Up before any turn runs, so that what a worker does can be watched from its start.
+    health = config.http
+      ? await startHealthServer({
+          ...config.http,
+          redis,
+          log,
+          checks: serving ? { worker: () => worker?.healthy() ?? false } : {},
+        })
+      : undefined;
     worker = await startWorker();
     if (options.connectNamespaces) await connectAll(namespaces, log);
     receivers = await startReceivers(
       (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
       log,
     );
-    const running = worker;
-    health = config.http
-      ? await startHealthServer({
-          ...config.http,
-          redis,
-          log,
-          checks: running ? { worker: () => running.healthy() } : {},
-        })
-      : undefined;
   } catch (err) {
     // A failed start leaves nothing running: workers, namespace children and connections go too.
     await stop(0).catch((stopErr: unknown) =>

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Inbox } from "../core/adapter.js";
-import { FloodLimitSchema, type Admission } from "../core/admission.js";
+import type { FloodLimitSchema } from "../core/admission.js";
+import { type Admission } from "../core/admission.js";
 import type { InboundEvent } from "../core/event.js";
 import type { SchedulerScripts } from "../queue/scheduler-scripts.js";
 import { edgeTexts } from "./edge-texts.js";

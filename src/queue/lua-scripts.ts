@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { RedisClient } from "../sessions/redis-connection.js";
+import { mastersOf, type RedisClient } from "../sessions/redis-connection.js";
 
 function load(url: URL): string {
   return readFileSync(url, "utf8");
@@ -45,4 +45,14 @@ export function defineScripts(redis: RedisClient): void {
   for (const [name, { lua }] of Object.entries(SCRIPTS)) {
     if (!(name in redis)) redis.defineCommand(name, { lua });
   }
+}
+
+/**
+ * Loads the scripts (and `extra` ones) on every master at start, so that the first
+ * call of each goes as EVALSHA too; a master that lost them (a restart, a failover)
+ * gets a script's text again on its first NOSCRIPT.
+ */
+export async function preloadScripts(redis: RedisClient, extra: string[] = []): Promise<void> {
+  const texts = [...Object.values(SCRIPTS).map((s) => s.lua), ...extra];
+  await Promise.all(mastersOf(redis).flatMap((node) => texts.map((lua) => node.script("LOAD", lua))));
 }

@@ -6,8 +6,13 @@ import { RoomLease } from "./room-lease.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
 import type { TurnInput, TurnRunner } from "./turn-runner.js";
 
-/** An idle lane looks at every shard at least this often (lost wake-ups, parked rooms, dead workers). */
-const PEEK_EVERY_MS = 2000;
+/**
+ * A lane looks at every shard at least this often (lost wake-ups, rooms parked by a
+ * process that died, expired leases), and at the time the last look said something
+ * falls due; half a lease, so that a lease taken since the last look is seen before
+ * it can expire. At most this long, at least a second.
+ */
+const PEEK_EVERY_MAX_MS = 5000;
 /** Rooms of each kind one look at a shard returns. */
 const PEEK_LIMIT = 32;
 /** How long handing rooms back at shutdown may take. */
@@ -74,7 +79,7 @@ class LaneState {
  * Claims rooms and runs them, `concurrency` at a time per lane. Every room has a
  * name when it is claimed: one blocked connection per lane pops the lane's wake
  * list (rooms that became pending, any shard), and the lane's loop also claims the
- * rooms it parked itself when they are due and, every `PEEK_EVERY_MS` or when idle,
+ * rooms it parked itself when they are due and, every half a lease or when idle,
  * looks at each shard for due rooms and expired leases (takeover). No command
  * spans two shards. Leases of held rooms are renewed together, one call per lane
  * and shard; a room whose renewal fails past its lease is lost and its turn stops
@@ -90,6 +95,7 @@ export class RoomWorker {
   private renewTimer: NodeJS.Timeout | undefined;
   private stopping = false;
   private seq = 0;
+  private readonly peekEveryMs: number;
   /** Local time of the last claim or look answered by Redis, for health. */
   lastClaimAt = 0;
 
@@ -105,7 +111,9 @@ export class RoomWorker {
       turnRecordMs: number;
       log: Logger;
     },
-  ) {}
+  ) {
+    this.peekEveryMs = Math.max(1000, Math.min(PEEK_EVERY_MAX_MS, options.leaseMs / 2));
+  }
 
   /** Starts one dispatch loop and one wake-up listener per lane, and the lease renewals. */
   async start(): Promise<void> {
@@ -126,7 +134,7 @@ export class RoomWorker {
   healthy(): boolean {
     if (this.stopping) return false;
     const full = this.held.size >= this.options.concurrency * this.options.lanes.length;
-    return full || Date.now() - this.lastClaimAt < PEEK_EVERY_MS * 3;
+    return full || Date.now() - this.lastClaimAt < this.peekEveryMs * 3;
   }
 
   /**
@@ -147,7 +155,11 @@ export class RoomWorker {
       this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
   }
 
-  /** Takes a room that just became pending when this process serves its lane and has a slot for it. */
+  /**
+   * Takes a room that just became pending when this process serves its lane and has a
+   * free slot for it: a process runs what it receives up to its concurrency without a
+   * wake-up through Redis, and the fleet shares what is beyond that.
+   */
   offer(laneName: string, room: string): boolean {
     const lane = this.lanes.get(laneName);
     if (!lane || this.stopping || this.free(lane) <= lane.ready.size) return false;
@@ -167,12 +179,22 @@ export class RoomWorker {
     const key = this.options.scripts.keys.wake(lane.name);
     while (!this.stopping) {
       if (this.free(lane) <= lane.ready.size) {
-        await lane.wait(PEEK_EVERY_MS);
+        await lane.wait(this.peekEveryMs);
         continue;
       }
       try {
-        const got = await blocker.blpop(key, PEEK_EVERY_MS / 1000);
-        if (got) lane.ready.add(got[1]);
+        // As many rooms as this process has free slots for, in the order they became pending.
+        const count = this.free(lane) - lane.ready.size;
+        const got = (await blocker.call(
+          "BLMPOP",
+          this.peekEveryMs / 1000,
+          1,
+          key,
+          "LEFT",
+          "COUNT",
+          count,
+        )) as [string, string[]] | null;
+        if (got) for (const room of got[1]) lane.ready.add(room);
         else lane.lastPeek = 0;
         lane.signal();
       } catch {
@@ -185,16 +207,16 @@ export class RoomWorker {
   private async dispatch(lane: LaneState): Promise<void> {
     while (!this.stopping) {
       if (this.free(lane) <= 0) {
-        await lane.wait(PEEK_EVERY_MS);
+        await lane.wait(this.peekEveryMs);
         continue;
       }
-      if (Date.now() - lane.lastPeek >= PEEK_EVERY_MS) {
+      if (Date.now() - lane.lastPeek >= this.peekEveryMs) {
         await this.peek(lane);
         continue;
       }
       const room = lane.ready.values().next().value;
       if (room === undefined) {
-        await lane.wait(PEEK_EVERY_MS - (Date.now() - lane.lastPeek));
+        await lane.wait(this.peekEveryMs - (Date.now() - lane.lastPeek));
         continue;
       }
       lane.ready.delete(room);
@@ -226,7 +248,7 @@ export class RoomWorker {
       return;
     }
     clearTimeout(lane.peekTimer);
-    if (next !== undefined && next < PEEK_EVERY_MS) {
+    if (next !== undefined && next < this.peekEveryMs) {
       lane.peekTimer = setTimeout(() => {
         lane.lastPeek = 0;
         lane.signal();

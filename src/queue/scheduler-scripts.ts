@@ -283,10 +283,9 @@ export class SchedulerScripts {
     ]);
   }
 
-  /** Wakes one idle worker of the lane for a room that became pending (not a script: one LPUSH). */
+  /** Wakes one idle worker of the lane for a room that became pending (not a script: one RPUSH, popped FIFO). */
   async wake(lane: string, room: string): Promise<void> {
-    const key = this.keys.wake(lane);
-    await this.redis.lpush(key, room);
+    await this.redis.rpush(this.keys.wake(lane), room);
   }
 
   private async run<T>(

@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import type { RedisClient } from "./redis-connection.js";
 import type { SendWindow } from "../core/adapter.js";
 
-const script =
+/** The send-slot script's text as sent (sessions/lua/windows.lua + reserve-slot.lua). */
+export const reserveSlotScript =
   readFileSync(new URL("./lua/windows.lua", import.meta.url), "utf8") +
   "\n" +
   readFileSync(new URL("./lua/reserve-slot.lua", import.meta.url), "utf8");
@@ -22,7 +23,7 @@ type Reserve = (numKeys: number, ...args: (string | number)[]) => Promise<unknow
  */
 export class RedisRateLimiter {
   constructor(private readonly redis: RedisClient) {
-    if (!("rgReserve" in redis)) redis.defineCommand("rgReserve", { lua: script });
+    if (!("rgReserve" in redis)) redis.defineCommand("rgReserve", { lua: reserveSlotScript });
   }
 
   private call(windows: SendWindow[], mode: "take" | "hold", ms = 0): Promise<number> {

@@ -51,33 +51,49 @@ function persists(s: NodeSettings): boolean {
 async function nodesOf(connection: RedisConnection): Promise<{ node: Redis; name: string; own: boolean }[]> {
   const client = await connection.ready();
   if (client instanceof Cluster) {
-    return client
-      .nodes("all")
-      .map((node) => ({ node, name: `${node.options.host}:${node.options.port}`, own: false }));
+    // Every node the cluster knows, replicas included (the client itself talks to masters only).
+    const listing = String(await client.nodes("master")[0]!.call("CLUSTER", "NODES"));
+    const login = client.options.redisOptions ?? {};
+    return listing
+      .split("\n")
+      .map((line) => line.split(" "))
+      .filter((f) => f.length > 2 && !f[2]!.includes("fail") && !f[2]!.includes("noaddr"))
+      .map((f) => {
+        const address = f[1]!.split("@")[0]!;
+        const role = f[2]!.includes("master") ? "master" : "replica";
+        return { node: nodeAt(address, login), name: `${role} ${address}`, own: true };
+      });
   }
   if (connection.topology.kind !== "sentinel")
     return [{ node: client, name: connection.describe(), own: false }];
   // The master the Sentinel group names (the client is connected to it) and its replicas, each on its own.
   const info = await client.info("replication");
   const replicas = [...info.matchAll(/^slave\d+:ip=([^,]+),port=(\d+)/gm)].map((m) => `${m[1]}:${m[2]}`);
-  const login = client.options;
-  const nodes = [{ node: client, name: `master ${connection.topology.name}`, own: false }];
-  for (const address of replicas) {
-    const [host, port] = address.split(":");
-    const node = new Redis({
-      host: host!,
-      port: Number(port),
-      ...(login.username ? { username: login.username } : {}),
-      ...(login.password ? { password: login.password } : {}),
-      ...(login.tls ? { tls: login.tls } : {}),
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 5000,
-    });
-    node.on("error", () => undefined);
-    nodes.push({ node, name: `replica ${address}`, own: true });
-  }
-  return nodes;
+  return [
+    { node: client, name: `master ${connection.topology.name}`, own: false },
+    ...replicas.map((address) => ({
+      node: nodeAt(address, client.options),
+      name: `replica ${address}`,
+      own: true,
+    })),
+  ];
+}
+
+/** A plain client of one node at `host:port`, logging in as the topology's clients do. */
+function nodeAt(address: string, login: { username?: string; password?: string; tls?: unknown }): Redis {
+  const at = address.lastIndexOf(":");
+  const node = new Redis({
+    host: address.slice(0, at),
+    port: Number(address.slice(at + 1)),
+    ...(login.username ? { username: login.username } : {}),
+    ...(login.password ? { password: login.password } : {}),
+    ...(login.tls ? { tls: login.tls as object } : {}),
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5000,
+  });
+  node.on("error", () => undefined);
+  return node;
 }
 
 /**
