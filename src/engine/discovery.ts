@@ -2,8 +2,9 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { namespaceTexts } from "./namespace-texts.js";
-import { addOffer } from "./offers.js";
-import type { Turn } from "./turn.js";
+import { offer, say, type Change } from "./changes.js";
+import { newOffer } from "./offers.js";
+import type { TurnContext } from "./turn-context.js";
 
 /** Argument names a discovery tool may use for the address and for the call's own arguments. */
 const ADDRESS_NAMES = ["address", "name", "tool", "id", "path"];
@@ -26,56 +27,64 @@ export function ambiguousCandidates(result: CallToolResult): string[] | undefine
 }
 
 /** Runs a namespace's own discovery tool, by its configured name, through the usual checks. */
-type Run = (tool: ToolInfo, args: Record<string, unknown>, question: string) => Promise<void>;
+type Run = (tool: ToolInfo, args: Record<string, unknown>, question: string) => Promise<Change[]>;
 
-async function discoveryTool(turn: Turn, name: string | undefined): Promise<ToolInfo | undefined> {
+async function discoveryTool(turn: TurnContext, name: string | undefined): Promise<ToolInfo | undefined> {
   if (!name) return undefined;
   return (await turn.namespace.tools()).find((t) => t.name === name);
 }
 
-/** `/tools words` through the namespace's own search tool. */
-export async function searchByAddress(turn: Turn, words: string, run: Run): Promise<boolean> {
+/** `/tools words` through the namespace's own search tool; undefined when it has none. */
+export async function searchByAddress(
+  turn: TurnContext,
+  words: string,
+  run: Run,
+): Promise<Change[] | undefined> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.search);
-  if (!tool) return false;
-  await run(tool, { [propertyOf(tool, QUERY_NAMES) ?? "query"]: words }, words);
-  return true;
+  if (!tool) return undefined;
+  return run(tool, { [propertyOf(tool, QUERY_NAMES) ?? "query"]: words }, words);
 }
 
-/** `/describe address` through the namespace's own describe tool. */
-export async function describeByAddress(turn: Turn, address: string, run: Run): Promise<boolean> {
+/** `/describe address` through the namespace's own describe tool; undefined when it has none. */
+export async function describeByAddress(
+  turn: TurnContext,
+  address: string,
+  run: Run,
+): Promise<Change[] | undefined> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.describe);
-  if (!tool) return false;
-  await run(tool, { [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address }, address);
-  return true;
+  if (!tool) return undefined;
+  return run(tool, { [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address }, address);
 }
 
-/** `/call address args` through the namespace's own call-by-address tool. */
+/** `/call address args` through the namespace's own call-by-address tool; undefined when it has none. */
 export async function callByAddress(
-  turn: Turn,
+  turn: TurnContext,
   address: string,
   args: Record<string, unknown>,
   run: Run,
-): Promise<boolean> {
+): Promise<Change[] | undefined> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.call);
-  if (!tool) return false;
+  if (!tool) return undefined;
   const call = {
     [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address,
     [propertyOf(tool, ARGUMENT_NAMES) ?? "arguments"]: args,
   };
-  await run(tool, call, address);
-  return true;
+  return run(tool, call, address);
 }
 
 /**
  * A call the server refused as ambiguous: the candidates it names become options;
  * choosing one calls that address with the same arguments.
  */
-export function offerCandidates(turn: Turn, candidates: string[], args: Record<string, unknown>): void {
-  turn.say(namespaceTexts.ambiguous);
-  const { offer, replyOptions } = addOffer(turn.session, "", candidates, [], turn.settings.choiceSeconds);
-  offer.callWith = args;
-  turn.options = replyOptions;
-  turn.offerId = offer.id;
+export function offerCandidates(
+  turn: TurnContext,
+  candidates: string[],
+  args: Record<string, unknown>,
+): Change[] {
+  return [
+    say(namespaceTexts.ambiguous),
+    offer(newOffer("", candidates, [], turn.settings.choiceSeconds, { callWith: args })),
+  ];
 }
 
 /** The arguments of a call-by-address request, to offer again with a candidate. */

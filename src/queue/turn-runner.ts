@@ -263,12 +263,22 @@ export class TurnRunner {
       log.warn("room lease lost while parking; another worker continues");
       return {};
     }
+    if (reply.kind === "dead" && kind === "final") {
+      deadLettersTotal.inc({ platform: event.platform });
+      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
+      // A kick, a block, a chat that is gone: an answer the platform refuses for good, not a missed deadline.
+      log.warn(
+        { refusal: reason, deadLetter: id, attempts: reply.attempts },
+        "turn refused by the platform and no retry can fix it; moved to the dead letters at once",
+      );
+      return {};
+    }
     if (reply.kind === "dead") {
       deadLettersTotal.inc({ platform: event.platform });
       turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
       log.error(
         { err, deadLetter: id, waitedMs: reply.waitedMs, attempts: reply.attempts },
-        "turn could not be delivered; moved to the dead letters (`roomgate dead-letters`)",
+        "turn could not be delivered by its deadline; moved to the dead letters (`roomgate dead-letters`)",
       );
       return {};
     }

@@ -6,6 +6,9 @@ const SLOTS = 16384;
 /** How many shards a deployment may have (each needs its own slot range). */
 export const MAX_SHARDS = 1024;
 
+/** The default number of shards: several per master of a small cluster. */
+export const DEFAULT_SHARDS = 12;
+
 /** The keys of one room, all in its shard's hash slot, so that one script can touch them together. */
 export interface RoomKeys {
   room: string;
@@ -181,6 +184,14 @@ export class Keys {
     return `${this.prefix}:rate:{${group}}:${scope}`;
   }
 
+  /**
+   * The bullmq key prefix for roomgate's clock-driven jobs: one hash tag, so every
+   * bullmq script runs on one Cluster slot (bullmq's own rule for a Cluster).
+   */
+  get bullmqPrefix(): string {
+    return `${this.prefix}:{${this.prefix}:bullmq}`;
+  }
+
   /** The layout this prefix was first used with (its shard count), so a changed count is refused. */
   get layout(): string {
     return `${this.prefix}:layout`;
@@ -196,6 +207,16 @@ export class Keys {
     return `${this.prefix}:telegram:${botId}:commands`;
   }
 
+  /** Telegram: groups one bot saw migrate to a supergroup, old chat id → new chat id (a hash). */
+  telegramMigrations(botId: number | string): string {
+    return `${this.prefix}:telegram:${botId}:migrations`;
+  }
+
+  /** Telegram: the topics a bot made in one private chat, topic name → message_thread_id (a hash). */
+  telegramTopics(botId: number | string, chatId: number | string): string {
+    return `${this.prefix}:telegram:${botId}:topics:${chatId}`;
+  }
+
   /** Matrix: the bot SDK's storage provider hash (sync token, filter, kv). */
   matrixStorage(userId: string): string {
     return `${this.prefix}:matrix:${userId}:storage`;
@@ -207,8 +228,6 @@ export class Keys {
   }
 }
 
-/** The default number of shards: several per master of a small cluster. */
-export const DEFAULT_SHARDS = 12;
 
 /**
  * Shard n's hash tag: `s<n>`, or `s<n>.<k>` with the smallest k that puts its slot in

@@ -1,20 +1,23 @@
 import { GrammyError, type Api } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
-import type { InboundEvent } from "../core/event.js";
+import { originOn, type InboundEvent } from "../core/event.js";
+import type { TelegramOrigin } from "../core/origin.js";
 import type { Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
 import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
+import { ChatMigrations } from "./chat-migrations.js";
 import { htmlToPlainText } from "./plain-text.js";
 import { sendAttachments } from "./telegram-media.js";
 import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
-import { messageRef, parseMessageRef, TelegramOriginSchema, type TelegramOrigin } from "./telegram-origin.js";
+import { messageRef, parseMessageRef } from "./telegram-origin.js";
 import { loggableError } from "./loggable-error.js";
 import {
   classifySendError,
@@ -54,14 +57,17 @@ export class TelegramSender implements PlatformSender {
 
   private readonly timing: SenderTiming;
   private readonly status: TelegramProgress;
+  private readonly migrations = new Map<number, ChatMigrations>();
 
   constructor(
     private readonly apis: ReadonlyMap<number, Api>,
-    keys: Keys,
+    private readonly keys: Keys,
     limiter: RedisRateLimiter,
     private readonly log: Logger,
     timing: Partial<SenderTiming> = {},
     limits: TelegramLimits = DEFAULT_TELEGRAM_LIMITS,
+    /** Where a migration learnt from a refused send is recorded for every process; without it, only followed. */
+    private readonly redis?: RedisClient,
   ) {
     this.timing = { ...TIMING, ...timing };
     this.status = new TelegramProgress(log);
@@ -84,6 +90,8 @@ export class TelegramSender implements PlatformSender {
     if (!outcome.reply) return [];
     const parts = renderTelegram(outcome.reply);
     const refs: string[] = [];
+    // Where the reply goes: the event's chat, or the supergroup it became while the turn ran.
+    const target = { ...origin };
     for (const [i, part] of parts.entries()) {
       const key = `part:${i}`;
       const sent = await context.ledger.get(key);
@@ -91,14 +99,58 @@ export class TelegramSender implements PlatformSender {
         refs.push(sent);
         continue;
       }
-      const message = await this.sendPart(api, origin, part, i === 0, context, key);
+      const message = await this.followingMigration(target, context, () =>
+        this.sendPart(api, target, part, i === 0, context, key),
+      );
       const ref = messageRef(message.chat.id, message.message_id);
       await context.ledger.set(key, ref);
       refs.push(ref);
     }
     // Files go after the text; the options stay on the last text part, which `refs` ends with.
-    await sendAttachments(api, origin, outcome.reply.attachments ?? [], context);
+    await this.followingMigration(target, context, () =>
+      sendAttachments(api, target, outcome.reply!.attachments ?? [], context),
+    );
     return refs;
+  }
+
+  /**
+   * Runs a send; when Telegram refuses it because the group became a supergroup (400
+   * with `migrate_to_chat_id`), records the migration, points `target` at the new chat
+   * (no reply to a message of the old one) and sends again there.
+   */
+  private async followingMigration<T>(
+    target: TelegramOrigin,
+    context: DeliveryContext,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    for (let hop = 0; ; hop++) {
+      try {
+        return await send();
+      } catch (err) {
+        const to = migratedTo(err);
+        if (to === undefined || hop >= 2) throw err;
+        context.log.info(
+          { botId: target.botId, from: target.chatId, to },
+          "telegram: the group was migrated to a supergroup; the reply goes to its new id",
+        );
+        await this.migrationsOf(target.botId)?.record(target.chatId, to);
+        target.roomChat ??= target.chatId;
+        target.chatId = to;
+        target.chatType = "supergroup";
+        delete target.messageId;
+        delete target.topicId;
+      }
+    }
+  }
+
+  private migrationsOf(botId: number): ChatMigrations | undefined {
+    if (!this.redis) return undefined;
+    let migrations = this.migrations.get(botId);
+    if (!migrations) {
+      migrations = new ChatMigrations(this.redis, this.keys, botId);
+      this.migrations.set(botId, migrations);
+    }
+    return migrations;
   }
 
   /**
@@ -106,10 +158,10 @@ export class TelegramSender implements PlatformSender {
    * called; a press whose turn runs long is answered before Telegram gives up on it.
    */
   working(event: InboundEvent): () => void {
-    const parsed = TelegramOriginSchema.safeParse(event.origin);
-    const api = parsed.success ? this.apis.get(parsed.data.botId) : undefined;
-    if (!parsed.success || !api) return () => undefined;
-    const { chatId, topicId, callbackQueryId } = parsed.data;
+    const origin = originOn(event, "telegram");
+    const api = origin ? this.apis.get(origin.botId) : undefined;
+    if (!origin || !api) return () => undefined;
+    const { chatId, topicId, callbackQueryId } = origin;
     let inFlight = false;
     const tick = () => {
       // A slow or rate-limited call is not stacked with more of the same.
@@ -239,12 +291,17 @@ export class TelegramSender implements PlatformSender {
   }
 }
 
+/** The supergroup a refused send names when its group was migrated (the error itself or its cause). */
+function migratedTo(err: unknown): number | undefined {
+  const grammy = err instanceof GrammyError ? err : (err as { cause?: unknown } | null)?.cause;
+  if (!(grammy instanceof GrammyError) || grammy.error_code !== 400) return undefined;
+  return grammy.parameters?.migrate_to_chat_id;
+}
+
 function originOf(event: InboundEvent): TelegramOrigin {
-  const parsed = TelegramOriginSchema.safeParse(event.origin);
-  if (!parsed.success) {
-    throw new TelegramOriginError(`event ${event.eventId} has no Telegram origin`, { cause: parsed.error });
-  }
-  return parsed.data;
+  const origin = originOn(event, "telegram");
+  if (!origin) throw new TelegramOriginError(`event ${event.eventId} is not a Telegram event`);
+  return origin;
 }
 
 /** Cuts bot-written text (never a namespace's) to a limit, between code points, with an ellipsis. */

@@ -10,11 +10,13 @@ import type { FloodGate } from "../edge/flood-gate.js";
 import { claimNotice } from "../edge/notice-once.js";
 import { NOOP_DATA, pagedKeyboard, parsePageData } from "../render/telegram-keyboard.js";
 import type { Keys } from "../sessions/keys.js";
+import type { ChatMigrations } from "./chat-migrations.js";
 import type { DocumentReader } from "./document-reader.js";
 import { loggableError } from "./loggable-error.js";
 import { refusalsTotal } from "../ops/metrics.js";
+import { groupBinding } from "./telegram-access.js";
 import { reaskEdit } from "./telegram-edits.js";
-import { edgeOf, normalizeUpdate, type BotIdentity } from "./update-normalizer.js";
+import { edgeOf, normalizeUpdate, type BotIdentity, type TelegramEdge } from "./update-normalizer.js";
 
 /**
  * Callback data of the single button left on an offer once an option was chosen: a
@@ -29,6 +31,8 @@ export interface IntakeDeps {
   keys: Keys;
   flood: FloodGate;
   log: Logger;
+  /** Groups the bot saw migrate to a supergroup; the identity's aliases read the same record. */
+  migrations?: ChatMigrations;
 }
 
 /**
@@ -64,28 +68,24 @@ export class UpdateIntake {
     if (press && (press.data === CHOSEN_BUTTON_DATA || press.data === NOOP_DATA || !press.message)) {
       return this.answer(press.id);
     }
-    const edge = edgeOf(update, this.identity);
-    if (edge === null) return;
-    const { chat, from } = edge;
-    const where = update.message ?? press?.message;
-    const topic =
-      where && "is_topic_message" in where && where.is_topic_message ? where.message_thread_id : undefined;
-    const room = telegramRoom(this.identity.id, chat.id, topic);
-    if (chat.type !== "private" && !this.identity.config.groups.some((g) => g.chat === chat.id)) {
-      return this.leave(chat.id, chat.type);
-    }
-    if (!edge.allowed) return this.refuse(update, room, chat.id, from.id);
+    const moved = update.message?.migrate_to_chat_id ?? update.message?.migrate_from_chat_id;
+    if (update.message && moved !== undefined) return this.migrated(update.message);
+    const seen = edgeOf(update, this.identity);
+    if (seen === null) return;
+    const { chat, from, edge } = seen;
+    if (chat.type !== "private" && !(await this.bound(chat.id))) return this.leave(chat.id, chat.type);
+    const topic = topicOf(seen);
+    if (!edge.sender.allowed) return this.refuse(update, edge.room, chat.id, from.id, topic);
     const page = press?.data === undefined ? null : parsePageData(press.data);
     if (press && page) return this.turnPage(press, page);
-    const userId = `tg:${from.id}`;
     if (update.message?.document) {
       // A file is downloaded only once admitted, so its flood check comes first, on its own.
-      const flood = await this.deps.flood.check(room, userId);
-      if (flood.admit) this.readLater(update, chat.id);
-      else await this.refuseFlood(chat.id, undefined, flood.notice);
+      const flood = await this.deps.flood.check(edge.room, edge.sender.id);
+      if (flood.admit) this.readLater(update, seen);
+      else await this.refuseFlood(chat.id, undefined, flood.notice, topic);
       return;
     }
-    await this.enqueue(update, { userId, chatId: chat.id });
+    await this.enqueue(update, seen, true);
   }
 
   /** Waits for the document reads in flight, so a stop does not lose one half-read. */
@@ -94,13 +94,13 @@ export class UpdateIntake {
   }
 
   /**
-   * Normalises and queues the update; with `sender` its flood limits are checked in the
+   * Normalises and queues the update; with `flood` its flood limits are checked in the
    * same round trip, and the excess gets its one notice instead of being queued.
    */
-  private async enqueue(update: Update, sender?: { userId: string; chatId: number }): Promise<void> {
+  private async enqueue(update: Update, seen: TelegramEdge, flood = false): Promise<void> {
     let event: InboundEvent | null;
     try {
-      event = await normalizeUpdate(update, this.identity, (doc) => this.reader.read(doc));
+      event = await normalizeUpdate(update, seen, this.identity, (doc) => this.reader.read(doc));
     } catch (err) {
       // A malformed update would otherwise stall the bot: it is logged and skipped.
       this.deps.log.error(
@@ -110,13 +110,15 @@ export class UpdateIntake {
       return;
     }
     if (event === null) return;
-    if (sender === undefined) {
+    if (!flood) {
       const fresh = await this.deps.inbox.enqueue(event);
       this.deps.log.debug({ eventId: event.eventId, room: event.room, fresh }, "telegram: update enqueued");
       return;
     }
-    const queued = await this.deps.flood.enqueue(this.deps.inbox, event, sender.userId);
-    if (!queued.admit) return this.refuseFlood(sender.chatId, update.callback_query?.id, queued.notice);
+    const queued = await this.deps.flood.enqueue(this.deps.inbox, event, event.sender.id);
+    if (!queued.admit) {
+      return this.refuseFlood(seen.chat.id, update.callback_query?.id, queued.notice, topicOf(seen));
+    }
     this.deps.log.debug(
       { eventId: event.eventId, room: event.room, fresh: queued.fresh },
       "telegram: update enqueued",
@@ -128,15 +130,17 @@ export class UpdateIntake {
     chatId: number,
     pressId: string | undefined,
     notice: string | undefined,
+    topic: number | undefined,
   ): Promise<void> {
     if (pressId !== undefined) return this.answer(pressId, notice);
-    if (notice) await this.say(chatId, notice);
+    if (notice) await this.say(chatId, notice, topic);
   }
 
-  private readLater(update: Update, chatId: number): void {
+  private readLater(update: Update, seen: TelegramEdge): void {
+    const chatId = seen.chat.id;
     const previous = this.reads.get(chatId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.enqueue(update))
+      .then(() => this.enqueue(update, seen))
       .catch((err: unknown) =>
         this.deps.log.error(
           { err: loggableError(err), updateId: update.update_id },
@@ -149,8 +153,14 @@ export class UpdateIntake {
     this.reads.set(chatId, next);
   }
 
-  /** A stranger: one refusal an hour (a toast for a press), and nothing else. */
-  private async refuse(update: Update, room: string, chatId: number, userId: number): Promise<void> {
+  /** A stranger: one refusal an hour (a toast for a press), in the topic they wrote in, and nothing else. */
+  private async refuse(
+    update: Update,
+    room: string,
+    chatId: number,
+    userId: number,
+    topic: number | undefined,
+  ): Promise<void> {
     refusalsTotal.inc({ platform: "telegram" });
     // How an operator learns the ids to allow: the log names them.
     this.deps.log.info(
@@ -160,7 +170,7 @@ export class UpdateIntake {
     const press = update.callback_query;
     if (press) return this.answer(press.id, edgeTexts.refusalToast);
     if (await claimNotice(this.deps.redis, this.deps.keys.refused(room, `tg:${userId}`))) {
-      await this.say(chatId, edgeTexts.refusal);
+      await this.say(chatId, edgeTexts.refusal, topic);
     }
   }
 
@@ -168,12 +178,52 @@ export class UpdateIntake {
   private async membership(change: NonNullable<Update["my_chat_member"]>): Promise<void> {
     const { chat, new_chat_member: member } = change;
     if (chat.type === "private" || (member.status !== "member" && member.status !== "administrator")) return;
-    if (this.identity.config.groups.some((g) => g.chat === chat.id)) return;
+    if (await this.bound(chat.id)) return;
     await this.leave(chat.id, chat.type);
   }
 
+  /**
+   * Telegram's service message that a group became a supergroup (in the old chat
+   * `migrate_to_chat_id`, in the new one `migrate_from_chat_id`): recorded, so that the
+   * group goes on as the same room under the binding that names either id.
+   */
+  private async migrated(message: NonNullable<Update["message"]>): Promise<void> {
+    const [from, to] =
+      message.migrate_to_chat_id !== undefined
+        ? [message.chat.id, message.migrate_to_chat_id]
+        : [message.migrate_from_chat_id!, message.chat.id];
+    const { migrations } = this.deps;
+    const { config } = this.identity;
+    if (!migrations || (groupBinding(config, from, migrations) ?? groupBinding(config, to)) === undefined)
+      return;
+    // Both service messages arrive; the second changes nothing and is not logged again.
+    if (!(await migrations.record(from, to))) return;
+    this.deps.log.info(
+      { botId: this.identity.id, from, to, room: telegramRoom(this.identity.id, this.roomChat(to)) },
+      "telegram: a group was migrated to a supergroup; it continues as the same room and binding under its new id",
+    );
+  }
+
+  /**
+   * Whether a binding names the group, by its id or the id it had or has across a
+   * migration; a group not found is looked up again in the migrations every process
+   * recorded (a sender may have learnt one from a refused reply) before it is given up.
+   */
+  private async bound(chatId: number): Promise<boolean> {
+    const { config } = this.identity;
+    if (groupBinding(config, chatId, this.deps.migrations) !== undefined) return true;
+    if (!this.deps.migrations) return false;
+    await this.deps.migrations.load();
+    return groupBinding(config, chatId, this.deps.migrations) !== undefined;
+  }
+
+  /** The chat id a room key keeps: the first the group had. */
+  private roomChat(chatId: number): number {
+    return this.deps.migrations?.original(chatId) ?? chatId;
+  }
+
   private async leave(chatId: number, type: string): Promise<void> {
-    const room = telegramRoom(this.identity.id, chatId);
+    const room = telegramRoom(this.identity.id, this.roomChat(chatId));
     this.deps.log.warn({ botId: this.identity.id, chatId }, "telegram: in a chat no binding names; leaving");
     if (
       type !== "channel" &&
@@ -209,10 +259,17 @@ export class UpdateIntake {
     });
   }
 
-  /** One line from the edge, sent directly: it touches no session and no queue. */
-  private async say(chatId: number, text: string): Promise<void> {
-    await this.api.sendMessage(chatId, text).catch((err: unknown) => {
+  /** One line from the edge, sent directly into the topic it answers: it touches no session and no queue. */
+  private async say(chatId: number, text: string, topic?: number): Promise<void> {
+    const where = topic === undefined ? {} : { message_thread_id: topic };
+    await this.api.sendMessage(chatId, text, where).catch((err: unknown) => {
       this.deps.log.warn({ err: loggableError(err), chatId }, "telegram: could not send an edge notice");
     });
   }
+}
+
+/** The forum topic an update came from, so the edge's notice answers there. */
+function topicOf(seen: TelegramEdge): number | undefined {
+  const origin = seen.edge.origin;
+  return origin.platform === "telegram" ? origin.topicId : undefined;
 }

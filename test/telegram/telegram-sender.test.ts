@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { InboundEvent } from "../../src/core/event.js";
+import type { TelegramOrigin } from "../../src/core/origin.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply, TurnOutcome } from "../../src/core/reply.js";
 import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
@@ -32,11 +33,15 @@ beforeEach(async () => {
 });
 afterEach(async () => db.cleanup());
 
-function question(text = "what's new?", chatId = ALICE.id): InboundEvent {
+/** An event as the Telegram adapter makes it: its origin is a Telegram one. */
+type TelegramEvent = InboundEvent & { origin: TelegramOrigin };
+
+function question(text = "what's new?", chatId = ALICE.id, threadId?: number): TelegramEvent {
   const { updateId, message } = standin.userSends(bot.token, {
     from: ALICE,
     chat: { id: chatId, type: chatId > 0 ? "private" : "supergroup" },
     text,
+    ...(threadId === undefined ? {} : { threadId }),
   });
   return {
     kind: "message",
@@ -46,18 +51,21 @@ function question(text = "what's new?", chatId = ALICE.id): InboundEvent {
     namespace: "feed",
     platform: "telegram",
     sender: { id: `tg:${ALICE.id}`, allowed: true },
+    addressed: "direct",
     receivedAt: Date.now(),
     origin: {
+      platform: "telegram",
       botId: bot.id,
       chatId,
       messageId: message.message_id,
       chatType: chatId > 0 ? "private" : "supergroup",
       userId: ALICE.id,
+      ...(threadId === undefined ? {} : { topicId: threadId }),
     },
   };
 }
 
-function press(chatId: number, messageId: number): InboundEvent {
+function press(chatId: number, messageId: number): TelegramEvent {
   const { updateId, callbackQueryId } = standin.userPresses(bot.token, { from: ALICE, chatId, messageId });
   return {
     kind: "choice",
@@ -67,8 +75,17 @@ function press(chatId: number, messageId: number): InboundEvent {
     namespace: "feed",
     platform: "telegram",
     sender: { id: `tg:${ALICE.id}`, allowed: true },
+    addressed: "button",
     receivedAt: Date.now(),
-    origin: { botId: bot.id, chatId, messageId, callbackQueryId, chatType: "private", userId: ALICE.id },
+    origin: {
+      platform: "telegram",
+      botId: bot.id,
+      chatId,
+      messageId,
+      callbackQueryId,
+      chatType: "private",
+      userId: ALICE.id,
+    },
   };
 }
 
@@ -222,8 +239,7 @@ describe("TelegramSender", () => {
   });
 
   it("answers in the forum topic the question came from", async () => {
-    const event = question("/status", -100500);
-    event.origin = { ...event.origin, topicId: 77 };
+    const event = question("/status", -100500, 77);
     await deliver(event, { reply: answer({ answer: "in topic" }) });
     expect(standin.botMessages(bot.token, -100500, 77).map((m) => m.text)).toEqual(["in topic"]);
   });
