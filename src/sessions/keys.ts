@@ -228,7 +228,6 @@ export class Keys {
   }
 }
 
-
 /**
  * Shard n's hash tag: `s<n>`, or `s<n>.<k>` with the smallest k that puts its slot in
  * the n-th of `shards` equal slot ranges. Deterministic, so every process agrees.
