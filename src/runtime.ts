@@ -101,10 +101,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ownConnection = options.redis === undefined;
   const redis = connection.client;
   redis.on("error", (err: Error) => log.warn({ err: err.message }, "redis connection error"));
-  const scheduler = new SchedulerScripts(redis, keys, {
-    replicas: connection.waitReplicas,
-    timeoutMs: connection.waitTimeoutMs,
-  });
+  const scheduler = new SchedulerScripts(redis, keys, connection.durability(log));
   const modules: PlatformModule[] = [];
   const laneOf = (room: string): string => {
     for (const m of modules) {

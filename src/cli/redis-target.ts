@@ -8,6 +8,9 @@ import { checkRedisPersistence } from "../sessions/redis-persistence.js";
 import { stateDir } from "./paths.js";
 import { lockRedisDir } from "./redis-dir-lock.js";
 
+/** How long a command waits for an external Redis to answer at start before it says so and stops. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 /** The Redis a command uses, and how to let go of it. */
 export interface RedisTarget {
   connection: RedisConnection;
@@ -36,6 +39,7 @@ export async function resolveRedis(
   if (topology) {
     const connection = new RedisConnection(topology, 0, config?.redis.waitTimeoutMs ?? 1000);
     try {
+      await connection.ready(CONNECT_TIMEOUT_MS);
       if (options.requirePersistence)
         await checkRedisPersistence(connection, config?.redis.volatile ?? false, log);
       const replicas = await connection.resolveWait(config?.redis.waitReplicas ?? "auto", log);

@@ -29,13 +29,10 @@ export async function runDeadLetters(options: DeadLettersOptions): Promise<numbe
   const log = createLogger();
   const target = await resolveRedis(options.config, log);
   const { connection } = target;
-  const redis = connection.create({ failFast: true });
+  const redis = connection.client;
   try {
     const keys = new Keys(options.config.redis.prefix, { shards: options.config.queue.shards });
-    const scripts = new SchedulerScripts(redis, keys, {
-      replicas: connection.waitReplicas,
-      timeoutMs: connection.waitTimeoutMs,
-    });
+    const scripts = new SchedulerScripts(redis, keys, connection.durability(log));
     const letters = new DeadLetters(redis, scripts);
     if (options.all) {
       out.write(`re-queued ${await letters.requeueAll()} dead letter(s)\n`);

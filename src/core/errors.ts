@@ -64,3 +64,6 @@ export class RedisMissingError extends RoomgateError {}
 
 /** The embedded Redis data folder is in use by another running roomgate process. */
 export class RedisDirBusyError extends RoomgateError {}
+
+/** The configured Redis did not answer (down, wrong address or password). */
+export class RedisUnreachableError extends RoomgateError {}

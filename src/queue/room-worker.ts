@@ -146,8 +146,10 @@ export class RoomWorker {
     this.stopping = true;
     for (const lane of this.lanes.values()) lane.clear();
     for (const b of this.blockers) b.disconnect();
-    // A claim or turn waiting on an unreachable Redis must not hold the shutdown past its grace.
-    await within(graceMs, Promise.all([...this.loops, ...[...this.held.values()].map((h) => h.done)]));
+    // Running turns get the grace; a loop waiting on an unreachable Redis holds no room and
+    // does not hold the shutdown (its call fails when the connections close).
+    await within(graceMs, Promise.all([...this.held.values()].map((h) => h.done)));
+    await within(100, Promise.all(this.loops));
     const left = [...this.held.values()].map((h) => h.lease);
     await within(LET_GO_MS, Promise.all(left.map((lease) => this.letGo(lease))));
     clearInterval(this.renewTimer);

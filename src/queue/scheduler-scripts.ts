@@ -35,11 +35,21 @@ export class ReplicaWaitError extends RoomgateError {
   }
 }
 
-/** How acknowledged writes are made durable: WAIT for this many replicas, at most this long. */
+/** How acknowledged writes are made durable: how many replicas a write's master must WAIT for. */
 export interface Durability {
-  replicas: number;
   timeoutMs: number;
+  /** The master a write whose first key is `key` goes to, and the replicas it must reach. */
+  required(key: string): Promise<{ node: string; replicas: number }>;
+  /** What the WAIT answered, so the count can follow the master's replicas. */
+  observe(node: string, acknowledged: number, required: number): void;
 }
+
+/** No replica is waited for (one instance, or `redis.waitReplicas: 0`). */
+export const NO_WAIT: Durability = {
+  timeoutMs: 0,
+  required: async () => ({ node: "", replicas: 0 }),
+  observe: () => undefined,
+};
 
 /** The flood limits an enqueue checks, for one person. */
 export interface FloodArgs {
@@ -65,7 +75,7 @@ export interface LeaseRef {
  * The scheduler's Lua scripts as typed calls: one method per script, each building
  * its KEYS (only from `Keys`) and ARGV from a named object and parsing the reply
  * into a discriminated union. Writes that a caller relies on afterwards (enqueue,
- * step, finish, park, release, requeue) wait for `durability.replicas` replicas in
+ * step, finish, park, release, requeue) wait for the replicas `durability` names in
  * the same round trip (a pipeline of the script and WAIT, on the script's node), and
  * throw ReplicaWaitError when too few acknowledged. Nobody else knows a position.
  */
@@ -73,7 +83,7 @@ export class SchedulerScripts {
   constructor(
     private readonly redis: RedisClient,
     readonly keys: Keys,
-    readonly durability: Durability = { replicas: 0, timeoutMs: 1000 },
+    readonly durability: Durability = NO_WAIT,
   ) {
     defineScripts(redis);
   }
@@ -294,8 +304,8 @@ export class SchedulerScripts {
     durable: boolean,
     [keys, args]: [string[], (string | number)[]],
   ): Promise<T> {
-    const { replicas, timeoutMs } = this.durability;
-    if (!durable || replicas === 0) {
+    const { node, replicas } = durable ? await this.durability.required(keys[0]!) : { node: "", replicas: 0 };
+    if (replicas === 0) {
       const call = (this.redis as unknown as Record<ScriptName, ScriptCall>)[name];
       return schema.parse(await call.call(this.redis, keys.length, ...keys, ...args));
     }
@@ -308,12 +318,13 @@ export class SchedulerScripts {
       ...keys,
       ...args,
     );
-    pipeline.call("WAIT", replicas, timeoutMs);
+    pipeline.call("WAIT", replicas, this.durability.timeoutMs);
     const replies = (await pipeline.exec()) ?? [];
     const [scriptErr, reply] = replies[0] ?? [new Error("no reply")];
     if (scriptErr) throw scriptErr;
     const [waitErr, acked] = replies[1] ?? [new Error("no WAIT reply")];
     if (waitErr) throw waitErr;
+    this.durability.observe(node, Number(acked), replicas);
     if (Number(acked) < replicas) throw new ReplicaWaitError(Number(acked), replicas);
     return schema.parse(reply);
   }

@@ -15,8 +15,8 @@ const PARK_AFTER_MS = 20;
  * claim returned, and every write (the turn's commit, parts sent) is buffered and
  * carried by the lease's next fenced call — the step before the next send, or the
  * turn's finish — so that a turn costs few round trips and nothing is written by a
- * worker that lost the room. The send slot is taken in the bot's own slot beside
- * the step (the two run at once), so a send costs one round trip of latency.
+ * worker that lost the room. The send slot is taken in the bot's own slot right
+ * after the step, as the last thing before the request leaves.
  */
 export class TurnGate implements DeliveryLedger, SendGate {
   private commit: CommitRecord | undefined;
@@ -78,15 +78,17 @@ export class TurnGate implements DeliveryLedger, SendGate {
   }
 
   async reserve(windows: SendWindow[], partKey?: string): Promise<void> {
-    const writes = this.writes();
-    const [wait] = await Promise.all([
-      this.deps.limiter.tryAcquire(windows),
-      this.lease.step(writes, partKey ?? ""),
-    ]);
+    await this.lease.step(this.writes(), partKey ?? "");
     this.commit = undefined;
     this.sent = {};
     this.marked = partKey ?? "";
-    for (let left = wait; left > 0; left = await this.deps.limiter.tryAcquire(windows)) {
+    // The slot is taken last, right before the request leaves: the time between the two is
+    // what the windows' slack must cover, so nothing else may run in it.
+    for (
+      let left = await this.deps.limiter.tryAcquire(windows);
+      left > 0;
+      left = await this.deps.limiter.tryAcquire(windows)
+    ) {
       if (left > PARK_AFTER_MS) throw new SendDeferredError(left, "send window full");
       await new Promise((resolve) => setTimeout(resolve, left));
       if (this.lease.lost) throw new LeaseLostError(this.lease.room);

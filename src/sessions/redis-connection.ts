@@ -1,6 +1,8 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
 import type { Config } from "../core/config.js";
+import { RedisUnreachableError } from "../core/errors.js";
 import { registerSecret, type Logger } from "../core/log.js";
+import { ReplicaWait } from "./replica-wait.js";
 
 /** A connection to roomgate's Redis, whichever topology it is: the type every Redis user takes. */
 export type RedisClient = Redis | Cluster;
@@ -95,9 +97,15 @@ export class RedisConnection {
   private shared: RedisClient | undefined;
   private readonly made: RedisClient[] = [];
 
+  private waitSetting: number | "auto" = 0;
+  private wait: ReplicaWait | undefined;
+
   constructor(
     readonly topology: RedisTopology,
-    /** How many replicas acknowledged writes wait for (resolved from "auto" by `resolveWait`). */
+    /**
+     * The least number of replicas acknowledged writes wait for: the configured number, or
+     * for "auto" 1 when the topology has replicas (resolved by `resolveWait`), else 0.
+     */
     public waitReplicas = 0,
     readonly waitTimeoutMs = 1000,
   ) {
@@ -124,9 +132,35 @@ export class RedisConnection {
     return this.shared;
   }
 
-  /** The shared client once connected (a cluster's nodes known), for commands on every node. */
-  async ready(): Promise<RedisClient> {
-    await this.client.ping();
+  /**
+   * The shared client once connected (a cluster's nodes known), for commands on every
+   * node; with `timeoutMs`, a RedisUnreachableError when it does not answer in time.
+   */
+  async ready(timeoutMs?: number): Promise<RedisClient> {
+    if (timeoutMs === undefined) {
+      await this.client.ping();
+      return this.client;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    let last = "";
+    const seen = (err: Error) => (last = err.message);
+    this.client.on("error", seen);
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const why = last ? ` (${last})` : "";
+        reject(
+          new RedisUnreachableError(
+            `${this.describe()} did not answer within ${timeoutMs / 1000} s${why}; is it running, and are the address and password right?`,
+          ),
+        );
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([this.client.ping(), late]);
+    } finally {
+      clearTimeout(timer);
+      this.client.off("error", seen);
+    }
     return this.client;
   }
 
@@ -196,6 +230,8 @@ export class RedisConnection {
    * master of a cluster has one, the Sentinel master or the single instance has one).
    */
   async resolveWait(setting: number | "auto", log: Logger): Promise<number> {
+    this.waitSetting = setting;
+    this.wait = undefined;
     if (setting !== "auto") {
       this.waitReplicas = setting;
       return setting;
@@ -206,6 +242,18 @@ export class RedisConnection {
     });
     this.waitReplicas = counts.length > 0 && counts.every((n) => n >= 1) ? 1 : 0;
     return this.waitReplicas;
+  }
+
+  /** How the shared client's acknowledged writes wait for replicas (see ReplicaWait). */
+  durability(log: Logger): ReplicaWait {
+    this.wait ??= new ReplicaWait(
+      this.client,
+      this.waitSetting === "auto" ? "auto" : this.waitReplicas,
+      this.waitReplicas,
+      this.waitTimeoutMs,
+      log,
+    );
+    return this.wait;
   }
 
   /** Closes every client this connection made. */

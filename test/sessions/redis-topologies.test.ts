@@ -125,10 +125,17 @@ describe("behind Sentinel (1 master, 2 replicas, 3 sentinels)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("answers through the Sentinel-named master, writes waiting for a replica", async () => {
+  it("follows the new master through a SENTINEL FAILOVER, losing and repeating nothing", async () => {
     expect(connection.waitReplicas).toBe(1);
+    const t0 = Date.now();
     await talk(standin, bot, 0, 2);
-  }, 60_000);
+    const old = await group.master();
+    await group.failover();
+    const promoted = await group.promotedFrom(old);
+    expect(promoted).not.toBe(old);
+    await talk(standin, bot, 2, 4);
+    console.log("FAILOVER-TEST", Date.now() - t0);
+  }, 90_000);
 
   it("refuses the replica given as url", async () => {
     const master = await group.master();
