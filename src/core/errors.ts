@@ -38,6 +38,15 @@ export class NamespaceError extends RoomgateError {
   }
 }
 
+/**
+ * A namespace failure the turn must not answer with its line: the scheduler decides
+ * (the namespace is restarting: the room waits for it; the message crashed it twice:
+ * it is set aside). The engine lets these through instead of turning them into a line.
+ */
+export function interruptsTurn(err: unknown): boolean {
+  return err instanceof NamespaceError && (err as { interruptsTurn?: unknown }).interruptsTurn === true;
+}
+
 /** A namespace returned a result that does not validate as an Answer. */
 export class MalformedAnswerError extends NamespaceError {
   constructor(
@@ -52,12 +61,6 @@ export class MalformedAnswerError extends NamespaceError {
     });
   }
 }
-
-/** A call was refused before reaching a namespace: outside the room's scope or not enabled. */
-export class ScopeError extends RoomgateError {}
-
-/** Arguments did not validate against a tool's input schema; nothing was called. */
-export class ArgumentError extends RoomgateError {}
 
 /** `redis-server` is needed for the embedded default and is not installed. */
 export class RedisMissingError extends RoomgateError {}

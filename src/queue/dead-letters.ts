@@ -23,6 +23,9 @@ export const DeadLetterSchema = z.object({
 });
 export type DeadLetter = z.infer<typeof DeadLetterSchema>;
 
+/** The reason of a dead letter that was set aside (it kept killing its process or namespace). */
+export const QUARANTINED = "quarantined: ";
+
 /** Field of a re-queued inbox entry that carries its outcome, so it is delivered and not asked again. */
 const REQUEUED_OUTCOME = "rgRequeuedOutcome";
 
@@ -65,7 +68,9 @@ export class DeadLetters {
     const letter = await this.find(id);
     if (!letter) return false;
     const event = safeJson(letter.event);
-    const outcome = letter.outcome ? safeJson(letter.outcome) : undefined;
+    // A set-aside turn's kept outcome is the line its sender already got: re-queued, it is asked again.
+    const keep = letter.outcome !== "" && !letter.reason.startsWith(QUARANTINED);
+    const outcome = keep ? safeJson(letter.outcome) : undefined;
     const entry =
       outcome !== undefined && InboundEventSchema.safeParse(event).success
         ? JSON.stringify({ ...(event as object), [REQUEUED_OUTCOME]: outcome })

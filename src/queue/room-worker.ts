@@ -267,7 +267,12 @@ export class RoomWorker {
       this.lastClaimAt = Date.now();
       if (reply.kind === "claimed") {
         const lease = new RoomLease(scripts, room, lane.name, token, { leaseMs, turnRecordMs });
-        this.run(lane, lease, { head: reply.head, session: reply.session, record: reply.record });
+        this.run(lane, lease, {
+          head: reply.head,
+          session: reply.session,
+          record: reply.record,
+          now: reply.now,
+        });
       } else if (reply.kind === "later") {
         lane.later(room, reply.dueInMs + 1);
       }

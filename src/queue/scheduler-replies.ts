@@ -43,13 +43,14 @@ export type FloodReply = z.infer<typeof FloodReplySchema>;
 /** claim-room.lua */
 export const ClaimReplySchema = z.union([
   z
-    .tuple([z.literal("claimed"), z.string(), nullableText, flatRecord, flag])
-    .transform(([, head, session, record, takeover]) => ({
+    .tuple([z.literal("claimed"), z.string(), nullableText, flatRecord, flag, z.number()])
+    .transform(([, head, session, record, takeover, now]) => ({
       kind: "claimed" as const,
       head,
       session,
       record,
       takeover,
+      now,
     })),
   z.tuple([z.literal("later"), z.number()]).transform(([, dueInMs]) => ({ kind: "later" as const, dueInMs })),
   z.tuple([z.literal("held")]).transform(() => ({ kind: "held" as const })),
@@ -77,13 +78,14 @@ export const FinishReplySchema = z.union([
     .tuple([z.literal("released"), flag])
     .transform(([, leftPending]) => ({ kind: "released" as const, leftPending })),
   z
-    .tuple([z.literal("next"), z.string(), nullableText, flatRecord, z.array(z.string())])
-    .transform(([, head, session, record, history]) => ({
+    .tuple([z.literal("next"), z.string(), nullableText, flatRecord, z.array(z.string()), z.number()])
+    .transform(([, head, session, record, history, now]) => ({
       kind: "next" as const,
       head,
       session,
       record,
       history,
+      now,
     })),
 ]);
 export type FinishReply = z.infer<typeof FinishReplySchema>;

@@ -3,7 +3,7 @@ import { LeaseLostError, SendDeferredError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { CommitRecord } from "../sessions/session-store.js";
-import { resentUnknownPartsTotal } from "../ops/scheduler-metrics.js";
+import { resentUnknownPartsTotal } from "../ops/metrics.js";
 import type { RoomLease } from "./room-lease.js";
 import type { TurnWrites } from "./scheduler-scripts.js";
 

@@ -4,14 +4,15 @@ import { LeaseLostError, PermanentSendError, SendDeferredError } from "../core/d
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnOutcome } from "../core/reply.js";
+import { NamespaceCrashedTwiceError, NamespaceRestartingError } from "../namespace/namespace-errors.js";
 import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
-import { deadLettersTotal, deferralsTotal } from "../ops/scheduler-metrics.js";
+import { deadLettersTotal, deferralsTotal } from "../ops/metrics.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
-import type { Session } from "../sessions/session.js";
-import { requeuedOutcomeOf } from "./dead-letters.js";
+import type { HistoryEntry, Session } from "../sessions/session.js";
+import { QUARANTINED, requeuedOutcomeOf } from "./dead-letters.js";
 import type { RoomLease } from "./room-lease.js";
 import { TurnGate } from "./turn-gate.js";
 
@@ -22,6 +23,8 @@ export interface TurnInput {
   /** The head turn's record (field → value). */
   record: Record<string, string>;
   history?: string[];
+  /** Redis' clock when it was read (ms), to tell how long the turn has waited. */
+  now?: number;
 }
 
 /** What one turn left: the room's next turn when the worker keeps it, or when a parked room resumes. */
@@ -105,22 +108,23 @@ export class TurnRunner {
       let outcome = this.deps.store.parseOutcome(record.outcome) ?? requeuedOutcomeOf(json);
       let session: Session | undefined;
       const redelivery = outcome !== null;
+      let quarantine = quarantineOf(record.outcome);
       if (!outcome) {
-        const deaths = Number(record.computing ?? "1") - 1;
-        if (deaths >= this.deps.settings.maxComputeDeaths) {
-          throw new PermanentSendError(
-            `its computation was cut short ${deaths} times by the process dying; set aside so it cannot crash workers again`,
-          );
-        }
-        const computed = await this.compute(held, event, input, sender);
-        gate.setCommit(this.deps.store.record(event.eventId, computed));
+        const computed = await this.computeOrSetAside(held, event, input, sender, record, log);
+        const commit = this.deps.store.record(event.eventId, computed);
+        // A set-aside turn's line carries why, so a retried delivery still dead-letters it after.
+        if (computed.quarantine)
+          commit.outcome = JSON.stringify({ ...computed.outcome, rgQuarantine: computed.quarantine });
+        gate.setCommit(commit);
         outcome = computed.outcome;
         session = computed.session;
-        log.info({ kind: event.kind, ms: Date.now() - started }, "turn computed");
+        quarantine = computed.quarantine;
+        if (!quarantine) log.info({ kind: event.kind, ms: Date.now() - started }, "turn computed");
       }
       if (held.lost) throw new LeaseLostError(held.room);
       const refs = await sender.deliver(event, outcome, { turnId: event.eventId, ledger: gate, log, gate });
       if (held.lost) throw new LeaseLostError(held.room);
+      if (quarantine) return await this.setAside(held, input, event, gate, quarantine, log);
       turnsTotal.inc({
         platform: event.platform,
         namespace: event.namespace,
@@ -135,6 +139,90 @@ export class TurnRunner {
     } catch (err) {
       return this.park(held, input, event, gate, err, log);
     }
+  }
+
+  /**
+   * Computes the turn, or sets it aside when it is what kills: a computation cut short
+   * by its process dying `maxComputeDeaths` times, or a message that crashed the
+   * namespace twice. A set-aside turn's outcome is the one line its sender gets; it is
+   * committed like any outcome (a retry delivers it, never computes again) and the turn
+   * then goes to the dead letters. A namespace that is restarting makes the room wait
+   * for it (a park), for at most NAMESPACE_WAIT_MS, then the person gets its line.
+   */
+  private async computeOrSetAside(
+    held: RoomLease,
+    event: InboundEvent,
+    input: TurnInput,
+    sender: PlatformSender,
+    record: Record<string, string>,
+    log: Logger,
+  ): Promise<{
+    session: Session;
+    append: HistoryEntry[];
+    outcome: TurnOutcome;
+    resetHistory?: boolean;
+    quarantine?: string;
+  }> {
+    const stored = () => this.deps.store.parse(held.room, event.namespace, input.session, []).session;
+    const line = (text: string, quarantine?: string) => ({
+      session: stored(),
+      append: [],
+      outcome: { reply: { blocks: [{ type: "text" as const, text }], options: [] } },
+      ...(quarantine ? { quarantine } : {}),
+    });
+    const deaths = Number(record.computing ?? "1") - 1;
+    if (deaths >= this.deps.settings.maxComputeDeaths) {
+      const why = `its computation was cut short ${deaths} times by the worker process dying`;
+      log.error({ deaths }, `turn set aside: ${why}`);
+      return line(poisonTexts.processDied, why);
+    }
+    try {
+      return await this.compute(held, event, input, sender);
+    } catch (err) {
+      if (err instanceof NamespaceCrashedTwiceError) {
+        log.error({ err, ref: err.ref }, "turn set aside: its message crashed the namespace twice");
+        return line(err.userText, `its message crashed the namespace twice (ref ${err.ref})`);
+      }
+      if (err instanceof NamespaceRestartingError) {
+        const waited = record.since && input.now !== undefined ? input.now - Number(record.since) : 0;
+        if (waited < NAMESPACE_WAIT_MS) {
+          throw new SendDeferredError(Math.max(250, err.waitMs), "namespace restarting", { cause: err });
+        }
+        log.warn(
+          { err, waitedMs: waited },
+          "namespace still restarting after the longest wait; its line is sent",
+        );
+        return line(err.userText);
+      }
+      throw err;
+    }
+  }
+
+  /** Dead-letters a turn whose one line was delivered: it must not be computed again. */
+  private async setAside(
+    held: RoomLease,
+    input: TurnInput,
+    event: InboundEvent,
+    gate: TurnGate,
+    why: string,
+    log: Logger,
+  ): Promise<TurnResult> {
+    const id = randomUUID();
+    const reply = await held.park({
+      writes: gate.writes(),
+      unsentPart: "",
+      head: input.head,
+      delayMs: 0,
+      kind: "final",
+      reason: `${QUARANTINED}${why}`,
+      deadlineMs: this.deps.settings.deadlineMs,
+      letterId: id,
+    });
+    if (reply.kind !== "dead") return {};
+    deadLettersTotal.inc({ platform: event.platform });
+    turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
+    log.warn({ deadLetter: id, why }, "turn set aside: its sender was told; it is in the dead letters");
+    return {};
   }
 
   private async compute(held: RoomLease, event: InboundEvent, input: TurnInput, sender: PlatformSender) {
@@ -293,6 +381,23 @@ export class TurnRunner {
     }
     return { resumeInMs: Math.ceil(delay) };
   }
+}
+
+/** How long a turn waits for its namespace to finish restarting before the person gets its line. */
+const NAMESPACE_WAIT_MS = 120_000;
+
+/** What a person is told when their message is set aside. */
+const poisonTexts = {
+  processDied:
+    "This message was set aside: working on it stopped the worker more than once, so it is not tried again. " +
+    "The other conversations go on, and an operator can look at it.",
+};
+
+/** The set-aside reason a committed outcome carries (the raw JSON's `rgQuarantine`), if any. */
+function quarantineOf(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const why = (safeJson(raw) as { rgQuarantine?: unknown } | undefined)?.rgQuarantine;
+  return typeof why === "string" ? why : undefined;
 }
 
 /** The head turn's record, or an empty one when it belongs to another event. */

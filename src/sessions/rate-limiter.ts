@@ -2,15 +2,13 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { RedisClient } from "./redis-connection.js";
 import type { SendWindow } from "../core/adapter.js";
+import { sleep } from "../core/retry.js";
 
 /** The send-slot script's text as sent (sessions/lua/windows.lua + reserve-slot.lua). */
 export const reserveSlotScript =
   readFileSync(new URL("./lua/windows.lua", import.meta.url), "utf8") +
   "\n" +
   readFileSync(new URL("./lua/reserve-slot.lua", import.meta.url), "utf8");
-
-/** One sliding window: at most `max` sends per `windowMs` in the Redis key. */
-export type RateWindow = SendWindow;
 
 type Reserve = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
@@ -50,7 +48,7 @@ export class RedisRateLimiter {
       signal?.throwIfAborted();
       const wait = await this.tryAcquire(windows);
       if (wait <= 0) return;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await sleep(wait);
     }
   }
 

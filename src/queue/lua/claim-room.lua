@@ -17,7 +17,8 @@
   ARGV[4]  how long a turn record is kept, ms
 
   Returns {"claimed", head event JSON, session JSON or false, turn record as a flat
-  HGETALL list, 1 when taken over from an expired lease else 0}, {"later", ms until
+  HGETALL list, 1 when taken over from an expired lease else 0, Redis ms now},
+  {"later", ms until
   due}, {"held"} when a live worker holds it, or {"gone"} when it is neither pending
   nor expired (another worker has it, or its inbox is empty).
 ]]
@@ -48,4 +49,5 @@ return {
   redis.call("GET", KEYS[5]),
   redis.call("HGETALL", KEYS[6]),
   running and 1 or 0,
+  now,
 }

@@ -21,8 +21,8 @@
 
   Returns {"lost"} when the lease is not the caller's (nothing written),
   {"released", 1 when the room was left pending (wake a worker) else 0}, or
-  {"next", event JSON, session JSON or false, turn record list, history list} when
-  the caller keeps the room for its next turn.
+  {"next", event JSON, session JSON or false, turn record list, history list, Redis
+  ms now} when the caller keeps the room for its next turn.
 ]]
 local now = now_ms()
 local room, token = ARGV[1], ARGV[2]
@@ -48,4 +48,4 @@ redis.call("HINCRBY", turn, "computing", 1)
 redis.call("PEXPIRE", turn, tonumber(ARGV[12]))
 local history = {}
 if ARGV[11] == "1" then history = redis.call("LRANGE", KEYS[5], 0, -1) end
-return { "next", head, redis.call("GET", KEYS[4]), redis.call("HGETALL", turn), history }
+return { "next", head, redis.call("GET", KEYS[4]), redis.call("HGETALL", turn), history, now }
