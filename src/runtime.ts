@@ -18,11 +18,13 @@ import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
 import { SchedulerScripts } from "./queue/scheduler-scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
+import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
 import { Keys } from "./sessions/keys.js";
 import { checkLayout } from "./sessions/layout.js";
 import { RedisRateLimiter, reserveSlotScript } from "./sessions/rate-limiter.js";
 import { RedisConnection, type RedisClient } from "./sessions/redis-connection.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
+import { RedisTaskLedger } from "./sessions/task-ledger.js";
 
 /** What a platform module is built from. */
 export interface RuntimeDeps {
@@ -73,6 +75,8 @@ export interface RuntimeOptions {
   platforms: PlatformFactory[];
   /** Connect every namespace before receiving (default false: each connects on first use). */
   connectNamespaces?: boolean;
+  /** Run the proactive parts: bullmq's schedules, mutes and webhooks (default true). */
+  proactive?: boolean;
 }
 
 /** A running roomgate process: adapters, workers, namespaces; `stop` shuts it down in order. */
@@ -81,6 +85,8 @@ export interface Runtime {
   namespaces: NamespaceRegistry;
   /** The health and metrics server, when `config.http` asks for one. */
   health?: HealthServer;
+  /** Schedules, mutes and webhooks, unless turned off. */
+  proactive?: ProactiveService;
   /**
    * Shuts down in order: receivers stop, running turns get `graceMs` (default
    * `shutdown.graceSeconds`) to finish, rooms still held are handed back at once.
@@ -122,6 +128,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   watchQueue(redis, keys);
   const deps: RuntimeDeps = { config, redis, connection, keys, scheduler, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
+  namespaces.useTaskLedger(new RedisTaskLedger(redis, keys));
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
   const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
   const turnRecordMs = deadlineMs + 3600_000;
@@ -136,6 +143,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       slotSeconds: config.sessions.slotSeconds,
     },
     senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
+    proactive: () => proactive?.room,
     log,
   });
 
@@ -150,12 +158,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
 
   let health: HealthServer | undefined;
+  let proactive: ProactiveService | undefined;
   let receivers: Receiver[] = [];
   const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
     await health?.close();
     for (const r of receivers)
       await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
     await worker?.stop(graceMs);
+    await proactive?.close();
     await namespaces.close();
     if (ownConnection) connection.close();
   };
@@ -164,6 +174,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await redis.ping();
     await checkLayout(redis, keys);
     await preloadScripts(redis, [reserveSlotScript]);
+    if (options.proactive ?? true) {
+      proactive = await startProactive({
+        config,
+        redis,
+        keys,
+        inbox,
+        limiter,
+        log,
+        worker: options.workers ?? true,
+        reconcile: options.receivers ?? true,
+        workerName: `roomgate-${process.pid}`,
+        namespaces,
+      });
+    }
     const serving = (options.workers ?? true) && lanes.length > 0;
     // Up before any turn runs, so that what a worker does can be watched from its start.
     health = config.http
@@ -172,6 +196,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           redis,
           log,
           checks: serving ? { worker: () => worker?.healthy() ?? false } : {},
+          routes: proactive?.routes ?? [],
         })
       : undefined;
     worker = await startWorker();
@@ -188,7 +213,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     throw err;
   }
 
-  return { deps, namespaces, health, stop };
+  return { deps, namespaces, health, proactive, stop };
 
   async function startWorker(): Promise<RoomWorker | undefined> {
     if (!((options.workers ?? true) && lanes.length > 0)) return undefined;

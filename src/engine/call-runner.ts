@@ -20,6 +20,7 @@ export type CallOutcome = { taken: TakenEvents } & (
 
 /** The status line of a running call. */
 export function progressText(tool: string, p: CallProgress): string {
+  if (p.status) return `⏳ ${tool}: ${p.message ?? ""}`;
   const count = p.total
     ? `${p.progress}/${p.total} (${Math.round((100 * p.progress) / p.total)}%)`
     : `${p.progress}`;
@@ -56,6 +57,8 @@ export async function runCall(
         );
       },
       onElicit: (params, signal) => elicit(turn, taken, params, AbortSignal.any([signal, controller.signal])),
+      // A task tool keeps its task id under this key: the same when this turn is retried.
+      task: { room: turn.event.room, key },
     });
     return { result, taken };
   } catch (err) {

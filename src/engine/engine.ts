@@ -6,6 +6,7 @@ import type { HistoryEntry, Session } from "../sessions/session.js";
 import { applyChanges, say, type Change, type TurnResult } from "./changes.js";
 import { run, StepFailure } from "./composer.js";
 import { admission, messageSteps, turnSteps } from "./pipeline.js";
+import type { RoomProactive } from "./room-proactive.js";
 import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
 import { TurnContext, type TurnSettings } from "./turn-context.js";
@@ -26,6 +27,8 @@ export interface EngineDeps {
    * back from Redis); without it only the flag counts.
    */
   senderAllowed?: (event: InboundEvent) => boolean;
+  /** The room's schedules and mute, once the proactive parts run (they start after the engine). */
+  proactive?: () => RoomProactive | undefined;
 }
 
 /**
@@ -58,6 +61,7 @@ export class Engine {
       ...(channel ? { channel } : {}),
       offerByRef: (ref) => this.deps.offerByRef(event.room, ref),
       typedSteps: (typed) => run(messageSteps, typed),
+      proactive: this.deps.proactive?.(),
     });
     let changes: readonly Change[];
     try {

@@ -81,7 +81,9 @@ export async function callChecked(
   const ns = ctx.namespace;
   const problem = validateArguments(tool.inputSchema, args);
   if (problem) return [say(texts.invalidArguments(tool.name, problem))];
-  if (tool.execution?.taskSupport === "required") return [say(namespaceTexts.taskRequired(tool.name))];
+  if (tool.execution?.taskSupport === "required" && !ns.runsTasks) {
+    return [say(namespaceTexts.taskRequired(tool.name))];
+  }
   // The last of the three scope checks: nothing outside the namespace and enabled set is sent.
   if (!tool.name.startsWith(ns.prefix) || !isEnabled(ctx, tool.name)) {
     scopeRefusalsTotal.inc({ namespace: ns.name, reason: "not_in_namespace" });

@@ -3,6 +3,7 @@ import type { Logger } from "../core/log.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
 import { applyToSession, type Change } from "./changes.js";
+import type { RoomProactive } from "./room-proactive.js";
 import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
 /** Settings a turn needs from the configuration. */
@@ -30,6 +31,8 @@ export interface TurnServices {
   offerByRef(messageRef: string): Promise<string | null>;
   /** The message steps of the pipeline, for an option handled as if typed. */
   typedSteps(ctx: TurnContext): Promise<readonly Change[]>;
+  /** The room's schedules and mute (/schedule, /mute), where the proactive parts run. */
+  proactive?: RoomProactive;
 }
 
 /**
@@ -75,6 +78,9 @@ export class TurnContext {
   }
   get channel(): TurnChannel {
     return this.services.channel;
+  }
+  get proactive(): RoomProactive | undefined {
+    return this.services.proactive;
   }
 
   /** The offer a platform message carries, if any. */

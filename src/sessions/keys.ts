@@ -184,14 +184,6 @@ export class Keys {
     return `${this.prefix}:rate:{${group}}:${scope}`;
   }
 
-  /**
-   * The bullmq key prefix for roomgate's clock-driven jobs: one hash tag, so every
-   * bullmq script runs on one Cluster slot (bullmq's own rule for a Cluster).
-   */
-  get bullmqPrefix(): string {
-    return `${this.prefix}:{${this.prefix}:bullmq}`;
-  }
-
   /** The layout this prefix was first used with (its shard count), so a changed count is refused. */
   get layout(): string {
     return `${this.prefix}:layout`;
@@ -225,6 +217,45 @@ export class Keys {
   /** Liveness records of running processes, for /status and health. */
   heartbeat(kind: string, id: string): string {
     return `${this.prefix}:heartbeat:${kind}:${id}`;
+  }
+
+  /**
+   * The prefix of bullmq's queue of proactive jobs (schedules, unmutes, resource
+   * posts): bullmq builds its keys as `<prefix>:<queue>:…`, and the hash tag puts
+   * every key of that queue in one Cluster slot, as bullmq's scripts need.
+   */
+  get bullmqPrefix(): string {
+    return `${this.prefix}:{proactive}`;
+  }
+
+  /** Until when (Redis ms) the room's proactive turns are held by /mute; expires at that time. */
+  mute(room: string): string {
+    return this.ofRoom(room, "mute");
+  }
+
+  /** Proactive events held while the room is muted, oldest first, queued when the mute ends. */
+  held(room: string): string {
+    return this.ofRoom(room, "held");
+  }
+
+  /** A hook delivery's signature seen lately → its delivery id, so a replayed signature is refused. */
+  hookSignature(hook: string, signature: string): string {
+    return `${this.prefix}:hook:{${hook}}:sig:${signature}`;
+  }
+
+  /** The MCP task one call of a room's turn started (its task id), so a restarted worker resumes polling it. */
+  task(room: string, callKey: string): string {
+    return this.ofRoom(room, `task:${callKey}`);
+  }
+
+  /** Marks that a resource's update for one throttle window was posted (or is due) in the room. */
+  resourceWindow(room: string, uri: string, window: number): string {
+    return this.ofRoom(room, `resource-window:${window}:${uri}`);
+  }
+
+  /** A hash of the resource's content as last posted in the room, so an unchanged one is not posted again. */
+  resourceSeen(room: string, uri: string): string {
+    return this.ofRoom(room, `resource-seen:${uri}`);
   }
 }
 

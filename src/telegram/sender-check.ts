@@ -1,7 +1,7 @@
 import type { TelegramConfig } from "../core/config.js";
 import { originOn, type InboundEvent } from "../core/event.js";
 import { botIdPart } from "../core/telegram-token.js";
-import { isAllowed } from "./telegram-access.js";
+import { isAllowed, isBoundChat } from "./telegram-access.js";
 
 /**
  * The worker's own check of a queued Telegram event against the bindings as configured
@@ -21,6 +21,8 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
     const { botId, chatId, chatType, userId, roomChat } = origin;
     const bot = bots.get(botId);
     if (bot === undefined) return false;
+    // No person: the chat itself must still be one the bot may post into, for this namespace.
+    if (event.kind === "proactive") return bot.namespace === event.namespace && isBoundChat(bot, chatId);
     // A migrated group is bound by either of its ids: the one it has, or the one its room keeps.
     const boundBy = (id: number) => isAllowed(bot, { id, type: chatType }, userId);
     return (

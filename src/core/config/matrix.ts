@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OnUpdateSchema, SubscribeSchema } from "./proactive.js";
 import { RespondSchema } from "./respond.js";
 
 const MatrixRoomSchema = z.strictObject({
@@ -16,6 +17,10 @@ const MatrixRoomSchema = z.strictObject({
   powerLevel: z.number().int().optional(),
   /** `mentions`: only mentions of the bot, replies to it and commands; `all`: every message. */
   respond: RespondSchema,
+  /** MCP resources whose updates are posted into this room. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 /** The `matrix` section: the homeserver, the bot's token and the bound rooms. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TELEGRAM_TOKEN } from "../telegram-token.js";
+import { OnUpdateSchema, SubscribeSchema } from "./proactive.js";
 import { RespondSchema } from "./respond.js";
 
 const TelegramGroupSchema = z.strictObject({
@@ -7,6 +8,10 @@ const TelegramGroupSchema = z.strictObject({
   users: z.array(z.number().int()).default([]),
   /** `mentions`: only commands, mentions of the bot and replies to it; `all`: every message. */
   respond: RespondSchema,
+  /** MCP resources whose updates are posted into this group. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const TelegramBotSchema = z.strictObject({
@@ -18,6 +23,10 @@ const TelegramBotSchema = z.strictObject({
   users: z.array(z.number().int()).default([]),
   /** Groups are closed unless listed, each with its own sender allowlist. */
   groups: z.array(TelegramGroupSchema).default([]),
+  /** MCP resources whose updates are posted to each allowed user's direct chat. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const TelegramWebhookSchema = z.strictObject({
