@@ -85,7 +85,16 @@ describe("a worker killed with SIGKILL", () => {
       earlierAttemptAt: expect.any(Number),
       earlierAttemptBy: expect.stringContaining(`/${first.process.child.pid}/`),
     });
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    // The new process serves /metrics once its receivers are up, which may be after its worker resent the part.
+    const metrics = await waitFor(
+      () =>
+        fetch(`http://127.0.0.1:${port}/metrics`).then(
+          (r) => r.text(),
+          () => false as const,
+        ),
+      20_000,
+      "the new process's /metrics",
+    );
     expect(metrics).toMatch(/^roomgate_resent_unknown_parts_total\{platform="telegram"\} 1$/m);
     // The turn is finished: no third copy, and the room answers the next question once.
     await new Promise((r) => setTimeout(r, 1500));

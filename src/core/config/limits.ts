@@ -5,8 +5,16 @@ export const LimitsSchema = z
   .strictObject({
     /** Largest inbound message accepted, in characters. */
     maxMessageChars: z.number().int().positive().default(16_000),
-    /** Largest text file accepted as an argument, in bytes. */
+    /** Largest file (text, photo, voice note, document) taken for a tool, in bytes. */
     maxFileBytes: z.number().int().positive().default(1_000_000),
+    /** Media types a file may have to be passed to a tool (`type/*` patterns); others get a clear line. */
+    fileTypes: z
+      .array(
+        z
+          .string()
+          .regex(/^[a-z0-9.+-]+\/(\*|[a-z0-9.+-]+)$/i, 'a media type such as "image/*" or "application/pdf"'),
+      )
+      .default(["image/*", "audio/*", "text/*", "application/pdf"]),
     /** Longest a file download may take, in milliseconds. */
     fileTimeoutMs: z.number().int().positive().default(20_000),
     /** Most turns one person may start per minute; the excess gets one notice and is not queued. */
