@@ -242,7 +242,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       settings: {
         deadlineMs,
         retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),
-        typingAfterMs: config.queue.typingAfterMs,
+        typingAfterMs: config.queue.typingAfterSeconds * 1000,
         idleSeconds: config.sessions.idleSeconds,
         maxComputeDeaths: config.queue.maxComputeDeaths,
       },

@@ -37,7 +37,11 @@ export async function resolveRedis(
 ): Promise<RedisTarget> {
   const topology = topologyOf(config?.redis);
   if (topology) {
-    const connection = new RedisConnection(topology, 0, config?.redis.waitTimeoutMs ?? 1000);
+    const connection = new RedisConnection(
+      topology,
+      0,
+      Math.round((config?.redis.waitTimeoutSeconds ?? 1) * 1000),
+    );
     try {
       await connection.ready(CONNECT_TIMEOUT_MS);
       if (options.requirePersistence)

@@ -136,7 +136,7 @@ export class TelegramReceiver implements Receiver {
       `${apiRoot}/file/bot${bot.token}`,
       config.limits.maxFileBytes,
       log,
-      config.limits.fileTimeoutMs,
+      config.limits.fileTimeoutSeconds * 1000,
     );
     const topics = new PrivateTopics(this.deps.redis, this.deps.keys, bot.botInfo.id);
     const identity = {

@@ -235,18 +235,24 @@ export class TelegramSender implements PlatformSender {
           }
         : {}),
     };
-    try {
-      return await inSendScope(context.gate, key, () =>
-        api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" }),
-      );
-    } catch (err) {
-      if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
-        throw classifySendError("sendMessage", err);
+    // Recorded with the turn, so that a retried turn (the plain attempt may have to wait
+    // for its slot) goes on with plain text instead of trying the refused markup again.
+    const plainKey = `${key}:plain`;
+    if ((await context.ledger.get(plainKey)) === null) {
+      try {
+        return await inSendScope(context.gate, key, () =>
+          api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" }),
+        );
+      } catch (err) {
+        if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
+          throw classifySendError("sendMessage", err);
+        }
+        context.log.warn(
+          { err: err.description, chatId: origin.chatId },
+          "telegram: markup refused; sending as plain text",
+        );
+        await context.ledger.set(plainKey, "markup refused");
       }
-      context.log.warn(
-        { err: err.description, chatId: origin.chatId },
-        "telegram: markup refused; sending as plain text",
-      );
     }
     try {
       return await inSendScope(context.gate, key, () =>

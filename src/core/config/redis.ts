@@ -31,8 +31,8 @@ export const RedisSchema = z
      * on them; "auto": every replica the master has (at least one where the topology has any).
      */
     waitReplicas: z.union([z.literal("auto"), z.number().int().nonnegative()]).default("auto"),
-    /** How long one WAIT may take before the write counts as not acknowledged (and is retried). */
-    waitTimeoutMs: z.number().int().positive().default(1000),
+    /** How long one WAIT may take, in seconds, before the write counts as not acknowledged (and is retried). */
+    waitTimeoutSeconds: z.number().positive().default(1),
   })
   .refine((r) => [r.url, r.cluster, r.sentinel].filter((v) => v !== undefined).length <= 1, {
     message: "give at most one of url, cluster and sentinel",
