@@ -1,5 +1,6 @@
 import { botIdPart } from "./telegram-token.js";
 import { formatPath, issueAt, type ConfigIssue } from "./config-issues.js";
+import { renamedKeyWarnings } from "./config/renamed-keys.js";
 
 /** What the checks across fields found: errors stop a start, warnings are only shown. */
 export interface CrossFieldFindings {
@@ -92,6 +93,14 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
   }
 
   const matrix = tree(root.matrix);
+  if (matrix && matrix.encryption === "required" && matrix.storeKey === undefined) {
+    errors.push(
+      issueAt(
+        ["matrix", "storeKey"],
+        'required when matrix.encryption is "required": the device\'s keys are kept in Redis encrypted with it (storeKey: ${MATRIX_STORE_KEY})',
+      ),
+    );
+  }
   list(matrix?.rooms).forEach((room, i) => {
     const r = tree(room);
     if (!r) return;
@@ -100,6 +109,8 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
       once(`room:${r.room}`, ["matrix", "rooms", i, "room"], `room "${r.room}" is bound twice`);
     }
   });
+
+  warnings.push(...renamedKeyWarnings(root));
 
   if (used.size > 0) {
     for (const name of namespaces) {

@@ -136,7 +136,7 @@ export class TelegramReceiver implements Receiver {
       `${apiRoot}/file/bot${bot.token}`,
       config.limits.maxFileBytes,
       log,
-      config.limits.fileTimeoutMs,
+      config.limits.fileTimeoutSeconds * 1000,
     );
     const topics = new PrivateTopics(this.deps.redis, this.deps.keys, bot.botInfo.id);
     const identity = {
@@ -149,8 +149,8 @@ export class TelegramReceiver implements Receiver {
       topics,
       maxFileBytes: config.limits.maxFileBytes,
     };
-    const { inbox, redis, keys } = this.deps;
-    const flood = new FloodGate(redis, keys, config.limits);
+    const { inbox, redis, keys, scheduler } = this.deps;
+    const flood = new FloodGate(scheduler, config.limits);
     const intake = new UpdateIntake(bot.api, identity, reader, {
       inbox,
       redis,

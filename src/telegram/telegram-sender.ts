@@ -1,6 +1,6 @@
 import { GrammyError, type Api } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { DeliveryContext, FileLimits, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
 import { originOn, type InboundEvent, type InboundFile } from "../core/event.js";
@@ -67,7 +67,7 @@ export class TelegramSender implements PlatformSender {
     timing: Partial<SenderTiming> = {},
     limits: TelegramLimits = DEFAULT_TELEGRAM_LIMITS,
     /** Where a migration learnt from a refused send is recorded for every process; without it, only followed. */
-    redis?: Redis,
+    redis?: RedisClient,
     /** The Bot API root files are fetched from (`telegram.apiRoot`). */
     private readonly apiRoot?: string,
   ) {
@@ -248,18 +248,24 @@ export class TelegramSender implements PlatformSender {
           }
         : {}),
     };
-    try {
-      return await inSendScope(context.gate, key, () =>
-        api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" }),
-      );
-    } catch (err) {
-      if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
-        throw classifySendError("sendMessage", err);
+    // Recorded with the turn, so that a retried turn (the plain attempt may have to wait
+    // for its slot) goes on with plain text instead of trying the refused markup again.
+    const plainKey = `${key}:plain`;
+    if ((await context.ledger.get(plainKey)) === null) {
+      try {
+        return await inSendScope(context.gate, key, () =>
+          api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" }),
+        );
+      } catch (err) {
+        if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
+          throw classifySendError("sendMessage", err);
+        }
+        context.log.warn(
+          { err: err.description, chatId: origin.chatId },
+          "telegram: markup refused; sending as plain text",
+        );
+        await context.ledger.set(plainKey, "markup refused");
       }
-      context.log.warn(
-        { err: err.description, chatId: origin.chatId },
-        "telegram: markup refused; sending as plain text",
-      );
     }
     try {
       return await inSendScope(context.gate, key, () =>
