@@ -250,6 +250,7 @@ export class CryptoDevice {
   }
 
   private async persist(): Promise<void> {
+    const started = performance.now();
     const snapshot = await snapshotDatabases(this.storeName);
     this.generation += 1;
     await this.options.store.save(
@@ -262,6 +263,10 @@ export class CryptoDevice {
         savedAt: Date.now(),
       },
       snapshot,
+    );
+    this.options.log.debug(
+      { bytes: snapshot.length, ms: Math.round(performance.now() - started), generation: this.generation },
+      "matrix: crypto store saved",
     );
   }
 
