@@ -253,7 +253,7 @@ export class CryptoDevice {
     const started = performance.now();
     const snapshot = await snapshotDatabases(this.storeName);
     this.generation += 1;
-    await this.options.store.save(
+    const bytes = await this.options.store.save(
       this.options.leaseToken(),
       {
         userId: this.options.userId,
@@ -265,7 +265,7 @@ export class CryptoDevice {
       snapshot,
     );
     this.options.log.debug(
-      { bytes: snapshot.length, ms: Math.round(performance.now() - started), generation: this.generation },
+      { bytes, ms: Math.round(performance.now() - started), generation: this.generation },
       "matrix: crypto store saved",
     );
   }
