@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import { z } from "zod";
 import type { Keys } from "../../sessions/keys.js";
 import { DeviceLeaseLostError, UnreadableCryptoStoreError } from "./crypto-errors.js";
@@ -55,7 +55,7 @@ export class CryptoStore {
   private readonly written = new Map<string, string>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly scripts: DeviceScripts,
     keys: Keys,
     readonly userId: string,
