@@ -77,6 +77,10 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
     const second = start(STORE_KEY, port);
     await expect.poll(() => second.output, { timeout: 30_000 }).toContain("standing by to take it over");
     await expect.poll(() => owned(port).catch(() => undefined), { timeout: 10_000 }).toBe("0");
+    // While it stands by, encrypted rooms' turns are the owner's alone: the standby takes none.
+    const asked = await Promise.all(["one?", "two?", "three?"].map((q) => alice.sendText(roomId, q)));
+    for (const q of asked) await answered(q.event_id);
+    expect(second.output).not.toContain("nothing was sent");
     // A question whose room key is still on its way when the owner dies: it waits in Redis.
     await alice.rotate(roomId);
     hs.keys.hold(bot.userId, "RGDEVICE");
