@@ -19,7 +19,7 @@ const UNACKNOWLEDGED: RetryPolicy = { attempts: Infinity, firstMs: 100, maxMs: 1
 function unacknowledged(err: unknown): boolean {
   if (err instanceof ReplicaWaitError) return true;
   const message = err instanceof Error ? err.message : "";
-  return /Connection is closed|ECONNREFUSED|ECONNRESET|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
+  return /Connection is closed|ECONNREFUSED|ECONNRESET|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
     message,
   );
 }
