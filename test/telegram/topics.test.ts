@@ -190,4 +190,34 @@ describe("Telegram topics bound to namespaces: one bot, every agent", () => {
     expect(inTopic().filter((m) => m.message_thread_id === undefined)).toHaveLength(1);
     expect(asked("runs.ask")).toHaveLength(1);
   });
+
+  it("tells a private chat that topic mode is off when the bot lists topics without it, and warns at start", async () => {
+    const off = standin.addBot({ username: "no_topics_bot" });
+    const cfg = (namespace?: string) =>
+      telegramConfig({
+        apiRoot: standin.url,
+        namespaces: demoNamespaces({}, ["feed"]).config.namespaces,
+        bots: [
+          {
+            token: off.token,
+            users: [ALICE.id],
+            topics: TOPICS.slice(0, 1),
+            ...(namespace ? { namespace } : {}),
+          },
+        ],
+      });
+    await start(cfg());
+    expect(logged.lines().filter((l) => String(l.msg).includes("its topic mode is off"))).toHaveLength(1);
+    standin.userSends(off.token, { from: ALICE, text: "/start" });
+    await waitFor(() => standin.botMessages(off.token, ALICE.id).length === 1, 20_000, "the line");
+    expect(standin.botMessages(off.token, ALICE.id)[0]!.text).toContain("topic mode is off for it");
+    expect(standin.callsTo("createForumTopic", off.id)).toEqual([]);
+
+    // With a namespace of its own, the bot's private chat is that agent's, as without topics.
+    await runtime!.stop();
+    await start(cfg("feed"));
+    standin.userSends(off.token, { from: ALICE, text: "what should I read today?" });
+    await waitFor(() => standin.botMessages(off.token, ALICE.id).length === 2, 20_000, "the answer");
+    expect(standin.botMessages(off.token, ALICE.id)[1]!.text).toContain("digest");
+  });
 });
