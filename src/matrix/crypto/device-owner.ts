@@ -89,7 +89,7 @@ export class DeviceOwner {
       try {
         await this.serve();
       } catch (err) {
-        await this.lease.release();
+        await this.release();
         throw err;
       }
     } else {
