@@ -106,6 +106,23 @@ export class CryptoStore {
   }
 
   /**
+   * Checks, without keeping anything, that the store (when there is one) opens with this
+   * process's key: a standby finds a wrong MATRIX_STORE_KEY at start, not at takeover.
+   * Throws UnreadableCryptoStoreError.
+   */
+  async verify(): Promise<void> {
+    const [meta, schema] = await this.redis.hmgetBuffer(this.key, META, SCHEMA);
+    if (!meta || !schema) return;
+    try {
+      const parsed = StoreMetaSchema.parse(JSON.parse(meta.toString("utf8")));
+      const cipher = await StoreCipher.derive(this.storeKey, Buffer.from(parsed.salt, "base64"));
+      cipher.open(schema, this.aad(SCHEMA));
+    } catch (err) {
+      throw new UnreadableCryptoStoreError(this.userId, this.deviceId, { cause: err });
+    }
+  }
+
+  /**
    * Seals and writes what changed in the snapshot, with the metadata, in one fenced
    * step; returns the bytes written. Throws DeviceLeaseLostError when fenced out.
    */

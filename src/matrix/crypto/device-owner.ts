@@ -36,6 +36,7 @@ const REOPEN_AFTER_MS = 30_000;
  * One process at a time owns the bot's Matrix device. At start the process tries the
  * lease once: holding it, it opens the device from Redis (a store that is missing or
  * cannot be decrypted fails the start with its recovery) and runs `owned`; otherwise it
+ * checks that the store opens with its key (a wrong key fails the start here too) and
  * stands by and keeps asking, several times per lease, so that when the owner dies its
  * lease runs out and this process takes the device within the lease plus one poll.
  */
@@ -93,6 +94,7 @@ export class DeviceOwner {
         throw err;
       }
     } else {
+      await this.store.verify();
       log.info({ deviceId }, "matrix: another process owns the device; standing by to take it over");
     }
     this.loop = this.standBy();
