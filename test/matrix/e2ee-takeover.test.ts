@@ -112,7 +112,8 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
     await refused(start("a-different-key-of-enough-length"));
     // With the device owned elsewhere the wrong key is found at start, not at takeover.
     const ownerNow = start();
-    await expect.poll(() => ownerNow.output, { timeout: 30_000 }).toContain("matrix receiver syncing");
+    // Nothing new in the room: ready after a catch-up sync, not after a 30 s long-poll.
+    await expect.poll(() => ownerNow.output, { timeout: 15_000 }).toContain("matrix receiver syncing");
     const standby = start("a-different-key-of-enough-length");
     await refused(standby);
     expect(standby.output).not.toContain("standing by");

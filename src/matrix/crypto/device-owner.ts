@@ -8,6 +8,7 @@ import { CryptoStore } from "./crypto-store.js";
 import { DeviceLease } from "./device-lease.js";
 import { DeviceScripts } from "./device-scripts.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
+import { loadCrypto } from "./wasm-crypto.js";
 
 /** What the owner runs while it holds the device, and stops when it loses it. */
 export interface OwnedDeviceHooks {
@@ -94,7 +95,8 @@ export class DeviceOwner {
         throw err;
       }
     } else {
-      await this.store.verify();
+      // Ready to take over fast: the wasm compiled and the store's key derived now.
+      await Promise.all([loadCrypto(), this.store.verify()]);
       log.info({ deviceId }, "matrix: another process owns the device; standing by to take it over");
     }
     this.loop = this.standBy();
