@@ -48,6 +48,8 @@ export interface FinishArgs {
 export interface ParkArgs {
   writes: TurnWrites;
   unsentPart: string;
+  /** The slot booked for the unsent part (its member), or "" / absent. */
+  bookedSlot?: string;
   head: string;
   delayMs: number;
   kind: "wait" | "fail" | "final";

@@ -216,6 +216,8 @@ export class SchedulerScripts {
     lease: LeaseRef;
     writes: TurnWrites;
     unsentPart: string;
+    /** The slot booked for the unsent part (its member), kept for the next holder; "" when none. */
+    bookedSlot?: string;
     head: string;
     delayMs: number;
     kind: "wait" | "fail" | "final";
@@ -253,6 +255,7 @@ export class SchedulerScripts {
         a.letterId,
         a.turnRecordMs,
         a.lease.lane,
+        a.bookedSlot ?? "",
       ],
     ]);
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { DeliveryLedger, SendGate, SendWindow } from "../core/adapter.js";
 import { LeaseLostError, SendDeferredError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
@@ -15,6 +16,13 @@ import type { TurnWrites } from "./scheduler-scripts.js";
 const PARK_AFTER_MS = 20;
 
 /**
+ * A room parked for a booked slot is due this much before the slot, so that its claim
+ * and step are done by then and the worker sleeps out the rest: the send leaves on
+ * time instead of a claim's latency late. Below PARK_AFTER_MS, so one booking suffices.
+ */
+const BOOKED_LEAD_MS = 12;
+
+/**
  * One turn's ledger and send gate: what was sent is read from the turn record the
  * claim returned, and every write (the turn's commit, parts sent) is buffered and
  * carried by the lease's next fenced call — the step before the next send, or the
@@ -28,6 +36,10 @@ export class TurnGate implements DeliveryLedger, SendGate {
   private warned = new Set<string>();
   /** A part marked "sending" whose send slot was not taken: the park takes the mark back. */
   private marked = "";
+  /** The slot booked for `marked` (its member), kept in the turn record by the park. */
+  private booked = "";
+  /** The slot taken by the last reservation, while its answer time is worth recording. */
+  private inFlight: { windows: SendWindow[]; member: string } | undefined;
 
   constructor(
     private readonly deps: {
@@ -58,6 +70,11 @@ export class TurnGate implements DeliveryLedger, SendGate {
     return this.marked;
   }
 
+  /** The slot booked later for the unsent part (its member), or "". */
+  bookedSlot(): string {
+    return this.marked === "" ? "" : this.booked;
+  }
+
   async get(partKey: string): Promise<string | null> {
     const done = this.sent[partKey] ?? this.record[`part:${partKey}`];
     if (done !== undefined) return done;
@@ -82,22 +99,37 @@ export class TurnGate implements DeliveryLedger, SendGate {
   }
 
   async reserve(windows: SendWindow[], partKey?: string): Promise<void> {
-    await this.lease.step(this.writes(), partKey ?? "");
+    const part = partKey ?? "";
+    await this.lease.step(this.writes(), part);
     this.commit = undefined;
     this.sent = {};
-    this.marked = partKey ?? "";
-    // The slot is taken last, right before the request leaves: the time between the two is
-    // what the windows' slack must cover, so nothing else may run in it.
-    for (
-      let left = await this.deps.limiter.tryAcquire(windows);
-      left > 0;
-      left = await this.deps.limiter.tryAcquire(windows)
-    ) {
-      if (left > PARK_AFTER_MS) throw new SendDeferredError(left, "send window full");
-      await new Promise((resolve) => setTimeout(resolve, left));
-      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
+    this.marked = part;
+    // A slot booked by an earlier holder of this attempt is taken now; once the step
+    // marked the part as sending, that booking is this attempt's and not for another.
+    const key = `booked:${part}`;
+    this.booked = this.record[key] ?? randomUUID();
+    delete this.record[key];
+    // The slot is taken last, right before the request leaves (a slot within
+    // PARK_AFTER_MS is slept for, never asked again: the script counts on it).
+    const { waitMs, tight } = await this.deps.limiter.book(windows, this.booked, PARK_AFTER_MS);
+    if (waitMs > PARK_AFTER_MS) {
+      throw new SendDeferredError(Math.max(1, waitMs - BOOKED_LEAD_MS), "send window full; slot booked");
     }
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    if (this.lease.lost) throw new LeaseLostError(this.lease.room);
+    this.inFlight = tight ? { windows, member: this.booked } : undefined;
     this.marked = "";
+  }
+
+  answered(): void {
+    const slot = this.inFlight;
+    this.inFlight = undefined;
+    if (!slot) return;
+    // Not awaited: the turn's next step need not wait for it. The next command of this
+    // process to the bot's windows comes after it on the same connection.
+    void this.deps.limiter.answered(slot.windows, slot.member).catch((err: unknown) => {
+      this.deps.log.debug({ err: (err as Error).message }, "send's answer time not recorded");
+    });
   }
 
   async hold(windows: SendWindow[], ms: number): Promise<void> {

@@ -340,6 +340,7 @@ export class TurnRunner {
     const reply = await held.park({
       writes: gate.writes(),
       unsentPart: gate.unsentPart(),
+      bookedSlot: gate.bookedSlot(),
       head: input.head,
       delayMs: delay,
       kind,

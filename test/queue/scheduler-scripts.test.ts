@@ -180,6 +180,29 @@ describe("park-turn", () => {
     expect(await claim("t2")).toMatchObject({ kind: "later" });
   });
 
+  it("keeps the slot booked for the unsent part for the next holder, whose step takes it", async () => {
+    await enqueue("a");
+    await claim("t1");
+    await s.step({ lease: lease("t1"), writes: NO_WRITES, part: "p0" });
+    await s.park({
+      lease: lease("t1"),
+      writes: NO_WRITES,
+      unsentPart: "p0",
+      bookedSlot: "slot-1",
+      head: event("a"),
+      delayMs: 0,
+      kind: "wait",
+      reason: "send window full; slot booked",
+      deadlineMs: 60_000,
+      letterId: `dl-${room}`,
+      turnRecordMs: 60_000,
+    });
+    const claimed = await claim("t2");
+    expect(claimed).toMatchObject({ kind: "claimed", record: { "booked:p0": "slot-1" } });
+    await s.step({ lease: lease("t2"), writes: NO_WRITES, part: "p0" });
+    expect(await db.redis.hget(db.keys.turn(room), "booked:p0")).toBeNull();
+  });
+
   it("dead-letters a final failure in the room's shard, keeping its lane, and moves on", async () => {
     await enqueue("a");
     await enqueue("b");

@@ -22,6 +22,8 @@
   ARGV[11] dead letter id
   ARGV[12] how long the turn record is kept, ms
   ARGV[13] the lane (kept with a dead letter, for its re-queue)
+  ARGV[14] the send slot booked for the part of ARGV[5] (its member in the bot's
+           windows), kept as `booked:<part>` for the next holder, or ""
 
   Returns {"lost"} when the lease is not the caller's, {"parked", ms waited so far,
   attempts} when parked, {"dead", ms waited so far, attempts, 1 when the room was
@@ -32,7 +34,10 @@ local room, token = ARGV[1], ARGV[2]
 local lease, running, pending, turn, inbox = KEYS[1], KEYS[2], KEYS[3], KEYS[7], KEYS[8]
 if not holds(lease, running, room, token, now) then return { "lost" } end
 apply_writes({ session = KEYS[4], history = KEYS[5], offers = KEYS[6], turn = turn }, ARGV[3], ARGV[4])
-if ARGV[5] ~= "" then redis.call("HDEL", turn, "sending:" .. ARGV[5]) end
+if ARGV[5] ~= "" then
+  redis.call("HDEL", turn, "sending:" .. ARGV[5])
+  if ARGV[14] ~= "" then redis.call("HSET", turn, "booked:" .. ARGV[5], ARGV[14]) end
+end
 -- A clean park: the computation (if any) ended here, not in a dead process.
 redis.call("HDEL", turn, "computing")
 redis.call("HSETNX", turn, "since", now)
