@@ -67,13 +67,13 @@ async function answered(
 export async function measure(
   arm: Arm,
   workload: Workload,
-  ctx: { standin: BotApiStandin; token: string; chats: number[]; redis: Redis; redisPid: number },
+  ctx: { standin: BotApiStandin; token: string; chats: number[]; redis: Redis[]; redisPids: number[] },
 ): Promise<Figures> {
   const { standin, token, chats } = ctx;
   const warm = plan({ name: "warm-up", rate: 25, messages: 100, drainMs: 0 }, chats, performance.now() + 50);
   standin.schedule(token, warm, (chat) => chat);
   await answered(standin, token, warm.length, performance.now() + 60_000);
-  const roots = () => [...arm.pids(), ...(arm.usesRedis ? [ctx.redisPid] : [])];
+  const roots = () => [...arm.pids(), ...(arm.usesRedis ? ctx.redisPids : [])];
   const sendsBefore = standin.sends.length;
   const releasedBefore = standin.released.length;
   const cpuBefore = cpuByPid(roots());
