@@ -47,9 +47,8 @@ export interface FinishArgs {
 /** What a park needs besides the lease. */
 export interface ParkArgs {
   writes: TurnWrites;
-  unsentPart: string;
-  /** The slot booked for the unsent part (its member), or "" / absent. */
-  bookedSlot?: string;
+  /** The send slot booked for a part that waits for it, kept for the next holder. */
+  booked?: { part: string; member: string } | undefined;
   head: string;
   delayMs: number;
   kind: "wait" | "fail" | "final";

@@ -215,9 +215,8 @@ export class SchedulerScripts {
   park(a: {
     lease: LeaseRef;
     writes: TurnWrites;
-    unsentPart: string;
-    /** The slot booked for the unsent part (its member), kept for the next holder; "" when none. */
-    bookedSlot?: string;
+    /** The send slot booked for a part that waits for it, kept for the next holder. */
+    booked?: { part: string; member: string } | undefined;
     head: string;
     delayMs: number;
     kind: "wait" | "fail" | "final";
@@ -246,7 +245,7 @@ export class SchedulerScripts {
         a.lease.token,
         a.writes.commit,
         a.writes.sent,
-        a.unsentPart,
+        a.booked?.part ?? "",
         a.head,
         Math.max(0, Math.ceil(a.delayMs)),
         a.kind,
@@ -255,7 +254,7 @@ export class SchedulerScripts {
         a.letterId,
         a.turnRecordMs,
         a.lease.lane,
-        a.bookedSlot ?? "",
+        a.booked?.member ?? "",
       ],
     ]);
   }

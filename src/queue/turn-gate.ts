@@ -34,10 +34,8 @@ export class TurnGate implements DeliveryLedger, SendGate {
   private commit: CommitRecord | undefined;
   private sent: Record<string, string> = {};
   private warned = new Set<string>();
-  /** A part marked "sending" whose send slot was not taken: the park takes the mark back. */
-  private marked = "";
-  /** The slot booked for `marked` (its member), kept in the turn record by the park. */
-  private booked = "";
+  /** The slot booked later for a part that was not sent, kept in the turn record by the park. */
+  private booked: { part: string; member: string } | undefined;
   /** The slot taken by the last reservation, while its answer time is worth recording. */
   private inFlight: { windows: SendWindow[]; member: string } | undefined;
 
@@ -65,14 +63,9 @@ export class TurnGate implements DeliveryLedger, SendGate {
     };
   }
 
-  /** The part marked as being sent that never got its slot, or "". */
-  unsentPart(): string {
-    return this.marked;
-  }
-
-  /** The slot booked later for the unsent part (its member), or "". */
-  bookedSlot(): string {
-    return this.marked === "" ? "" : this.booked;
+  /** The slot booked for a part that waits for it (the part and the slot's member), if any. */
+  bookedSlot(): { part: string; member: string } | undefined {
+    return this.booked;
   }
 
   async get(partKey: string): Promise<string | null> {
@@ -100,25 +93,29 @@ export class TurnGate implements DeliveryLedger, SendGate {
 
   async reserve(windows: SendWindow[], partKey?: string): Promise<void> {
     const part = partKey ?? "";
+    // A slot booked for this part by an earlier holder is asked for by its member.
+    const key = `booked:${part}`;
+    const earlier = this.record[key];
+    const member = earlier ?? randomUUID();
+    const { waitMs, tight } = await this.deps.limiter.book(windows, member, PARK_AFTER_MS, {
+      booked: earlier !== undefined,
+    });
+    if (waitMs > PARK_AFTER_MS) {
+      // Booked for later: nothing is stepped, the park carries the writes and keeps the booking.
+      this.booked = { part, member };
+      throw new SendDeferredError(Math.max(1, waitMs - BOOKED_LEAD_MS), "send window full; slot booked");
+    }
+    // The slot is ours (within PARK_AFTER_MS, never asked for again: the script counts on
+    // that): the fenced step commits and marks the part while the rest of the wait passes.
+    const due = waitMs > 0 ? new Promise((resolve) => setTimeout(resolve, waitMs)) : undefined;
     await this.lease.step(this.writes(), part);
     this.commit = undefined;
     this.sent = {};
-    this.marked = part;
-    // A slot booked by an earlier holder of this attempt is taken now; once the step
-    // marked the part as sending, that booking is this attempt's and not for another.
-    const key = `booked:${part}`;
-    this.booked = this.record[key] ?? randomUUID();
+    this.booked = undefined;
     delete this.record[key];
-    // The slot is taken last, right before the request leaves (a slot within
-    // PARK_AFTER_MS is slept for, never asked again: the script counts on it).
-    const { waitMs, tight } = await this.deps.limiter.book(windows, this.booked, PARK_AFTER_MS);
-    if (waitMs > PARK_AFTER_MS) {
-      throw new SendDeferredError(Math.max(1, waitMs - BOOKED_LEAD_MS), "send window full; slot booked");
-    }
-    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    await due;
     if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-    this.inFlight = tight ? { windows, member: this.booked } : undefined;
-    this.marked = "";
+    this.inFlight = tight ? { windows, member } : undefined;
   }
 
   answered(): void {

@@ -46,7 +46,7 @@ export class RedisRateLimiter {
   private async call(
     windows: SendWindow[],
     member: string,
-    mode: "take" | "book" | "answered" | "hold",
+    mode: "take" | "book" | "booked" | "answered" | "hold",
     ms = 0,
   ): Promise<SlotReply> {
     const run = (this.redis as unknown as { rgReserve: Reserve }).rgReserve.bind(this.redis);
@@ -71,12 +71,17 @@ export class RedisRateLimiter {
   /**
    * Takes `member`'s slot now or within `soonMs` (the caller then waits the reply's
    * ms and sends without asking again), or books the earliest one later. A booking
-   * is kept for that member: asking again with it when it comes takes it, ahead of
-   * every sender that booked after; asking before that changes nothing.
+   * is kept for that member: asking again with it (`booked`) when it comes takes it,
+   * ahead of every sender that booked after; asking before that changes nothing.
    */
-  async book(windows: SendWindow[], member: string, soonMs: number): Promise<SlotReply> {
+  async book(
+    windows: SendWindow[],
+    member: string,
+    soonMs: number,
+    options: { booked?: boolean } = {},
+  ): Promise<SlotReply> {
     if (windows.length === 0) return { waitMs: 0, tight: false };
-    return this.call(windows, member, "book", soonMs);
+    return this.call(windows, member, options.booked ? "booked" : "book", soonMs);
   }
 
   /** Records that `member`'s request was answered now (it had arrived by then). */
@@ -89,7 +94,7 @@ export class RedisRateLimiter {
   async acquire(windows: SendWindow[], signal?: AbortSignal): Promise<Slot> {
     const member = randomUUID();
     for (;;) {
-      const { waitMs, tight } = await this.book(windows, member, SOON_MS);
+      const { waitMs, tight } = await this.book(windows, member, SOON_MS, { booked: true });
       if (waitMs <= SOON_MS) {
         if (waitMs > 0) await sleep(waitMs, signal);
         return { windows, member, tight };

@@ -160,7 +160,6 @@ describe("park-turn", () => {
     s.park({
       lease: lease(token),
       writes: NO_WRITES,
-      unsentPart: "p0",
       head: event("a"),
       delayMs: 5000,
       kind,
@@ -170,25 +169,23 @@ describe("park-turn", () => {
       turnRecordMs: 60_000,
     });
 
-  it("parks until the delay, counting failed attempts and taking back an unsent part's mark", async () => {
+  it("parks until the delay, counting failed attempts; a stepped part keeps its mark (its answer is unknown)", async () => {
     await enqueue("a");
     await claim("t1");
     await s.step({ lease: lease("t1"), writes: NO_WRITES, part: "p0" });
     expect(await park("t1", "fail")).toMatchObject({ kind: "parked", attempts: 1 });
-    expect(await db.redis.hget(db.keys.turn(room), "sending:p0")).toBeNull();
+    expect(await db.redis.hget(db.keys.turn(room), "sending:p0")).toMatch(/^\d+ t1$/);
     expect(Number(await db.redis.zscore(lane().pending, room))).toBeGreaterThan(Date.now() + 3000);
     expect(await claim("t2")).toMatchObject({ kind: "later" });
   });
 
-  it("keeps the slot booked for the unsent part for the next holder, whose step takes it", async () => {
+  it("keeps the slot booked for a waiting part for the next holder, whose step takes it", async () => {
     await enqueue("a");
     await claim("t1");
-    await s.step({ lease: lease("t1"), writes: NO_WRITES, part: "p0" });
     await s.park({
       lease: lease("t1"),
       writes: NO_WRITES,
-      unsentPart: "p0",
-      bookedSlot: "slot-1",
+      booked: { part: "p0", member: "slot-1" },
       head: event("a"),
       delayMs: 0,
       kind: "wait",

@@ -53,10 +53,10 @@ export class HeldTurn {
    * keeps a slot booked for the unsent part; returns the gate a retry would get.
    */
   async again(): Promise<HeldTurn> {
-    const [unsent, booked] = [this.gate.unsentPart(), this.gate.bookedSlot()];
+    const booked = this.gate.bookedSlot();
     await this.gate.reserve([]);
     const key = this.db.keys.turn(this.held.room);
-    if (unsent !== "" && booked !== "") await this.db.redis.hset(key, `booked:${unsent}`, booked);
+    if (booked) await this.db.redis.hset(key, `booked:${booked.part}`, booked.member);
     const record = await this.db.redis.hgetall(key);
     return new HeldTurn(this.db, this.held, HeldTurn.gateFor(this.db, this.held, record, this.log), this.log);
   }

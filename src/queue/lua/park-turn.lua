@@ -12,7 +12,8 @@
   ARGV[2]  lease token
   ARGV[3]  commit JSON or ""
   ARGV[4]  sent parts JSON or ""
-  ARGV[5]  a part marked as being sent that was not sent after all, or ""
+  ARGV[5]  a part whose send slot is booked for later (kept as `booked:<part>` for
+           the next holder, whose step takes it), or ""
   ARGV[6]  the head event JSON
   ARGV[7]  ms until the room may resume
   ARGV[8]  "fail" for a failed attempt (counted), "wait" for a wait, "final" for a
@@ -22,8 +23,7 @@
   ARGV[11] dead letter id
   ARGV[12] how long the turn record is kept, ms
   ARGV[13] the lane (kept with a dead letter, for its re-queue)
-  ARGV[14] the send slot booked for the part of ARGV[5] (its member in the bot's
-           windows), kept as `booked:<part>` for the next holder, or ""
+  ARGV[14] that slot's member in the send windows
 
   Returns {"lost"} when the lease is not the caller's, {"parked", ms waited so far,
   attempts} when parked, {"dead", ms waited so far, attempts, 1 when the room was
@@ -34,10 +34,7 @@ local room, token = ARGV[1], ARGV[2]
 local lease, running, pending, turn, inbox = KEYS[1], KEYS[2], KEYS[3], KEYS[7], KEYS[8]
 if not holds(lease, running, room, token, now) then return { "lost" } end
 apply_writes({ session = KEYS[4], history = KEYS[5], offers = KEYS[6], turn = turn }, ARGV[3], ARGV[4])
-if ARGV[5] ~= "" then
-  redis.call("HDEL", turn, "sending:" .. ARGV[5])
-  if ARGV[14] ~= "" then redis.call("HSET", turn, "booked:" .. ARGV[5], ARGV[14]) end
-end
+if ARGV[5] ~= "" then redis.call("HSET", turn, "booked:" .. ARGV[5], ARGV[14]) end
 -- A clean park: the computation (if any) ended here, not in a dead process.
 redis.call("HDEL", turn, "computing")
 redis.call("HSETNX", turn, "since", now)

@@ -14,9 +14,10 @@
 
   KEYS[i]   one window's zset
   ARGV[1]   the send's member (unique per attempt; a booked attempt keeps its own)
-  ARGV[2]   "take": now or not at all; "book": now, soon, or booked for later;
+  ARGV[2]   "take": now or not at all; "book": now, soon, or booked for later (a new
+            member); "booked": the same for a member that may hold a booking;
             "answered": the member's request was answered now; "hold": block the windows
-  ARGV[3]   "hold": ms to block the windows for; "book": the `soon` ms
+  ARGV[3]   "hold": ms to block the windows for; "book", "booked": the `soon` ms
   ARGV[2+2i], ARGV[3+2i]  max sends and window length (ms) of KEYS[i]
 
   Returns {wait, tight}: wait 0 when the slot was taken now, else the ms until the
@@ -36,11 +37,11 @@ if mode == "answered" then
   windows_answered(keys, member, now)
   return { 0, 0 }
 end
-local soon = mode == "book" and tonumber(ARGV[3]) or 0
-local own = mode == "book" and tonumber(redis.call("ZSCORE", keys[1], member) or "-1") or -1
+local soon = mode == "take" and 0 or tonumber(ARGV[3])
+local own = mode == "booked" and tonumber(redis.call("ZSCORE", keys[1], member) or "-1") or -1
 -- Asked before its booking comes (a claim ahead of time): the booking stands.
 if own > now + soon then return { own - now, 0 } end
-local from, tight, crowded = windows_read(keys, max, window, now, member)
+local from, tight, crowded = windows_read(keys, max, window, now, member, own >= 0)
 -- A booking that has come counts only what leaves by then; a new sender queues behind every booking.
 local at = windows_earliest(crowded, from, own >= 0 and now + soon or math.huge)
 if mode == "take" and at > now then return { at - now, tight and 1 or 0 } end

@@ -36,14 +36,14 @@ end
 -- any window is at least half full (then the send's answer time is worth recording),
 -- and the windows that hold `max` others or more with their entries (the others have
 -- room at any time).
-local function windows_read(keys, max, window, now, member)
+local function windows_read(keys, max, window, now, member, booked)
   local from, tight, crowded = now, false, {}
   for i, key in ipairs(keys) do
     redis.call("ZREMRANGEBYSCORE", key, "-inf", now - window[i])
     local hold = tonumber(redis.call("ZSCORE", key, "hold") or "0")
     local count = redis.call("ZCARD", key)
     if hold > 0 then count = count - 1 end
-    if redis.call("ZSCORE", key, member) then count = count - 1 end
+    if booked and redis.call("ZSCORE", key, member) then count = count - 1 end
     if hold > from then from = hold end
     if 2 * (count + 1) >= max[i] then tight = true end
     if count >= max[i] then
@@ -97,8 +97,7 @@ end
 -- Moves `member`'s entries to now: its request was answered, so it had arrived by then.
 local function windows_answered(keys, member, now)
   for _, key in ipairs(keys) do
-    local at = redis.call("ZSCORE", key, member)
-    if at and tonumber(at) < now then redis.call("ZADD", key, "XX", now, member) end
+    redis.call("ZADD", key, "XX", "GT", now, member)
   end
 end
 
