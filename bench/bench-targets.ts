@@ -102,8 +102,8 @@ export function formatTargets(figures: Figures[], options: { clusterArm: string 
         figure: `${cluster.msgsPerSecond.toFixed(0)} / ${raised.msgsPerSecond.toFixed(0)} = ${x(ratio)}${
           cluster.delivered < cluster.offered ? ` (${cluster.delivered}/${cluster.offered} answered)` : ""
         }`,
-        // At an open-loop rate both answer as fast as it comes: met when the cluster answered everything.
-        met: ratio >= 1 || (!workload.includes("at once") && cluster.delivered === cluster.offered),
+        // At an open-loop rate both answer at the rate offered when they keep up: 3% is the measurement's noise.
+        met: ratio >= (workload.includes("at once") ? 1 : 0.97),
       });
     }
   }

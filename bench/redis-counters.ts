@@ -12,14 +12,26 @@ function scriptNames(): Map<string, string> {
   return names;
 }
 
-/** Total commands the Redis servers executed so far (INFO commandstats), those run inside scripts included. */
-export async function commandsExecuted(servers: Redis[]): Promise<number> {
-  let total = 0;
+/** Commands the Redis servers executed so far by name (INFO commandstats), those run inside scripts included. */
+export async function commandsExecuted(servers: Redis[]): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
   for (const redis of servers) {
     const info = await redis.info("commandstats");
-    for (const match of info.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) total += Number(match[1]);
+    for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+      calls.set(match[1]!, (calls.get(match[1]!) ?? 0) + Number(match[2]));
   }
-  return total;
+  return calls;
+}
+
+/** What `after` counted beyond `before`, by command. */
+export function commandsBetween(
+  before: Map<string, number>,
+  after: Map<string, number>,
+): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [name, n] of after)
+    if (n > (before.get(name) ?? 0)) delta.set(name, n - (before.get(name) ?? 0));
+  return delta;
 }
 
 /**

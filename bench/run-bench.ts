@@ -20,7 +20,12 @@ import { toolSearchP99Micros } from "./tool-search-bench.js";
 import { measure, plan, type Figures, type Workload } from "./workloads.js";
 
 const { values } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, smoke: { type: "boolean", default: false } },
+  options: {
+    quick: { type: "boolean", default: false },
+    smoke: { type: "boolean", default: false },
+    // One workload by name (e.g. --workload "600 at once"), to look at one closely.
+    workload: { type: "string" },
+  },
 });
 const quick = values.quick || values.smoke;
 const CHATS = Array.from({ length: 100 }, (_, i) => 20_000 + i);
@@ -41,7 +46,7 @@ const ALL_WORKLOADS: Workload[] = [
 ];
 const WORKLOADS: Workload[] = values.smoke
   ? [{ name: "50/s", rate: 50, messages: 100, drainMs: 10_000 }]
-  : ALL_WORKLOADS;
+  : ALL_WORKLOADS.filter((w) => values.workload === undefined || w.name === values.workload);
 
 /**
  * Raised limits for a self-hosted Bot API: the config key the scheduler reads. A
@@ -205,6 +210,19 @@ try {
   }
   console.log(formatTable(figures, roundTrips));
   console.log(`\nRedis round trips per turn by command (MONITOR, 20 turns/s):\n${tripLines.join("\n")}`);
+  const backlog = figures.filter((f) => f.workload === "600 at once" && f.arm.startsWith("roomgate"));
+  if (backlog.length > 0)
+    console.log(
+      `\nRedis commands per delivered turn by command, 600 at once (INFO commandstats, script-internal included):\n${backlog
+        .map((f) => {
+          const top = [...f.redisCommands]
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 14)
+            .map(([name, n]) => `${name} ${(n / Math.max(1, f.delivered)).toFixed(1)}`);
+          return `${f.arm}: ${top.join(", ")}`;
+        })
+        .join("\n")}`,
+    );
   console.log(`\nTargets (issue 13):\n${formatTargets(figures, { clusterArm: CLUSTER_ARM })}`);
   const search = await toolSearchP99Micros().catch(() => undefined);
   if (search)

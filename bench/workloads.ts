@@ -3,7 +3,7 @@ import type { Arm } from "./arms.js";
 import type { BotApiStandin, ScheduledMessage } from "./support/bot-api-standin.js";
 import { cpuBetween, cpuByPid, rssOf } from "./support/processes.js";
 import { analyse, messageText, percentile } from "./support/send-analysis.js";
-import { commandsExecuted } from "./redis-counters.js";
+import { commandsBetween, commandsExecuted } from "./redis-counters.js";
 
 /** One workload: an open-loop rate for a while, or everything at once. */
 export interface Workload {
@@ -27,6 +27,8 @@ export interface Figures {
   msgsPerSecond: number;
   cpuMsPerTurn: number;
   redisCommandsPerTurn: number;
+  /** Commands Redis ran in the window by name (script-internal included), for the breakdown. */
+  redisCommands: Map<string, number>;
   rssMiB: number;
   /** Sends to one chat under 1 s apart (a floor ignores the limits; roomgate must not). */
   chatGapsUnder1s: number;
@@ -77,7 +79,7 @@ export async function measure(
   const sendsBefore = standin.sends.length;
   const releasedBefore = standin.released.length;
   const cpuBefore = cpuByPid(roots());
-  const commandsBefore = arm.usesRedis ? await commandsExecuted(ctx.redis) : 0;
+  const commandsBefore = arm.usesRedis ? await commandsExecuted(ctx.redis) : new Map<string, number>();
   const start = performance.now() + 100;
   const messages = plan(workload, chats, start, 1_000);
   standin.schedule(token, messages, (chat) => chat);
@@ -88,7 +90,10 @@ export async function measure(
   await answered(standin, token, warm.length + messages.length, lastAt + workload.drainMs);
   clearInterval(sampler);
   const cpuMs = cpuBetween(cpuBefore, cpuByPid(roots()));
-  const commands = arm.usesRedis ? (await commandsExecuted(ctx.redis)) - commandsBefore : 0;
+  const byCommand = arm.usesRedis
+    ? commandsBetween(commandsBefore, await commandsExecuted(ctx.redis))
+    : new Map();
+  const commands = [...byCommand.values()].reduce((a: number, b: number) => a + b, 0);
   const sends = standin.sends.slice(sendsBefore).filter((s) => s.token === token);
   const released = standin.released.slice(releasedBefore).filter((m) => m.token === token);
   const report = analyse(released, sends);
@@ -107,6 +112,7 @@ export async function measure(
     msgsPerSecond: report.delivered / ((last - first) / 1000),
     cpuMsPerTurn: cpuMs / delivered,
     redisCommandsPerTurn: commands / delivered,
+    redisCommands: byCommand,
     rssMiB: (rss || rssOf(arm.pids())) / 2 ** 20,
     chatGapsUnder1s: report.chatGapsUnder1s,
     maxBotPerSecond: report.maxBotPerSecond,

@@ -119,6 +119,26 @@ describe("peek-shard", () => {
     const held = await s.peek({ lane: LANE, shard: db.keys.shardOf(room), limit: 100 });
     expect(held.due).not.toContain(room);
     expect(held.nextInMs).toBeGreaterThan(0);
+    expect(held.nextRoom).toBe("");
+  });
+
+  it("names the pending room that comes due next", async () => {
+    await enqueue("a");
+    await claim("t");
+    await s.park({
+      lease: lease("t"),
+      writes: NO_WRITES,
+      head: event("a"),
+      delayMs: 3000,
+      kind: "wait",
+      reason: "send window full; slot booked",
+      deadlineMs: 60_000,
+      letterId: `dl-${room}`,
+      turnRecordMs: 60_000,
+    });
+    const look = await s.peek({ lane: LANE, shard: db.keys.shardOf(room), limit: 100 });
+    expect(look).toMatchObject({ due: [], nextRoom: room });
+    expect(look.nextInMs).toBeGreaterThan(2000);
   });
 });
 
