@@ -45,5 +45,5 @@ local from, tight, crowded = windows_read(keys, max, window, now, member, own >=
 -- A booking that has come counts only what leaves by then; a new sender queues behind every booking.
 local at = windows_earliest(crowded, from, own >= 0 and now + soon or math.huge)
 if mode == "take" and at > now then return { at - now, tight and 1 or 0 } end
-windows_take(keys, window, member, at, now)
+windows_take(keys, window, member, at, now, from)
 return { at - now, tight and 1 or 0 }

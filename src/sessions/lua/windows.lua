@@ -83,14 +83,14 @@ local function windows_earliest(crowded, from, upto)
   return candidates[#candidates]
 end
 
--- Records `member`'s send at `at` in every window, keeping each window as long as its
--- latest entry (or hold) still counts.
-local function windows_take(keys, window, member, at, now)
+-- Records `member`'s send at `at` in every window, keeping each window while this send,
+-- its answer (a second later at most) and every hold (`from` is past them) still count.
+-- A booking further ahead that was made earlier may go with the window; its sender then
+-- asks afresh.
+local function windows_take(keys, window, member, at, now, from)
   for i, key in ipairs(keys) do
     redis.call("ZADD", key, at, member)
-    local last = redis.call("ZRANGE", key, -1, -1, "WITHSCORES")
-    local keep = math.max(tonumber(last[2]), at) - now + window[i]
-    redis.call("PEXPIRE", key, math.max(keep, 1))
+    redis.call("PEXPIRE", key, math.max(at, from) - now + window[i] + 1000)
   end
 end
 
