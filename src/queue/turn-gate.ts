@@ -20,7 +20,7 @@ const PARK_AFTER_MS = 20;
  * and step are done by then and the worker sleeps out the rest: the send leaves on
  * time instead of a claim's latency late. Below PARK_AFTER_MS, so one booking suffices.
  */
-const BOOKED_LEAD_MS = 12;
+const BOOKED_LEAD_MS = 10;
 
 /**
  * One turn's ledger and send gate: what was sent is read from the turn record the

@@ -25,6 +25,7 @@
   window is at least half full, so that the caller should report the answer
   ("answered"). "hold" and "answered" return {0, 0}.
 ]]
+local PLAN_MARGIN_MS = 10
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local keys, max, window = windows_args(1, 4)
@@ -42,8 +43,14 @@ local own = mode == "booked" and tonumber(redis.call("ZSCORE", keys[1], member) 
 -- Asked before its booking comes (a claim ahead of time): the booking stands.
 if own > now + soon then return { own - now, 0 } end
 local from, tight, crowded = windows_read(keys, max, window, now, member, own >= 0)
--- A booking that has come counts only what leaves by then; a new sender queues behind every booking.
-local at = windows_earliest(crowded, from, own >= 0 and now + soon or math.huge)
+-- A booking that has come counts only what leaves by then; a new sender, every booking.
+local upto = own >= 0 and now + soon or math.huge
+local at = windows_earliest(crowded, from, upto, 0)
 if mode == "take" and at > now then return { at - now, tight and 1 or 0 } end
+-- A booking for later is planned with each window 10 ms longer: a booked send's entry
+-- moves later by its answer's delay, and a plan short of that makes the booking shift
+-- when it comes (another park and claim), where a plan a little long costs nothing
+-- (its sender, asking ahead of time, leaves as early as the windows allow).
+if own < 0 and at > now + soon then at = windows_earliest(crowded, from, upto, PLAN_MARGIN_MS) end
 windows_take(keys, window, member, at, now, from)
 return { at - now, tight and 1 or 0 }

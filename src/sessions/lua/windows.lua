@@ -55,16 +55,16 @@ local function windows_read(keys, max, window, now, member, booked)
 end
 
 -- The earliest time from `from` on at which one more send fits every crowded window,
--- counting only the entries due by `upto`. A send fits again only once some entry is
--- a window behind it, so those are the candidates.
-local function windows_earliest(crowded, from, upto)
+-- counting only the entries due by `upto`, each window `margin` ms longer than it is.
+-- A send fits again only once some entry is a window behind it: those are the candidates.
+local function windows_earliest(crowded, from, upto, margin)
   local lists, candidates = {}, { from }
   for i, c in ipairs(crowded) do
     local list = {}
     for _, e in ipairs(c.entries) do
       if e <= upto then
         list[#list + 1] = e
-        if e + c.window > from then candidates[#candidates + 1] = e + c.window end
+        if e + c.window + margin > from then candidates[#candidates + 1] = e + c.window + margin end
       end
     end
     lists[i] = list
@@ -73,7 +73,7 @@ local function windows_earliest(crowded, from, upto)
   for _, x in ipairs(candidates) do
     local ok = true
     for i, c in ipairs(crowded) do
-      if not fits(lists[i], c.max, c.window, x) then
+      if not fits(lists[i], c.max, c.window + margin, x) then
         ok = false
         break
       end
