@@ -61,9 +61,12 @@ export function formatTargets(figures: Figures[], options: { clusterArm: string 
         figure: `${paced.redisCommandsPerTurn.toFixed(1)} / ${raised.redisCommandsPerTurn.toFixed(1)} = ${x(cmds)}`,
         met: cmds <= 1.5,
       });
+      // The idle share: what the arm's processes cost doing nothing, over the window's length.
+      const idle = (f: Figures) => (f.idleCpuMsPerSecond * f.windowMs) / 1000 / Math.max(1, f.delivered);
+      const busy = (paced.cpuMsPerTurn - idle(paced)) / (raised.cpuMsPerTurn - idle(raised));
       lines.push({
         what: `${workload}, default limits: CPU ms/turn <= 1.5x limits raised`,
-        figure: `${paced.cpuMsPerTurn.toFixed(2)} / ${raised.cpuMsPerTurn.toFixed(2)} = ${x(cpu)}`,
+        figure: `${paced.cpuMsPerTurn.toFixed(2)} / ${raised.cpuMsPerTurn.toFixed(2)} = ${x(cpu)}; of which idle ${idle(paced).toFixed(2)} / ${idle(raised).toFixed(2)} (${paced.idleCpuMsPerSecond.toFixed(0)} / ${raised.idleCpuMsPerSecond.toFixed(0)} ms/s over ${(paced.windowMs / 1000).toFixed(1)} / ${(raised.windowMs / 1000).toFixed(1)} s); without it ${x(busy)}`,
         met: cpu <= 1.5,
       });
     }

@@ -26,6 +26,10 @@ export interface Figures {
   p99: number;
   msgsPerSecond: number;
   cpuMsPerTurn: number;
+  /** CPU ms a second the arm's processes spend idle (sampled for 2 s before the workload). */
+  idleCpuMsPerSecond: number;
+  /** How long the measured window lasted, ms (idle time in it included). */
+  windowMs: number;
   redisCommandsPerTurn: number;
   /** Commands Redis ran in the window by name (script-internal included), for the breakdown. */
   redisCommands: Map<string, number>;
@@ -76,9 +80,18 @@ export async function measure(
   standin.schedule(token, warm, (chat) => chat);
   await answered(standin, token, warm.length, performance.now() + 60_000);
   const roots = () => [...arm.pids(), ...(arm.usesRedis ? ctx.redisPids : [])];
+  // What the arm costs doing nothing (timers, long polls, Redis' own cron): part of every
+  // turn's CPU in a window that lasts long, as a backlog paced at 30/s does.
+  await sleep(500);
+  const idleFrom = cpuByPid(roots());
+  const idleStart = performance.now();
+  await sleep(2_000);
+  const idleCpuMsPerSecond =
+    cpuBetween(idleFrom, cpuByPid(roots())) / ((performance.now() - idleStart) / 1000);
   const sendsBefore = standin.sends.length;
   const releasedBefore = standin.released.length;
   const cpuBefore = cpuByPid(roots());
+  const windowStart = performance.now();
   const commandsBefore = arm.usesRedis ? await commandsExecuted(ctx.redis) : new Map<string, number>();
   const start = performance.now() + 100;
   const messages = plan(workload, chats, start, 1_000);
@@ -90,6 +103,7 @@ export async function measure(
   await answered(standin, token, warm.length + messages.length, lastAt + workload.drainMs);
   clearInterval(sampler);
   const cpuMs = cpuBetween(cpuBefore, cpuByPid(roots()));
+  const windowMs = performance.now() - windowStart;
   const byCommand = arm.usesRedis
     ? commandsBetween(commandsBefore, await commandsExecuted(ctx.redis))
     : new Map();
@@ -111,6 +125,8 @@ export async function measure(
     p99: percentile(latencies, 99),
     msgsPerSecond: report.delivered / ((last - first) / 1000),
     cpuMsPerTurn: cpuMs / delivered,
+    idleCpuMsPerSecond,
+    windowMs,
     redisCommandsPerTurn: commands / delivered,
     redisCommands: byCommand,
     rssMiB: (rss || rssOf(arm.pids())) / 2 ** 20,
