@@ -85,7 +85,11 @@ export class CryptoStore {
     } catch (err) {
       throw unreadable(err);
     }
-    const cipher = await StoreCipher.derive(this.storeKey, Buffer.from(parsed.salt, "base64"));
+    const salt = Buffer.from(parsed.salt, "base64");
+    // A standby derived it already (verify): the takeover skips the scrypt.
+    const cipher = this.cipher?.salt.equals(salt)
+      ? this.cipher
+      : await StoreCipher.derive(this.storeKey, salt);
     const snapshot: Snapshot = { schema: Buffer.alloc(0), parts: new Map() };
     this.written.clear();
     try {
@@ -103,6 +107,25 @@ export class CryptoStore {
     this.cipher = cipher;
     const sync = fields[SYNC];
     return { meta: parsed, snapshot, syncToken: sync ? sync.toString("utf8") : null };
+  }
+
+  /**
+   * Checks that the store (when there is one) opens with this process's key, keeping
+   * only the derived key: a standby finds a wrong MATRIX_STORE_KEY at start, not at
+   * takeover, and its takeover's load skips the key derivation.
+   * Throws UnreadableCryptoStoreError.
+   */
+  async verify(): Promise<void> {
+    const [meta, schema] = await this.redis.hmgetBuffer(this.key, META, SCHEMA);
+    if (!meta || !schema) return;
+    try {
+      const parsed = StoreMetaSchema.parse(JSON.parse(meta.toString("utf8")));
+      const cipher = await StoreCipher.derive(this.storeKey, Buffer.from(parsed.salt, "base64"));
+      cipher.open(schema, this.aad(SCHEMA));
+      this.cipher = cipher;
+    } catch (err) {
+      throw new UnreadableCryptoStoreError(this.userId, this.deviceId, { cause: err });
+    }
   }
 
   /**
@@ -126,8 +149,13 @@ export class CryptoStore {
       bytes += sealed.length;
     }
     const gone = [...this.written.keys()].filter((field) => !now.has(field));
-    await this.write(token, "crypto store save", gone, pairs);
+    const incremental = this.written.size > 0;
+    const whole = await this.write(token, "crypto store save", gone, pairs);
     this.written.clear();
+    if (incremental && !whole) {
+      // The store vanished under its owner (deleted, or Redis lost it): write all of it again.
+      return bytes + (await this.save(token, meta, snapshot));
+    }
     for (const [field, d] of digests) this.written.set(field, d);
     return bytes;
   }
@@ -147,8 +175,10 @@ export class CryptoStore {
     what: string,
     remove: string[],
     pairs: (string | Buffer)[],
-  ): Promise<void> {
+  ): Promise<boolean> {
     const args = [this.leaseKey, this.key, token, remove.length, ...remove, ...pairs];
-    if (!(await this.scripts.run("rgMxWriteDevice", ...args))) throw new DeviceLeaseLostError(what);
+    const result = await this.scripts.result("rgMxWriteDevice", ...args);
+    if (!result) throw new DeviceLeaseLostError(what);
+    return result === 1;
   }
 }
