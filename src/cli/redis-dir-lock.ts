@@ -70,7 +70,7 @@ export async function lockRedisDir(dir: string, log: Logger): Promise<RedisDirLo
   for (let attempt = 0; ; attempt++) {
     try {
       // "wx": of two processes starting at once, exactly one creates the file.
-      writeFileSync(file, record, { flag: "wx" });
+      writeFileSync(file, record, { flag: "wx", mode: 0o600 });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 2) throw err;

@@ -1,10 +1,8 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Config } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import { startEmbeddedRedis } from "../sessions/embedded-redis.js";
 import { checkRedisPersistence } from "../sessions/redis-persistence.js";
-import { stateDir } from "./paths.js";
+import { privateStateDir } from "./paths.js";
 import { lockRedisDir } from "./redis-dir-lock.js";
 
 /** The Redis a command uses, and how to let go of it. */
@@ -33,8 +31,7 @@ export async function resolveRedis(
     if (options.requirePersistence) await checkRedisPersistence(url, config?.redis.volatile ?? false, log);
     return { url, embedded: false, stop: async () => undefined };
   }
-  const dir = join(stateDir(), "redis");
-  mkdirSync(dir, { recursive: true });
+  const dir = privateStateDir("redis");
   const lock = await lockRedisDir(dir, log);
   let redis;
   try {

@@ -166,6 +166,8 @@ const LimitsSchema = z.strictObject({
   turnsPerMinute: z.number().int().positive().default(20),
   /** Most events waiting in one room's queue; the excess gets one notice and is not queued. */
   roomQueueCap: z.number().int().positive().default(50),
+  /** Largest namespace reply read (any MCP message, stdio or HTTP), in bytes; a larger one fails its call unread. */
+  maxToolResultBytes: z.number().int().positive().default(20_000_000),
 });
 
 /** What happens when a person edits a message they sent (Telegram edited_message, Matrix m.replace). */
@@ -218,6 +220,7 @@ export const ConfigSchema = z.strictObject({
     fileTimeoutMs: 20_000,
     turnsPerMinute: 20,
     roomQueueCap: 50,
+    maxToolResultBytes: 20_000_000,
   }),
   edits: EditsSchema.default({ reask: false, windowSeconds: 120 }),
   worker: WorkerSchema.default({ concurrency: 8 }),

@@ -17,6 +17,7 @@ import { ElicitationRouter } from "./elicitation-router.js";
 import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
 import { RestartPolicy } from "./restart-policy.js";
 import { NamespaceBinding } from "./namespace-binding.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { createTransport } from "./transport.js";
 import type { ToolInfo, ToolListing } from "./tool-info.js";
 import { fetchToolListing } from "./tool-listing.js";
@@ -45,6 +46,8 @@ export class NamespaceClient extends NamespaceBinding {
     name: string,
     config: NamespaceConfig,
     private readonly log: Logger,
+    /** The largest reply read from the server (`limits.maxToolResultBytes`). */
+    private readonly maxReplyBytes = DEFAULT_MAX_REPLY_BYTES,
   ) {
     super(name, config);
   }
@@ -202,7 +205,7 @@ export class NamespaceClient extends NamespaceBinding {
 
   private callError(tool: string, err: unknown, timeout: number): NamespaceError {
     if (err instanceof NamespaceError) return err;
-    const error = callFailure(this.name, tool, err, timeout);
+    const error = callFailure(this.name, tool, err, timeout, this.maxReplyBytes);
     this.log.warn({ err, tool, ref: error.ref }, "namespace call failed");
     return error;
   }
@@ -238,7 +241,7 @@ export class NamespaceClient extends NamespaceBinding {
   }
 
   private async connect(): Promise<void> {
-    const transport = createTransport(this.config);
+    const transport = createTransport(this.config, this.maxReplyBytes);
     // Form elicitation is declared so servers offer the tools that ask questions;
     // the router hands each request to the running call that can ask the room.
     const client = new Client(

@@ -1,10 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import { RedisMissingError } from "../core/errors.js";
+import { privateDir, privatizeTree, withPrivateUmask } from "../core/private-files.js";
 
 /** A private `redis-server` child process, for the embedded default and for tests. */
 export interface EmbeddedRedis {
@@ -39,6 +40,24 @@ export function assertRedisServerInstalled(): void {
   if (probe.error || probe.status !== 0) throw new RedisMissingError(INSTALL_HINT);
 }
 
+let deathSignal: boolean | undefined;
+
+/**
+ * The command that runs redis-server so that it ends with its parent: on Linux,
+ * util-linux `setpriv --pdeathsig TERM` asks the kernel to send SIGTERM when the
+ * process that started it dies, however it dies (a crash, an out-of-memory abort,
+ * SIGKILL), when no exit handler can run. Without setpriv, the next start stops an
+ * orphan (see lockRedisDir).
+ */
+function redisCommand(args: string[]): [string, string[]] {
+  if (deathSignal === undefined) {
+    deathSignal =
+      process.platform === "linux" &&
+      spawnSync("setpriv", ["--pdeathsig", "TERM", "true"], { stdio: "ignore" }).status === 0;
+  }
+  return deathSignal ? ["setpriv", ["--pdeathsig", "TERM", "redis-server", ...args]] : ["redis-server", args];
+}
+
 /**
  * The embedded server's password, kept in `dir/password` (mode 0600, created on
  * first use), so that other local users cannot reach the bot's Redis on loopback.
@@ -54,42 +73,44 @@ export function embeddedRedisPassword(dir: string): string {
  * Starts `redis-server` on a free loopback port with its data in `dir`, behind a
  * random password kept in the folder; append-only persistence is on unless
  * `persist` is false, so a restart of the demo loses nothing. The password goes
- * in a config file (mode 0600), not on the command line that `ps` shows.
+ * in a config file (mode 0600), not on the command line that `ps` shows. The folder
+ * and everything Redis writes in it are private to the service user (DESIGN §9), and
+ * the server ends with the process that started it.
  */
 export async function startEmbeddedRedis(options: {
   dir: string;
   persist?: boolean;
 }): Promise<EmbeddedRedis> {
   assertRedisServerInstalled();
-  mkdirSync(options.dir, { recursive: true });
+  privateDir(options.dir);
+  privatizeTree(options.dir);
   const port = await freePort();
   const persist = options.persist ?? true;
   const password = embeddedRedisPassword(options.dir);
   const conf = join(options.dir, "redis.conf");
   writeFileSync(conf, `requirepass ${password}\n`, { mode: 0o600 });
   chmodSync(conf, 0o600);
-  const child: ChildProcess = spawn(
-    "redis-server",
-    [
-      conf,
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      options.dir,
-      "--appendonly",
-      persist ? "yes" : "no",
-      "--save",
-      "",
-      "--daemonize",
-      "no",
-      "--protected-mode",
-      "yes",
-      "--loglevel",
-      "warning",
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+  const [command, args] = redisCommand([
+    conf,
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    options.dir,
+    "--appendonly",
+    persist ? "yes" : "no",
+    "--save",
+    "",
+    "--daemonize",
+    "no",
+    "--protected-mode",
+    "yes",
+    "--loglevel",
+    "warning",
+  ]);
+  const child: ChildProcess = withPrivateUmask(() =>
+    spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] }),
   );
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
