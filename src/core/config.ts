@@ -82,10 +82,22 @@ const TelegramBotSchema = z.strictObject({
 });
 
 const TelegramWebhookSchema = z.strictObject({
+  /** Public base URL Telegram posts to (behind a TLS proxy); each bot's webhook is `<url>/<bot id>`. */
   url: z.url(),
   port: z.number().int().positive().default(8443),
-  host: z.string().default("0.0.0.0"),
-  secretToken: z.string().min(1),
+  /** Address the plain-HTTP listener binds; loopback unless a proxy elsewhere must reach it. */
+  host: z.string().default("127.0.0.1"),
+  /** The path the listener serves (`<path>/<bot id>`) when a proxy rewrites it; default: the url's path. */
+  path: z
+    .string()
+    .regex(/^\/[^?#]*$/, 'a path like "/telegram"')
+    .optional(),
+  /** Telegram's X-Telegram-Bot-Api-Secret-Token: 16 to 256 characters of A-Z, a-z, 0-9, _ and -. */
+  secretToken: z
+    .string()
+    .min(16, "at least 16 characters, so that it cannot be guessed (e.g. `openssl rand -hex 32`)")
+    .max(256, "at most 256 characters (Telegram's limit)")
+    .regex(/^[A-Za-z0-9_-]+$/, "only A-Z, a-z, 0-9, _ and - (Telegram's rule)"),
 });
 
 const TelegramSchema = z.strictObject({

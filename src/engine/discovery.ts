@@ -1,7 +1,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ToolInfo } from "../namespace/tool-info.js";
+import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { namespaceTexts } from "./namespace-texts.js";
+import { texts } from "./texts.js";
 import { addOffer } from "./offers.js";
 import type { Turn } from "./turn.js";
 
@@ -41,10 +43,22 @@ export async function searchByAddress(turn: Turn, words: string, run: Run): Prom
   return true;
 }
 
+/**
+ * An address the binding's `tools.allow` / `tools.deny` rule out does not exist for the
+ * room, as a listed tool would not (DESIGN §6): refused here, never sent to the server.
+ */
+function refusedAddress(turn: Turn, address: string): boolean {
+  if (turn.namespace.permits(address)) return false;
+  scopeRefusalsTotal.inc({ namespace: turn.namespace.name, reason: "denied_address" });
+  turn.say(texts.notInNamespace(address, turn.namespace.name));
+  return true;
+}
+
 /** `/describe address` through the namespace's own describe tool. */
 export async function describeByAddress(turn: Turn, address: string, run: Run): Promise<boolean> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.describe);
   if (!tool) return false;
+  if (refusedAddress(turn, address)) return true;
   await run(tool, { [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address }, address);
   return true;
 }
@@ -58,6 +72,7 @@ export async function callByAddress(
 ): Promise<boolean> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.call);
   if (!tool) return false;
+  if (refusedAddress(turn, address)) return true;
   const call = {
     [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address,
     [propertyOf(tool, ARGUMENT_NAMES) ?? "arguments"]: args,
@@ -71,8 +86,11 @@ export async function callByAddress(
  * choosing one calls that address with the same arguments.
  */
 export function offerCandidates(turn: Turn, candidates: string[], args: Record<string, unknown>): void {
+  // Candidates the binding rules out are not offered: they do not exist for the room.
+  const allowed = candidates.filter((c) => turn.namespace.permits(c));
+  if (allowed.length === 0) return turn.say(namespaceTexts.noAllowedCandidates);
   turn.say(namespaceTexts.ambiguous);
-  const { offer, replyOptions } = addOffer(turn.session, "", candidates, [], turn.settings.choiceSeconds);
+  const { offer, replyOptions } = addOffer(turn.session, "", allowed, [], turn.settings.choiceSeconds);
   offer.callWith = args;
   turn.options = replyOptions;
   turn.offerId = offer.id;

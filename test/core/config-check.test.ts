@@ -127,4 +127,18 @@ describe("roomgate config check -c file", () => {
       "warning: namespaces.runs: no Telegram bot or Matrix room uses this namespace",
     );
   });
+
+  it("#11 refuses a webhook secret token shorter than 16 characters", () => {
+    const webhook = (secret: string) =>
+      write(
+        `${namespaces}telegram:\n  mode: webhook\n  webhook: { url: "https://bot.example/tg", secretToken: "${secret}" }\n` +
+          `  bots:\n    - token: "1:a"\n      namespace: feed\n`,
+      );
+    const short = run(webhook("0123456789abcde"));
+    expect(short.status).toBe(1);
+    expect(short.stdout).toContain("error: telegram.webhook.secretToken: at least 16 characters");
+    const odd = run(webhook("0123456789abcdef!"));
+    expect(odd.stdout).toContain("error: telegram.webhook.secretToken: only A-Z, a-z, 0-9, _ and -");
+    expect(run(webhook("0123456789abcdef")).stdout).not.toContain("secretToken");
+  });
 });
