@@ -243,7 +243,12 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     if (!allowed) {
       // A stranger's chatter not addressed to the bot is ignored without a word, and without I/O.
       if (!this.admission?.addressedOffline(binding, event, classified)) return;
-      log.info({ sender: event.sender }, "matrix sender not allowed in this room; refused");
+      if (this.notices?.logOnce(event.sender)) {
+        log.info(
+          { sender: event.sender },
+          "matrix sender not allowed in this room; refused (logged once an hour)",
+        );
+      }
       refusalsTotal.inc({ platform: "matrix" });
       // A reaction gets no answer, so a stranger cannot make the bot post at will.
       if (classified.type !== "reaction") await this.notices?.refuse(roomId, event.event_id, event.sender);

@@ -7,7 +7,7 @@ import type { Logger } from "../core/log.js";
 import { telegramRoom } from "../core/room.js";
 import { edgeTexts } from "../edge/edge-texts.js";
 import type { FloodGate } from "../edge/flood-gate.js";
-import { claimNotice } from "../edge/notice-once.js";
+import { StrangerGate } from "../edge/stranger-gate.js";
 import { NOOP_DATA, pagedKeyboard, parsePageData } from "../render/telegram-keyboard.js";
 import type { Keys } from "../sessions/keys.js";
 import type { DocumentReader } from "./document-reader.js";
@@ -43,13 +43,16 @@ export interface IntakeDeps {
 export class UpdateIntake {
   /** Document reads in flight, one chain per chat so that a chat's files keep their order. */
   private readonly reads = new Map<number, Promise<void>>();
+  private readonly strangers: StrangerGate;
 
   constructor(
     private readonly api: Api,
     readonly identity: BotIdentity,
     private readonly reader: DocumentReader,
     private readonly deps: IntakeDeps,
-  ) {}
+  ) {
+    this.strangers = new StrangerGate(deps.redis);
+  }
 
   /** Takes one update: enqueued, answered on the spot, refused, or ignored. */
   async receive(received: Update): Promise<void> {
@@ -149,17 +152,22 @@ export class UpdateIntake {
     this.reads.set(chatId, next);
   }
 
-  /** A stranger: one refusal an hour (a toast for a press), and nothing else. */
+  /**
+   * A stranger: one refusal an hour (a toast for a press), and nothing else — one log
+   * line per sender an hour and one Redis key per chat and hour, repeats cost neither.
+   */
   private async refuse(update: Update, room: string, chatId: number, userId: number): Promise<void> {
     refusalsTotal.inc({ platform: "telegram" });
-    // How an operator learns the ids to allow: the log names them.
-    this.deps.log.info(
-      { botId: this.identity.id, chatId, userId, room },
-      "telegram: sender not on this bot's allowlist; refused",
-    );
+    // How an operator learns the ids to allow: the log names them, once an hour.
+    if (this.strangers.logOnce(`tg:${userId}`)) {
+      this.deps.log.info(
+        { botId: this.identity.id, chatId, userId, room },
+        "telegram: sender not on this bot's allowlist; refused (logged once an hour per sender)",
+      );
+    }
     const press = update.callback_query;
     if (press) return this.answer(press.id, edgeTexts.refusalToast);
-    if (await claimNotice(this.deps.redis, this.deps.keys.refused(room, `tg:${userId}`))) {
+    if (await this.strangers.claim(this.deps.keys.refused(room, `tg:${userId}`))) {
       await this.say(chatId, edgeTexts.refusal);
     }
   }
@@ -172,15 +180,18 @@ export class UpdateIntake {
     await this.leave(chat.id, chat.type);
   }
 
+  /**
+   * A chat no binding names is left once an hour, with one notice and one log line:
+   * being added again, or messages from it, inside the hour cost nothing at all.
+   */
   private async leave(chatId: number, type: string): Promise<void> {
     const room = telegramRoom(this.identity.id, chatId);
-    this.deps.log.warn({ botId: this.identity.id, chatId }, "telegram: in a chat no binding names; leaving");
-    if (
-      type !== "channel" &&
-      (await claimNotice(this.deps.redis, this.deps.keys.notice(room, "leaving", "bot")))
-    ) {
-      await this.say(chatId, edgeTexts.leaving);
-    }
+    if (!(await this.strangers.claim(this.deps.keys.notice(room, "leaving", "bot")))) return;
+    this.deps.log.warn(
+      { botId: this.identity.id, chatId },
+      "telegram: in a chat no binding names; leaving (once an hour per chat)",
+    );
+    if (type !== "channel") await this.say(chatId, edgeTexts.leaving);
     await this.api.leaveChat(chatId).catch((err: unknown) => {
       this.deps.log.warn({ err: loggableError(err), chatId }, "telegram: could not leave a chat");
     });
