@@ -7,6 +7,7 @@ import { setLibraryLogger } from "./core/library-log.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { liveChannel } from "./control/live-channel.js";
 import { RoomInboxReader } from "./control/room-inbox-reader.js";
+import { takesHistory } from "./engine/arguments.js";
 import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
@@ -29,8 +30,6 @@ export interface RuntimeDeps {
   limiter: RedisRateLimiter;
   log: Logger;
 }
-
-const CONTEXT_ARGUMENTS = ["context", "history"];
 
 /** One platform's halves; `lanes` are the queue lanes its sender serves (default: its platform). */
 export interface PlatformModule {
@@ -165,10 +164,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (cachedOnly) return wanted.get(namespace) ?? false;
       try {
         const tools = await namespaces.get(namespace).tools();
-        const takes = tools.some((t) => {
-          const props = t.inputSchema.properties;
-          return typeof props === "object" && props !== null && CONTEXT_ARGUMENTS.some((n) => n in props);
-        });
+        const takes = tools.some((t) => takesHistory(t.inputSchema));
         wanted.set(namespace, takes);
         return takes;
       } catch {

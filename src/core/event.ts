@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OriginSchema, type Origin } from "./origin.js";
 import { PlatformSchema } from "./room.js";
 
 /** Who sent an event, as the adapter saw them; `allowed` is the adapter's allowlist verdict. */
@@ -8,6 +9,29 @@ export const SenderSchema = z.object({
   allowed: z.boolean(),
 });
 export type Sender = z.infer<typeof SenderSchema>;
+
+/**
+ * Why an event is for the bot, as the adapter decided it: a direct chat, a room bound
+ * to take every message, a mention, a reply to the bot (or in its thread), a command,
+ * or a button (a press or keycap reaction on the bot's own message).
+ */
+export const AddressedSchema = z.enum(["direct", "all", "mention", "reply", "command", "button"]);
+export type Addressed = z.infer<typeof AddressedSchema>;
+
+/**
+ * The decision the adapter made at the edge, once, carried with the event: who sent it
+ * and whether they are allowed, why it is for the bot, which room (and topic) it is in,
+ * and where on the platform to answer. Consumers read it typed; nobody re-derives it.
+ */
+export const EdgeSchema = z.object({
+  room: z.string().min(1),
+  /** The topic within a chat that is a room of its own (a Telegram forum topic), when there is one. */
+  topic: z.string().optional(),
+  sender: SenderSchema,
+  addressed: AddressedSchema,
+  origin: OriginSchema,
+});
+export type Edge = z.infer<typeof EdgeSchema>;
 
 /** A text file a person sent, already downloaded and size-checked by the adapter. */
 export const InboundFileSchema = z.object({
@@ -24,35 +48,65 @@ export type InboundFile = z.infer<typeof InboundFileSchema>;
 const base = {
   /** Globally unique platform event id, used to de-duplicate (`tg:<bot>:<update_id>`, `mx:<event_id>`). */
   eventId: z.string().min(1),
-  room: z.string().min(1),
   namespace: z.string(),
   platform: PlatformSchema,
-  sender: SenderSchema,
   receivedAt: z.number(),
-  /**
-   * What the adapter needs to answer this event on its platform (chat id, message id,
-   * callback query id, thread root). Opaque to the engine; the adapter parses it.
-   */
-  origin: z.record(z.string(), z.unknown()).default({}),
   /** The platform ref of the bot message this event replies to, so a reply chooses from that offer. */
   replyTo: z.string().optional(),
+  ...EdgeSchema.shape,
 };
 
 /**
- * One normalised inbound event: what an adapter enqueues and a worker turns into a
- * turn. Platform types never appear here (Hubot's envelope).
+ * Events queued by the previous release carry an untyped `origin` (no `platform`) and no
+ * `addressed`; they are read as that release's gate admitted them. Kept for one release.
  */
-export const InboundEventSchema = z.discriminatedUnion("kind", [
-  z.object({ ...base, kind: z.literal("message"), text: z.string() }),
-  /** A button press or keycap reaction naming a pending choice by its opaque token. */
-  z.object({ ...base, kind: z.literal("choice"), token: z.string() }),
-  /** A keycap reaction on an offer message: the offer is known by the platform message it was sent as. */
-  z.object({
-    ...base,
-    kind: z.literal("reaction"),
-    messageRef: z.string(),
-    number: z.number().int().positive(),
-  }),
-  z.object({ ...base, kind: z.literal("file"), file: InboundFileSchema }),
-]);
+function fromPreviousRelease(raw: unknown): unknown {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return raw;
+  const event = raw as Record<string, unknown>;
+  const origin = event.origin;
+  if (origin === null || typeof origin !== "object" || "platform" in origin) return raw;
+  const topicId = (origin as { topicId?: unknown }).topicId;
+  return {
+    ...event,
+    origin: { ...origin, platform: event.platform },
+    addressed:
+      event.addressed ?? (event.kind === "choice" || event.kind === "reaction" ? "button" : "direct"),
+    ...(event.topic === undefined && typeof topicId === "number" ? { topic: String(topicId) } : {}),
+  };
+}
+
+/**
+ * One normalised inbound event: what an adapter enqueues and a worker turns into a
+ * turn (Hubot's envelope): the edge record plus what was sent. Platform types never
+ * appear here; the origin's platform is the event's.
+ */
+export const InboundEventSchema = z.preprocess(
+  fromPreviousRelease,
+  z
+    .discriminatedUnion("kind", [
+      z.object({ ...base, kind: z.literal("message"), text: z.string() }),
+      /** A button press or keycap reaction naming a pending choice by its opaque token. */
+      z.object({ ...base, kind: z.literal("choice"), token: z.string() }),
+      /** A keycap reaction on an offer message: the offer is known by the platform message it was sent as. */
+      z.object({
+        ...base,
+        kind: z.literal("reaction"),
+        messageRef: z.string(),
+        number: z.number().int().positive(),
+      }),
+      z.object({ ...base, kind: z.literal("file"), file: InboundFileSchema }),
+    ])
+    .refine((event) => event.origin.platform === event.platform, {
+      message: "the origin's platform is not the event's",
+      path: ["origin", "platform"],
+    }),
+);
 export type InboundEvent = z.infer<typeof InboundEventSchema>;
+
+/** The event's origin when it is from `platform`, typed; undefined when it is another platform's. */
+export function originOn<P extends Origin["platform"]>(
+  event: { origin: Origin },
+  platform: P,
+): Extract<Origin, { platform: P }> | undefined {
+  return event.origin.platform === platform ? (event.origin as Extract<Origin, { platform: P }>) : undefined;
+}

@@ -1,9 +1,10 @@
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { isDestructive } from "../namespace/tool-info.js";
 import type { Offer, OfferOption } from "../sessions/session.js";
+import { offer, say, show, type Change } from "./changes.js";
 import { namespaceTexts } from "./namespace-texts.js";
-import { addOffer } from "./offers.js";
-import type { Turn } from "./turn.js";
+import { newOffer } from "./offers.js";
+import type { TurnContext } from "./turn-context.js";
 
 /** The two options of an approval, in the order they are numbered. */
 export const APPROVE = "Approve";
@@ -14,8 +15,8 @@ export const DENY = "Deny";
  * the binding lists it under `tools.confirm`), the binding does not trust it, and it
  * is not the router.
  */
-export function needsApproval(turn: Turn, tool: ToolInfo): boolean {
-  const ns = turn.namespace;
+export function needsApproval(ctx: TurnContext, tool: ToolInfo): boolean {
+  const ns = ctx.namespace;
   if (tool.name === ns.askTool || ns.isTrusted(tool.name)) return false;
   return isDestructive(tool) || ns.mustConfirm(tool.name);
 }
@@ -26,29 +27,25 @@ export function needsApproval(turn: Turn, tool: ToolInfo): boolean {
  * session and expires as offers do.
  */
 export function askApproval(
-  turn: Turn,
+  ctx: TurnContext,
   tool: ToolInfo,
   args: Record<string, unknown>,
   question: string,
-): void {
+): Change[] {
   const label = tool.title ? `${tool.title} (${tool.name})` : tool.name;
-  turn.say(
-    isDestructive(tool)
-      ? namespaceTexts.approvalAsk(turn.namespace.name, label)
-      : namespaceTexts.confirmAsk(turn.namespace.name, label),
-  );
-  turn.show([{ type: "code", text: JSON.stringify(args, null, 2) }]);
-  turn.say(namespaceTexts.approvalHow);
-  const { offer, replyOptions } = addOffer(
-    turn.session,
-    question,
-    [APPROVE, DENY],
-    [],
-    turn.settings.choiceSeconds,
-  );
-  offer.approval = { tool: tool.name, args, question };
-  turn.options = replyOptions;
-  turn.offerId = offer.id;
+  const approval = newOffer(question, [APPROVE, DENY], [], ctx.settings.choiceSeconds, {
+    approval: { tool: tool.name, args, question },
+  });
+  return [
+    say(
+      isDestructive(tool)
+        ? namespaceTexts.approvalAsk(ctx.namespace.name, label)
+        : namespaceTexts.confirmAsk(ctx.namespace.name, label),
+    ),
+    show([{ type: "code", text: JSON.stringify(args, null, 2) }]),
+    say(namespaceTexts.approvalHow),
+    offer(approval),
+  ];
 }
 
 /** The option a typed y/yes or n/no picks from an approval offer. */
@@ -64,19 +61,13 @@ export function approvalFromText(offer: Offer, text: string): OfferOption | unde
  * the held call, re-checked against the namespace's current tools and the room's scope.
  */
 export async function decideApproval(
-  turn: Turn,
+  ctx: TurnContext,
   approval: NonNullable<Offer["approval"]>,
   option: OfferOption,
-  run: (tool: ToolInfo, args: Record<string, unknown>, question: string) => Promise<void>,
-): Promise<void> {
-  if (option.option !== APPROVE) {
-    turn.say(namespaceTexts.denied(approval.tool));
-    return;
-  }
-  const tool = (await turn.namespace.tools()).find((t) => t.name === approval.tool);
-  if (!tool) {
-    turn.say(namespaceTexts.approvedGone(approval.tool, turn.namespace.name));
-    return;
-  }
-  await run(tool, approval.args, approval.question);
+  run: (tool: ToolInfo, args: Record<string, unknown>, question: string) => Promise<Change[]>,
+): Promise<Change[]> {
+  if (option.option !== APPROVE) return [say(namespaceTexts.denied(approval.tool))];
+  const tool = (await ctx.namespace.tools()).find((t) => t.name === approval.tool);
+  if (!tool) return [say(namespaceTexts.approvedGone(approval.tool, ctx.namespace.name))];
+  return run(tool, approval.args, approval.question);
 }

@@ -27,6 +27,12 @@ const SESSION_NAMES = ["session", "session_id", "conversation_id"];
 export const IDENTITY_ARGUMENTS: readonly string[] = [...USER_NAMES, ...SESSION_NAMES];
 const CONTEXT_NAMES = ["context", "history"];
 
+/** Whether a tool takes the recent turns (a `context` or `history` argument), so the history is worth reading. */
+export function takesHistory(inputSchema: Record<string, unknown>): boolean {
+  const props = properties(inputSchema);
+  return CONTEXT_NAMES.some((name) => name in props);
+}
+
 function properties(schema: Record<string, unknown>): Record<string, PropertySchema> {
   const props = schema.properties;
   return props && typeof props === "object" ? (props as Record<string, PropertySchema>) : {};

@@ -4,14 +4,19 @@ import type { CallProgress } from "../namespace/call-options.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { isCancel } from "./cancel.js";
 import { elicit } from "./elicitation.js";
-import { take, wasTaken } from "./taken.js";
-import type { Turn } from "./turn.js";
+import { TakenEvents } from "./taken.js";
+import type { TurnContext } from "./turn-context.js";
 
 /** How often a running call looks at the room's new events for a /cancel. */
 const WATCH_EVERY_MS = 250;
 
-/** A call's outcome: its result, or that the person cancelled it. */
-export type CallOutcome = { result: CallToolResult } | { cancelled: true };
+/**
+ * A call's outcome: its result, that the person cancelled it, or how it failed; with
+ * the queued events it took out of band on the way, whatever the outcome.
+ */
+export type CallOutcome = { taken: TakenEvents } & (
+  { result: CallToolResult } | { cancelled: true } | { failed: unknown }
+);
 
 /** The status line of a running call. */
 export function progressText(tool: string, p: CallProgress): string {
@@ -28,18 +33,19 @@ export function progressText(tool: string, p: CallProgress): string {
  * turn) that aborts the call, which makes the SDK send notifications/cancelled.
  */
 export async function runCall(
-  turn: Turn,
+  turn: TurnContext,
   tool: ToolInfo,
   args: Record<string, unknown>,
 ): Promise<CallOutcome> {
   const ns = turn.namespace;
+  const taken = new TakenEvents(turn.session.taken);
   const label = tool.title ?? tool.name;
   const controller = new AbortController();
   const key = `${turn.event.eventId}:${tool.name}`;
   let shown = false;
   let lastProgress = Promise.resolve();
   const done = new AbortController();
-  const watching = watchForCancel(turn, controller, done.signal);
+  const watching = watchForCancel(turn, taken, controller, done.signal);
   try {
     const result = await ns.call(tool.name, args, {
       signal: controller.signal,
@@ -49,12 +55,12 @@ export async function runCall(
           turn.channel.progress({ key, text: progressText(label, p), done: false }),
         );
       },
-      onElicit: (params, signal) => elicit(turn, params, AbortSignal.any([signal, controller.signal])),
+      onElicit: (params, signal) => elicit(turn, taken, params, AbortSignal.any([signal, controller.signal])),
     });
-    return { result };
+    return { result, taken };
   } catch (err) {
-    if (controller.signal.aborted) return { cancelled: true };
-    throw err;
+    if (controller.signal.aborted) return { cancelled: true, taken };
+    return { failed: err, taken };
   } finally {
     done.abort();
     await watching;
@@ -66,7 +72,12 @@ export async function runCall(
   }
 }
 
-async function watchForCancel(turn: Turn, controller: AbortController, stop: AbortSignal): Promise<void> {
+async function watchForCancel(
+  turn: TurnContext,
+  taken: TakenEvents,
+  controller: AbortController,
+  stop: AbortSignal,
+): Promise<void> {
   // Read nothing until the call has run a while: a quick call (most are) costs no Redis round trip.
   let mark: number | undefined;
   while (!stop.aborted) {
@@ -74,8 +85,8 @@ async function watchForCancel(turn: Turn, controller: AbortController, stop: Abo
     if (stop.aborted) return;
     mark ??= await turn.channel.mark(true);
     for (const { next, event } of await turn.channel.eventsAfter(mark)) {
-      if (!wasTaken(turn, event) && event.kind === "message" && isCancel(event.text)) {
-        take(turn, event);
+      if (!taken.has(event) && event.kind === "message" && isCancel(event.text)) {
+        taken.take(event);
         controller.abort();
         return;
       }

@@ -4,8 +4,9 @@ import type { ToolInfo } from "../namespace/tool-info.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
-import { addOffer } from "./offers.js";
-import type { Turn } from "./turn.js";
+import { offer, say, type Change } from "./changes.js";
+import { newOffer } from "./offers.js";
+import type { TurnContext } from "./turn-context.js";
 
 /** Argument names a discovery tool may use for the address and for the call's own arguments. */
 const ADDRESS_NAMES = ["address", "name", "tool", "id", "path"];
@@ -28,72 +29,81 @@ export function ambiguousCandidates(result: CallToolResult): string[] | undefine
 }
 
 /** Runs a namespace's own discovery tool, by its configured name, through the usual checks. */
-type Run = (tool: ToolInfo, args: Record<string, unknown>, question: string) => Promise<void>;
+type Run = (tool: ToolInfo, args: Record<string, unknown>, question: string) => Promise<Change[]>;
 
-async function discoveryTool(turn: Turn, name: string | undefined): Promise<ToolInfo | undefined> {
+async function discoveryTool(turn: TurnContext, name: string | undefined): Promise<ToolInfo | undefined> {
   if (!name) return undefined;
   return (await turn.namespace.tools()).find((t) => t.name === name);
 }
 
-/** `/tools words` through the namespace's own search tool. */
-export async function searchByAddress(turn: Turn, words: string, run: Run): Promise<boolean> {
+/** `/tools words` through the namespace's own search tool; undefined when it has none. */
+export async function searchByAddress(
+  turn: TurnContext,
+  words: string,
+  run: Run,
+): Promise<Change[] | undefined> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.search);
-  if (!tool) return false;
-  await run(tool, { [propertyOf(tool, QUERY_NAMES) ?? "query"]: words }, words);
-  return true;
+  if (!tool) return undefined;
+  return run(tool, { [propertyOf(tool, QUERY_NAMES) ?? "query"]: words }, words);
 }
 
 /**
  * An address the binding's `tools.allow` / `tools.deny` rule out does not exist for the
  * room, as a listed tool would not (DESIGN §6): refused here, never sent to the server.
  */
-function refusedAddress(turn: Turn, address: string): boolean {
-  if (turn.namespace.permits(address)) return false;
+function refusedAddress(turn: TurnContext, address: string): Change[] | undefined {
+  if (turn.namespace.permits(address)) return undefined;
   scopeRefusalsTotal.inc({ namespace: turn.namespace.name, reason: "denied_address" });
-  turn.say(texts.notInNamespace(address, turn.namespace.name));
-  return true;
+  return [say(texts.notInNamespace(address, turn.namespace.name))];
 }
 
-/** `/describe address` through the namespace's own describe tool. */
-export async function describeByAddress(turn: Turn, address: string, run: Run): Promise<boolean> {
+/** `/describe address` through the namespace's own describe tool; undefined when it has none. */
+export async function describeByAddress(
+  turn: TurnContext,
+  address: string,
+  run: Run,
+): Promise<Change[] | undefined> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.describe);
-  if (!tool) return false;
-  if (refusedAddress(turn, address)) return true;
-  await run(tool, { [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address }, address);
-  return true;
+  if (!tool) return undefined;
+  const refused = refusedAddress(turn, address);
+  if (refused) return refused;
+  return run(tool, { [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address }, address);
 }
 
-/** `/call address args` through the namespace's own call-by-address tool. */
+/** `/call address args` through the namespace's own call-by-address tool; undefined when it has none. */
 export async function callByAddress(
-  turn: Turn,
+  turn: TurnContext,
   address: string,
   args: Record<string, unknown>,
   run: Run,
-): Promise<boolean> {
+): Promise<Change[] | undefined> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.call);
-  if (!tool) return false;
-  if (refusedAddress(turn, address)) return true;
+  if (!tool) return undefined;
+  const refused = refusedAddress(turn, address);
+  if (refused) return refused;
   const call = {
     [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address,
     [propertyOf(tool, ARGUMENT_NAMES) ?? "arguments"]: args,
   };
-  await run(tool, call, address);
-  return true;
+  return run(tool, call, address);
 }
 
 /**
  * A call the server refused as ambiguous: the candidates it names become options;
  * choosing one calls that address with the same arguments.
  */
-export function offerCandidates(turn: Turn, candidates: string[], args: Record<string, unknown>): void {
+export function offerCandidates(
+  turn: TurnContext,
+  candidates: string[],
+  args: Record<string, unknown>,
+): Change[] {
   // Candidates the binding rules out are not offered: they do not exist for the room.
   const allowed = candidates.filter((c) => turn.namespace.permits(c));
-  if (allowed.length === 0) return turn.say(namespaceTexts.noAllowedCandidates);
-  turn.say(namespaceTexts.ambiguous);
-  const { offer, replyOptions } = addOffer(turn.session, "", allowed, [], turn.settings.choiceSeconds);
-  offer.callWith = args;
-  turn.options = replyOptions;
-  turn.offerId = offer.id;
+  if (allowed.length === 0) return [say(namespaceTexts.noAllowedCandidates)];
+  return [
+    say(namespaceTexts.ambiguous),
+    offer(newOffer("", allowed, [], turn.settings.choiceSeconds, { callWith: args })),
+  ];
 }
 
 /** The arguments of a call-by-address request, to offer again with a candidate. */

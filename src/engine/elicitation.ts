@@ -6,8 +6,8 @@ import { isCancel } from "./cancel.js";
 import { checkValue, fieldQuestion, formFields, typedValue, type FormField } from "./elicitation-form.js";
 import { elicitTexts } from "./elicitation-texts.js";
 import { newToken } from "./offers.js";
-import { take, wasTaken } from "./taken.js";
-import type { Turn } from "./turn.js";
+import type { TakenEvents } from "./taken.js";
+import type { TurnContext } from "./turn-context.js";
 
 const POLL_MS = 250;
 
@@ -27,7 +27,8 @@ interface Asked {
  * of band from the room's new events, since they queue behind this running turn.
  */
 export async function elicit(
-  turn: Turn,
+  turn: TurnContext,
+  taken: TakenEvents,
   params: ElicitRequest["params"],
   signal: AbortSignal,
 ): Promise<ElicitResult> {
@@ -44,6 +45,7 @@ export async function elicit(
     const requiredDone = fields.every((f) => !f.required || f.name in content || f === field);
     let answer = await ask(
       turn,
+      taken,
       field,
       fieldQuestion(field, i, fields.length),
       requiredDone,
@@ -55,6 +57,7 @@ export async function elicit(
       if (!problem) break;
       answer = await ask(
         turn,
+        taken,
         field,
         elicitTexts.invalid(field.title, problem),
         requiredDone,
@@ -78,7 +81,8 @@ export async function elicit(
 }
 
 async function ask(
-  turn: Turn,
+  turn: TurnContext,
+  taken: TakenEvents,
   field: FormField,
   question: string,
   canSubmit: boolean,
@@ -107,11 +111,12 @@ async function ask(
   const mark = await turn.channel.mark(false);
   const options: ReplyOption[] = asked.options.map(({ token, label }) => ({ token, label }));
   asked.refs = await turn.channel.send({ blocks: [{ type: "text", text: question }], options });
-  return wait(turn, field, asked, mark, deadline, signal);
+  return wait(turn, taken, field, asked, mark, deadline, signal);
 }
 
 async function wait(
-  turn: Turn,
+  turn: TurnContext,
+  taken: TakenEvents,
   field: FormField,
   asked: Asked,
   from: number,
@@ -123,10 +128,10 @@ async function wait(
     if (signal.aborted) return { control: "cancel" };
     for (const { next, event } of await turn.channel.eventsAfter(mark)) {
       mark = next;
-      if (wasTaken(turn, event)) continue;
+      if (taken.has(event)) continue;
       const answer = answerOf(field, asked, event);
       if (answer === undefined) continue;
-      take(turn, event);
+      taken.take(event);
       return answer;
     }
     await sleep(POLL_MS, undefined, { signal }).catch(() => undefined);

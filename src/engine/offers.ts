@@ -1,11 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { optionToken } from "../core/option-token.js";
-import type { ReplyOption } from "../core/reply.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import type { Offer, OfferOption, Session } from "../sessions/session.js";
-
-/** How many offers a session keeps at most; older ones are dropped first. */
-const MAX_OFFERS = 10;
 
 /** A fresh opaque token: 12 url-safe characters, far under Telegram's 64-byte callback_data. */
 export function newToken(): string {
@@ -13,36 +9,37 @@ export function newToken(): string {
 }
 
 /** An option's label: the option verbatim, or the tool's title with the option in parentheses (DESIGN §3.4). */
-export function optionLabel(option: string, tools: ToolInfo[]): string {
+export function optionLabel(option: string, tools: readonly ToolInfo[]): string {
   const tool = tools.find((t) => t.name === option);
   return tool?.title ? `${tool.title} (${option})` : option;
 }
 
-/** Creates an offer for the options of an Answer and adds it to the session. */
-export function addOffer(
-  session: Session,
+/**
+ * A new offer of options (an Answer's, an approval's, candidates'), pending until one is
+ * chosen or it expires; `extra` says what choosing does beyond the option itself.
+ */
+export function newOffer(
   question: string,
   options: string[],
-  tools: ToolInfo[],
+  tools: readonly ToolInfo[],
   ttlSeconds: number,
+  extra: Pick<Offer, "callWith" | "approval"> = {},
   now = Date.now(),
-): { offer: Offer; replyOptions: ReplyOption[] } {
+): Offer {
   const id = newToken();
-  const offerOptions: OfferOption[] = options.map((option, i) => ({
-    token: optionToken(id, i + 1),
-    option,
-    label: optionLabel(option, tools),
-  }));
-  const offer: Offer = {
+  return {
     id,
     question,
-    options: offerOptions,
+    options: options.map((option, i) => ({
+      token: optionToken(id, i + 1),
+      option,
+      label: optionLabel(option, tools),
+    })),
     createdAt: now,
     expiresAt: now + ttlSeconds * 1000,
     messageRefs: [],
+    ...extra,
   };
-  session.offers = [...session.offers.filter((o) => o.expiresAt > now), offer].slice(-MAX_OFFERS);
-  return { offer, replyOptions: offerOptions.map(({ token, label }) => ({ token, label })) };
 }
 
 /** Why a choice cannot be taken, in words for the person. */
@@ -50,7 +47,7 @@ export type ChoiceProblem = "unknown" | "expired" | "used";
 
 /** Finds the offer and option a token names, or says why it cannot be chosen. */
 export function findByToken(
-  session: Session,
+  session: Readonly<Session>,
   token: string,
   now = Date.now(),
 ): { offer: Offer; option: OfferOption } | { problem: ChoiceProblem } {
@@ -69,7 +66,7 @@ export function findByToken(
  * that is known and still open, else the newest offer still open.
  */
 export function openOffer(
-  session: Session,
+  session: Readonly<Session>,
   repliedOfferId?: string | null,
   now = Date.now(),
 ): Offer | undefined {

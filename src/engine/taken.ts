@@ -1,20 +1,27 @@
 import type { InboundEvent } from "../core/event.js";
-import type { Turn } from "./turn.js";
+import type { Change } from "./changes.js";
 
-/** How many taken event ids a session keeps: far more than can queue behind one turn. */
-const MAX_TAKEN = 50;
+/**
+ * The queued events one running call takes out of band (an elicitation's answers, a
+ * /cancel), on top of those the session already marks; their own turns will do
+ * nothing. `changes()` is what the call returns, so the session records them.
+ */
+export class TakenEvents {
+  private readonly taken: string[] = [];
 
-/** Takes a queued event out of band: recorded in the session, so its own turn does nothing. */
-export function take(turn: Turn, event: InboundEvent): void {
-  turn.session.taken = [...turn.session.taken, event.eventId].slice(-MAX_TAKEN);
-}
+  constructor(private readonly before: readonly string[]) {}
 
-/** True when the event was taken by an earlier turn (or earlier in this one). */
-export function wasTaken(turn: Turn, event: InboundEvent): boolean {
-  return turn.session.taken.includes(event.eventId);
-}
+  /** True when the event was taken by an earlier turn, or earlier in this one. */
+  has(event: InboundEvent): boolean {
+    return this.before.includes(event.eventId) || this.taken.includes(event.eventId);
+  }
 
-/** A turn whose event was taken: the mark is dropped and nothing else happens. */
-export function forgetTaken(turn: Turn, event: InboundEvent): void {
-  turn.session.taken = turn.session.taken.filter((id) => id !== event.eventId);
+  take(event: InboundEvent): void {
+    this.taken.push(event.eventId);
+  }
+
+  /** The session change recording what was taken (none when nothing was). */
+  changes(): Change[] {
+    return this.taken.length > 0 ? [{ type: "take", eventIds: [...this.taken] }] : [];
+  }
 }

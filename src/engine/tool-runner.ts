@@ -4,12 +4,14 @@ import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { fillArguments, validateArguments } from "./arguments.js";
 import { askApproval, needsApproval } from "./approvals.js";
 import { runCall } from "./call-runner.js";
+import { attach, offer, remember, say, setSlot, show, type Change } from "./changes.js";
+import { failWith } from "./composer.js";
 import { addressArguments, ambiguousCandidates, offerCandidates } from "./discovery.js";
-import { addOffer } from "./offers.js";
+import { newOffer } from "./offers.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
 import { viewResult } from "./tool-result.js";
-import type { Turn } from "./turn.js";
+import type { TurnContext } from "./turn-context.js";
 
 /** How a tool came to be called: from a question, a chosen option or an explicit /call. */
 export interface RunOptions {
@@ -18,17 +20,12 @@ export interface RunOptions {
 }
 
 /** The tools a room may call right now: the router and tools tool, plus what was enabled. */
-export function isEnabled(turn: Turn, tool: string): boolean {
-  const ns = turn.namespace;
+export function isEnabled(ctx: TurnContext, tool: string): boolean {
+  const ns = ctx.namespace;
   const d = ns.discovery;
   // A namespace found by address works through its discovery tools from the start.
   const discovery = d !== undefined && (tool === d.search || tool === d.describe || tool === d.call);
-  return tool === ns.askTool || tool === ns.toolsTool || discovery || turn.session.enabled.includes(tool);
-}
-
-/** Adds tools to the room's enabled set (additive for the conversation, DESIGN §6). */
-export function enable(turn: Turn, tools: string[]): void {
-  turn.session.enabled = [...new Set([...turn.session.enabled, ...tools])];
+  return tool === ns.askTool || tool === ns.toolsTool || discovery || ctx.session.enabled.includes(tool);
 }
 
 /**
@@ -36,114 +33,98 @@ export function enable(turn: Turn, tools: string[]): void {
  * and validates arguments (asking for missing ones), shows the result verbatim and
  * turns an Answer's options into an offer.
  */
-export async function runTool(turn: Turn, toolName: string, options: RunOptions = {}): Promise<void> {
-  const ns = turn.namespace;
+export async function runTool(
+  ctx: TurnContext,
+  toolName: string,
+  options: RunOptions = {},
+): Promise<Change[]> {
+  const ns = ctx.namespace;
   const tools = await ns.tools();
   const tool = tools.find((t) => t.name === toolName);
   if (!tool) {
     // A tool outside the room's namespace does not exist for this room (DESIGN §6).
     scopeRefusalsTotal.inc({ namespace: ns.name, reason: "not_in_namespace" });
-    turn.say(texts.notInNamespace(toolName, ns.name));
-    return;
+    return [say(texts.notInNamespace(toolName, ns.name))];
   }
-  if (!isEnabled(turn, toolName)) {
+  if (!isEnabled(ctx, toolName)) {
     scopeRefusalsTotal.inc({ namespace: ns.name, reason: "not_enabled" });
-    turn.say(texts.notEnabled(toolName));
-    return;
+    return [say(texts.notEnabled(toolName))];
   }
   const { args, missing } = fillArguments(
     tool.inputSchema,
     {
       question: options.question,
-      userId: turn.event.sender.id,
-      conversationId: turn.session.conversationId,
-      history: turn.history,
+      userId: ctx.event.sender.id,
+      conversationId: ctx.session.conversationId,
+      history: [...ctx.history],
     },
     options.explicit,
   );
   if (missing.length > 0) {
-    turn.session.slot = {
-      tool: toolName,
-      args,
-      missing,
-      question: options.question ?? "",
-      createdAt: Date.now(),
-    };
     const first = missing[0]!;
-    turn.say(texts.askForArgument(tool.title ?? toolName, first.name, first.description, first.type));
-    return;
+    return [
+      setSlot({ tool: toolName, args, missing, question: options.question ?? "", createdAt: Date.now() }),
+      say(texts.askForArgument(tool.title ?? toolName, first.name, first.description, first.type)),
+    ];
   }
-  await callChecked(turn, tool, args, options.question ?? "");
+  return callChecked(ctx, tool, args, options.question ?? "");
 }
 
 /** Validates and calls a tool whose arguments are complete. */
 export async function callChecked(
-  turn: Turn,
+  ctx: TurnContext,
   tool: ToolInfo,
   args: Record<string, unknown>,
   question: string,
   approved = false,
-): Promise<void> {
-  const ns = turn.namespace;
+): Promise<Change[]> {
+  const ns = ctx.namespace;
   const problem = validateArguments(tool.inputSchema, args);
-  if (problem) {
-    turn.say(texts.invalidArguments(tool.name, problem));
-    return;
-  }
-  if (tool.execution?.taskSupport === "required") {
-    turn.say(namespaceTexts.taskRequired(tool.name));
-    return;
-  }
+  if (problem) return [say(texts.invalidArguments(tool.name, problem))];
+  if (tool.execution?.taskSupport === "required") return [say(namespaceTexts.taskRequired(tool.name))];
   // The last of the three scope checks: nothing outside the namespace and enabled set is sent.
-  if (!tool.name.startsWith(ns.prefix) || !isEnabled(turn, tool.name)) {
+  if (!tool.name.startsWith(ns.prefix) || !isEnabled(ctx, tool.name)) {
     scopeRefusalsTotal.inc({ namespace: ns.name, reason: "not_in_namespace" });
-    turn.say(texts.notInNamespace(tool.name, ns.name));
-    return;
+    return [say(texts.notInNamespace(tool.name, ns.name))];
   }
-  if (!approved && needsApproval(turn, tool)) {
-    askApproval(turn, tool, args, question);
-    return;
-  }
+  if (!approved && needsApproval(ctx, tool)) return askApproval(ctx, tool, args, question);
+  const call = await runCall(ctx, tool, args);
+  // What the call took out of band is recorded whatever became of the call.
+  const taken = call.taken.changes();
+  if ("failed" in call) return [...taken, ...namespaceFailed(ctx, tool, call.failed, taken)];
+  if ("cancelled" in call) return [...taken, say(namespaceTexts.cancelled(tool.title ?? tool.name))];
+  // Built up in order, so that a failure part-way keeps what was already shown.
+  const done: Change[] = [...taken];
   try {
-    const outcome = await runCall(turn, tool, args);
-    if ("cancelled" in outcome) {
-      turn.say(namespaceTexts.cancelled(tool.title ?? tool.name));
-      return;
-    }
-    const result = outcome.result;
+    const result = call.result;
     const candidates = tool.name === ns.discovery?.call ? ambiguousCandidates(result) : undefined;
-    if (candidates) {
-      offerCandidates(turn, candidates, addressArguments(tool, args));
-      return;
-    }
+    if (candidates) return [...done, ...offerCandidates(ctx, candidates, addressArguments(tool, args))];
     const view = viewResult(ns.name, tool.name, result, tool.name === ns.askTool);
-    turn.show(view.blocks);
-    turn.attach(view.attachments ?? []);
-    if (view.answer) {
-      turn.remember("bot", view.answer.answer);
-      if (view.answer.options.length > 0) {
-        const { offer, replyOptions } = addOffer(
-          turn.session,
-          question,
-          view.answer.options,
-          await ns.tools(),
-          turn.settings.choiceSeconds,
-        );
-        turn.options = replyOptions;
-        turn.offerId = offer.id;
-      }
-    }
+    done.push(show(view.blocks), attach(view.attachments ?? []));
+    if (!view.answer) return done;
+    done.push(remember("bot", view.answer.answer));
+    if (view.answer.options.length === 0) return done;
+    const options = newOffer(question, view.answer.options, await ns.tools(), ctx.settings.choiceSeconds);
+    return [...done, offer(options)];
   } catch (err) {
-    if (err instanceof MalformedAnswerError) {
-      turn.log.error({ err, tool: tool.name, ref: err.ref }, "namespace returned a malformed Answer");
-      turn.say(err.userText);
-      return;
-    }
-    if (err instanceof NamespaceError) {
-      turn.log.warn({ err, tool: tool.name }, "namespace call failed");
-      turn.say(err.userText);
-      return;
-    }
-    throw err;
+    return [...done, ...namespaceFailed(ctx, tool, err, done)];
   }
+}
+
+/** A namespace's failure as the person's line (logged with its ref); anything else fails the turn. */
+function namespaceFailed(
+  ctx: TurnContext,
+  tool: ToolInfo,
+  err: unknown,
+  before: readonly Change[],
+): Change[] {
+  if (err instanceof MalformedAnswerError) {
+    ctx.log.error({ err, tool: tool.name, ref: err.ref }, "namespace returned a malformed Answer");
+    return [say(err.userText)];
+  }
+  if (err instanceof NamespaceError) {
+    ctx.log.warn({ err, tool: tool.name }, "namespace call failed");
+    return [say(err.userText)];
+  }
+  return failWith(before, err);
 }

@@ -1,14 +1,15 @@
 import type { MatrixClient } from "matrix-bot-sdk";
-import type { InboundEvent, InboundFile } from "../core/event.js";
+import type { Addressed, InboundEvent, InboundFile } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import { matrixRoom } from "../core/room.js";
 import type { Classified } from "./classify-event.js";
-import { RelatesToSchema, RoomEventSchema, type MatrixOrigin, type RoomEvent } from "./matrix-events.js";
+import type { MatrixOrigin } from "../core/origin.js";
+import { RelatesToSchema, RoomEventSchema, type RoomEvent } from "./matrix-events.js";
 import type { MediaReader } from "./media-reader.js";
 import { withMatrixRetry } from "./matrix-retry.js";
 import type { RoomBinding } from "./room-policy.js";
 
-type Readable = Extract<Classified, { type: "message" | "reaction" | "file" }>;
+type Readable = Extract<Classified, { type: "message" | "reaction" | "file" }> & { addressed: Addressed };
 
 /**
  * Turns a classified room event into the InboundEvent the engine sees, doing the I/O
@@ -37,10 +38,12 @@ export class InboundBuilder {
       namespace: binding.namespace,
       platform: "matrix" as const,
       sender: { id: event.sender, allowed },
+      addressed: classified.addressed,
       receivedAt: Date.now(),
       ...(classified.type !== "reaction" && classified.replyTo ? { replyTo: classified.replyTo } : {}),
     };
     const origin = (extra: Partial<MatrixOrigin>): MatrixOrigin => ({
+      platform: "matrix",
       roomId,
       eventId: event.event_id,
       answerTo: event.event_id,

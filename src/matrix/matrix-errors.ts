@@ -14,5 +14,5 @@ export class MatrixRequestError extends RoomgateError {
   }
 }
 
-/** An event's `origin` does not carry what the Matrix sender needs (it was not made by this adapter). */
+/** An event given to the Matrix sender is not a Matrix event (its origin is another platform's). */
 export class MatrixOriginError extends RoomgateError {}

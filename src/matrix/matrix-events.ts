@@ -40,23 +40,6 @@ export const PowerLevelsSchema = z.looseObject({
 });
 export type PowerLevels = z.infer<typeof PowerLevelsSchema>;
 
-/**
- * What the Matrix receiver stores in an InboundEvent's `origin` and the sender reads
- * back: where the event was, which event the answer replies to, and its thread.
- */
-export const MatrixOriginSchema = z.object({
-  roomId: z.string(),
-  /** The Matrix id of the inbound event itself. */
-  eventId: z.string(),
-  /** The event the bot's answer replies to: the question (for a reaction, the question the offer answered). */
-  answerTo: z.string(),
-  /** Root of the thread the event was in, so the answer stays in it. */
-  threadRoot: z.string().optional(),
-  /** The event the person's message replied to (e.g. an offer), for the engine. */
-  replyTo: z.string().optional(),
-});
-export type MatrixOrigin = z.infer<typeof MatrixOriginSchema>;
-
 const EventListSchema = z.object({ events: z.array(z.unknown()).default([]) });
 
 /** The joined rooms of a sync response, as far as the receiver looks at them before their events. */

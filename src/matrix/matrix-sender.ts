@@ -3,7 +3,7 @@ import { MatrixClient } from "matrix-bot-sdk";
 import { z } from "zod";
 import type { DeliveryContext, PlatformSender, SendWindow } from "../core/adapter.js";
 import type { MatrixConfig } from "../core/config.js";
-import type { InboundEvent } from "../core/event.js";
+import { originOn, type InboundEvent } from "../core/event.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { Reply, TurnOutcome } from "../core/reply.js";
@@ -11,7 +11,7 @@ import { KEYCAPS, renderMatrix } from "../render/matrix.js";
 import { MatrixOriginError } from "./matrix-errors.js";
 import { attachmentContent } from "./matrix-media.js";
 import { MatrixProgress } from "./matrix-progress.js";
-import { MatrixOriginSchema, type MatrixOrigin } from "./matrix-events.js";
+import type { MatrixOrigin } from "../core/origin.js";
 import { countedAttempts } from "../ops/send-metrics.js";
 import type { Keys } from "../sessions/keys.js";
 import {
@@ -142,9 +142,9 @@ export class MatrixSender implements PlatformSender {
 
   /** Shows the bot typing in the event's room, renewed until the returned function is called. */
   working(event: InboundEvent): () => void {
-    const parsed = MatrixOriginSchema.safeParse(event.origin);
-    if (!parsed.success) return () => undefined;
-    const roomId = parsed.data.roomId;
+    const origin = originOn(event, "matrix");
+    if (!origin) return () => undefined;
+    const roomId = origin.roomId;
     // Chained so that "stopped typing" can never overtake a "typing" still in flight.
     let chain = Promise.resolve();
     const typing = (on: boolean): void => {
@@ -224,9 +224,7 @@ const ACCOUNT_WINDOW = { max: 1_000_000, windowMs: 1000 } as const;
 
 /** Reads back the origin the Matrix receiver stored on the event. */
 function originOf(event: InboundEvent): MatrixOrigin {
-  const parsed = MatrixOriginSchema.safeParse(event.origin);
-  if (!parsed.success) {
-    throw new MatrixOriginError(`event ${event.eventId} has no Matrix origin`, { cause: parsed.error });
-  }
-  return parsed.data;
+  const origin = originOn(event, "matrix");
+  if (!origin) throw new MatrixOriginError(`event ${event.eventId} is not a Matrix event`);
+  return origin;
 }

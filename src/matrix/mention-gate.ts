@@ -1,12 +1,13 @@
 import type { MatrixClient } from "matrix-bot-sdk";
+import type { Addressed } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import { isCommandName } from "../engine/commands.js";
 import { RoomEventSchema, type RoomEvent } from "./matrix-events.js";
 import { withMatrixRetry } from "./matrix-retry.js";
 import type { RoomBinding } from "./room-policy.js";
 
-/** What the gate decided about one message: taken (with its text cleaned) or not addressed to the bot. */
-export type GateVerdict = { addressed: true; text: string } | { addressed: false };
+/** What the gate decided about one message: taken (why, and its text cleaned) or not addressed to the bot. */
+export type GateVerdict = { addressed: Addressed; text: string } | { addressed: false };
 
 /** The parts of a message the gate looks at. */
 export interface GatedMessage {
@@ -55,16 +56,17 @@ export class MentionGate {
   /** The verdict on one message of a bound room. */
   async check(binding: RoomBinding, message: GatedMessage): Promise<GateVerdict> {
     const command = this.command(message.text);
-    if (command !== undefined) return { addressed: true, text: command };
+    if (command !== undefined) return { addressed: "command", text: command };
     const stripped = this.stripMention(message.text);
-    const mode = binding.respond ?? ((await this.isDirect(binding.roomId)) ? "all" : "mentions");
-    if (mode === "all") return { addressed: true, text: stripped ?? message.text };
+    const direct = binding.respond === undefined && (await this.isDirect(binding.roomId));
+    const mode = binding.respond ?? (direct ? "all" : "mentions");
+    if (mode === "all") return { addressed: direct ? "direct" : "all", text: stripped ?? message.text };
     if (stripped !== undefined || this.mentioned(message.content)) {
-      return { addressed: true, text: stripped ?? message.text };
+      return { addressed: "mention", text: stripped ?? message.text };
     }
     for (const target of [message.replyTo, message.threadRoot]) {
       if (target && (await this.sentByBot(binding.roomId, target)))
-        return { addressed: true, text: message.text };
+        return { addressed: "reply", text: message.text };
     }
     return { addressed: false };
   }

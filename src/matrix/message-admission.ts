@@ -1,3 +1,4 @@
+import type { Addressed } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import { ignoredTotal } from "../ops/metrics.js";
 import type { Classified } from "./classify-event.js";
@@ -8,6 +9,9 @@ import type { RoomBinding } from "./room-policy.js";
 
 /** What the receiver hands the builder: a message, a reaction or a file. */
 export type Admitted = Extract<Classified, { type: "message" | "reaction" | "file" }>;
+
+/** An admitted event with why it is for the bot, for the edge record. */
+export type AdmittedEvent = Admitted & { addressed: Addressed };
 
 /**
  * Decides which readable events of a bound room go on to the namespace: edits are
@@ -41,8 +45,8 @@ export class MessageAdmission {
     binding: RoomBinding,
     event: RoomEvent,
     classified: Admitted | Extract<Classified, { type: "edit" }>,
-  ): Promise<Admitted | null> {
-    if (classified.type === "reaction") return classified;
+  ): Promise<AdmittedEvent | null> {
+    if (classified.type === "reaction") return { ...classified, addressed: "button" };
     let message: GatedMessage;
     if (classified.type === "edit") {
       const edited = await this.edits.review(binding.roomId, event, classified);
@@ -65,10 +69,11 @@ export class MessageAdmission {
       );
       return null;
     }
-    if (classified.type === "file") return classified;
+    if (classified.type === "file") return { ...classified, addressed: verdict.addressed };
     const { replyTo, threadRoot } = message;
     return {
       type: "message",
+      addressed: verdict.addressed,
       text: verdict.text,
       ...(replyTo ? { replyTo } : {}),
       ...(threadRoot ? { threadRoot } : {}),

@@ -1,7 +1,6 @@
 import type { MatrixConfig } from "../core/config.js";
-import type { InboundEvent } from "../core/event.js";
+import { originOn, type InboundEvent } from "../core/event.js";
 import { matrixRoom } from "../core/room.js";
-import { MatrixOriginSchema } from "./matrix-events.js";
 import { roomBindings } from "./room-policy.js";
 
 /**
@@ -13,8 +12,8 @@ import { roomBindings } from "./room-policy.js";
 export function matrixSenderCheck(matrix: MatrixConfig): (event: InboundEvent) => boolean {
   const bindings = roomBindings(matrix);
   return (event) => {
-    const origin = MatrixOriginSchema.safeParse(event.origin);
-    const binding = origin.success ? bindings.get(origin.data.roomId) : undefined;
+    const origin = originOn(event, "matrix");
+    const binding = origin ? bindings.get(origin.roomId) : undefined;
     if (!binding || binding.namespace !== event.namespace || event.room !== matrixRoom(binding.roomId))
       return false;
     return binding.users.has(event.sender.id) || (binding.powerLevel !== undefined && event.sender.allowed);

@@ -108,8 +108,10 @@ export class ShellRoom implements Receiver, PlatformSender {
       namespace: this.options.namespace,
       platform: "shell",
       sender: { id: `shell:${this.options.user ?? process.env.USER ?? "local"}`, allowed: true },
+      // A terminal room is one person at their own keyboard: every line is for the bot.
+      addressed: "direct",
       receivedAt: Date.now(),
-      origin: {},
+      origin: { platform: "shell" },
     };
     this.pending.add(event.eventId);
     this.queued = this.queued.then(() =>

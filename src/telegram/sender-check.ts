@@ -1,8 +1,7 @@
 import type { TelegramConfig } from "../core/config.js";
-import type { InboundEvent } from "../core/event.js";
+import { originOn, type InboundEvent } from "../core/event.js";
+import { botIdPart } from "../core/telegram-token.js";
 import { isAllowed } from "./telegram-access.js";
-import { botIdFromToken } from "./telegram-bot.js";
-import { TelegramOriginSchema } from "./telegram-origin.js";
 
 /**
  * The worker's own check of a queued Telegram event against the bindings as configured
@@ -11,14 +10,15 @@ import { TelegramOriginSchema } from "./telegram-origin.js";
  */
 export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEvent) => boolean {
   const bots = new Map(
-    telegram.bots.flatMap((bot) =>
-      safeBotId(bot.token) === undefined ? [] : [[safeBotId(bot.token)!, bot]],
-    ),
+    telegram.bots.flatMap((bot) => {
+      const id = botIdPart(bot.token);
+      return id === undefined ? [] : [[id, bot] as const];
+    }),
   );
   return (event) => {
-    const origin = TelegramOriginSchema.safeParse(event.origin);
-    if (!origin.success) return false;
-    const { botId, chatId, chatType, userId } = origin.data;
+    const origin = originOn(event, "telegram");
+    if (!origin) return false;
+    const { botId, chatId, chatType, userId } = origin;
     const bot = bots.get(botId);
     return (
       bot !== undefined &&
@@ -27,12 +27,4 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
       isAllowed(bot, { id: chatId, type: chatType }, userId)
     );
   };
-}
-
-function safeBotId(token: string): number | undefined {
-  try {
-    return botIdFromToken(token);
-  } catch {
-    return undefined;
-  }
 }

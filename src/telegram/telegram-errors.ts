@@ -6,7 +6,7 @@ export class TelegramTokenError extends RoomgateError {}
 /** A bot could not start: its token was refused or the Bot API could not be reached. */
 export class TelegramStartError extends RoomgateError {}
 
-/** An event handed to the Telegram sender lacks the origin the adapter recorded for it. */
+/** An event handed to the Telegram sender is not a Telegram event (its origin is another platform's). */
 export class TelegramOriginError extends RoomgateError {}
 
 /** The sender was asked to answer for a bot that is not configured in this process. */

@@ -2,7 +2,8 @@ import { InputFile, type Api } from "grammy";
 import { attachmentBytes, type Attachment } from "../core/attachment.js";
 import type { DeliveryContext } from "../core/adapter.js";
 import { classifySendError, inSendScope } from "./send-limits.js";
-import { messageRef, type TelegramOrigin } from "./telegram-origin.js";
+import type { TelegramOrigin } from "../core/origin.js";
+import { messageRef } from "./telegram-origin.js";
 
 /** The Bot API's upload limits: photos up to 10 MB, other files up to 50 MB. */
 export const PHOTO_MAX_BYTES = 10 * 1024 * 1024;

@@ -2,7 +2,7 @@ import type { Api } from "grammy";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { Logger } from "../core/log.js";
 import { loggableError } from "./loggable-error.js";
-import type { TelegramOrigin } from "./telegram-origin.js";
+import type { TelegramOrigin } from "../core/origin.js";
 
 /** Telegram asks bots not to edit one chat's messages more often than this. */
 export const EDIT_EVERY_MS = 2000;

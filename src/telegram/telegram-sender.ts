@@ -2,7 +2,8 @@ import { GrammyError, type Api } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
 import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
-import type { InboundEvent } from "../core/event.js";
+import { originOn, type InboundEvent } from "../core/event.js";
+import type { TelegramOrigin } from "../core/origin.js";
 import type { Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
@@ -14,7 +15,7 @@ import { sendAttachments } from "./telegram-media.js";
 import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
-import { messageRef, parseMessageRef, TelegramOriginSchema, type TelegramOrigin } from "./telegram-origin.js";
+import { messageRef, parseMessageRef } from "./telegram-origin.js";
 import { loggableError } from "./loggable-error.js";
 import {
   classifySendError,
@@ -106,10 +107,10 @@ export class TelegramSender implements PlatformSender {
    * called; a press whose turn runs long is answered before Telegram gives up on it.
    */
   working(event: InboundEvent): () => void {
-    const parsed = TelegramOriginSchema.safeParse(event.origin);
-    const api = parsed.success ? this.apis.get(parsed.data.botId) : undefined;
-    if (!parsed.success || !api) return () => undefined;
-    const { chatId, topicId, callbackQueryId } = parsed.data;
+    const origin = originOn(event, "telegram");
+    const api = origin ? this.apis.get(origin.botId) : undefined;
+    if (!origin || !api) return () => undefined;
+    const { chatId, topicId, callbackQueryId } = origin;
     let inFlight = false;
     const tick = () => {
       // A slow or rate-limited call is not stacked with more of the same.
@@ -240,11 +241,9 @@ export class TelegramSender implements PlatformSender {
 }
 
 function originOf(event: InboundEvent): TelegramOrigin {
-  const parsed = TelegramOriginSchema.safeParse(event.origin);
-  if (!parsed.success) {
-    throw new TelegramOriginError(`event ${event.eventId} has no Telegram origin`, { cause: parsed.error });
-  }
-  return parsed.data;
+  const origin = originOn(event, "telegram");
+  if (!origin) throw new TelegramOriginError(`event ${event.eventId} is not a Telegram event`);
+  return origin;
 }
 
 /** Cuts bot-written text (never a namespace's) to a limit, between code points, with an ellipsis. */

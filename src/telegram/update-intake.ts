@@ -14,7 +14,7 @@ import type { DocumentReader } from "./document-reader.js";
 import { loggableError } from "./loggable-error.js";
 import { refusalsTotal } from "../ops/metrics.js";
 import { reaskEdit } from "./telegram-edits.js";
-import { edgeOf, normalizeUpdate, type BotIdentity } from "./update-normalizer.js";
+import { edgeOf, normalizeUpdate, type BotIdentity, type TelegramEdge } from "./update-normalizer.js";
 
 /**
  * Callback data of the single button left on an offer once an option was chosen: a
@@ -67,28 +67,23 @@ export class UpdateIntake {
     if (press && (press.data === CHOSEN_BUTTON_DATA || press.data === NOOP_DATA || !press.message)) {
       return this.answer(press.id);
     }
-    const edge = edgeOf(update, this.identity);
-    if (edge === null) return;
-    const { chat, from } = edge;
-    const where = update.message ?? press?.message;
-    const topic =
-      where && "is_topic_message" in where && where.is_topic_message ? where.message_thread_id : undefined;
-    const room = telegramRoom(this.identity.id, chat.id, topic);
+    const seen = edgeOf(update, this.identity);
+    if (seen === null) return;
+    const { chat, from, edge } = seen;
     if (chat.type !== "private" && !this.identity.config.groups.some((g) => g.chat === chat.id)) {
       return this.leave(chat.id, chat.type);
     }
-    if (!edge.allowed) return this.refuse(update, room, chat.id, from.id);
+    if (!edge.sender.allowed) return this.refuse(update, edge.room, chat.id, from.id);
     const page = press?.data === undefined ? null : parsePageData(press.data);
     if (press && page) return this.turnPage(press, page);
-    const userId = `tg:${from.id}`;
     if (update.message?.document) {
       // A file is downloaded only once admitted, so its flood check comes first, on its own.
-      const flood = await this.deps.flood.check(room, userId);
-      if (flood.admit) this.readLater(update, chat.id);
+      const flood = await this.deps.flood.check(edge.room, edge.sender.id);
+      if (flood.admit) this.readLater(update, seen);
       else await this.refuseFlood(chat.id, undefined, flood.notice);
       return;
     }
-    await this.enqueue(update, { userId, chatId: chat.id });
+    await this.enqueue(update, seen, true);
   }
 
   /** Waits for the document reads in flight, so a stop does not lose one half-read. */
@@ -97,13 +92,13 @@ export class UpdateIntake {
   }
 
   /**
-   * Normalises and queues the update; with `sender` its flood limits are checked in the
+   * Normalises and queues the update; with `flood` its flood limits are checked in the
    * same round trip, and the excess gets its one notice instead of being queued.
    */
-  private async enqueue(update: Update, sender?: { userId: string; chatId: number }): Promise<void> {
+  private async enqueue(update: Update, seen: TelegramEdge, flood = false): Promise<void> {
     let event: InboundEvent | null;
     try {
-      event = await normalizeUpdate(update, this.identity, (doc) => this.reader.read(doc));
+      event = await normalizeUpdate(update, seen, this.identity, (doc) => this.reader.read(doc));
     } catch (err) {
       // A malformed update would otherwise stall the bot: it is logged and skipped.
       this.deps.log.error(
@@ -113,13 +108,13 @@ export class UpdateIntake {
       return;
     }
     if (event === null) return;
-    if (sender === undefined) {
+    if (!flood) {
       const fresh = await this.deps.inbox.enqueue(event);
       this.deps.log.debug({ eventId: event.eventId, room: event.room, fresh }, "telegram: update enqueued");
       return;
     }
-    const queued = await this.deps.flood.enqueue(this.deps.inbox, event, sender.userId);
-    if (!queued.admit) return this.refuseFlood(sender.chatId, update.callback_query?.id, queued.notice);
+    const queued = await this.deps.flood.enqueue(this.deps.inbox, event, event.sender.id);
+    if (!queued.admit) return this.refuseFlood(seen.chat.id, update.callback_query?.id, queued.notice);
     this.deps.log.debug(
       { eventId: event.eventId, room: event.room, fresh: queued.fresh },
       "telegram: update enqueued",
@@ -136,10 +131,11 @@ export class UpdateIntake {
     if (notice) await this.say(chatId, notice);
   }
 
-  private readLater(update: Update, chatId: number): void {
+  private readLater(update: Update, seen: TelegramEdge): void {
+    const chatId = seen.chat.id;
     const previous = this.reads.get(chatId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.enqueue(update))
+      .then(() => this.enqueue(update, seen))
       .catch((err: unknown) =>
         this.deps.log.error(
           { err: loggableError(err), updateId: update.update_id },

@@ -1,9 +1,10 @@
 import type { Chat, Message, MessageEntity, Update, User } from "grammy/types";
 import type { EditsConfig } from "../core/config.js";
-import type { InboundEvent, InboundFile, Sender } from "../core/event.js";
+import type { Addressed, Edge, InboundEvent, InboundFile } from "../core/event.js";
+import type { TelegramOrigin } from "../core/origin.js";
 import { telegramRoom } from "../core/room.js";
 import { isAllowed, type TelegramBotConfig } from "./telegram-access.js";
-import { messageRef, type TelegramOrigin } from "./telegram-origin.js";
+import { messageRef } from "./telegram-origin.js";
 
 /** What the normaliser knows about the bot an update arrived at. */
 export interface BotIdentity {
@@ -30,74 +31,104 @@ const OTHER_MEDIA = [
 ] as const;
 
 /**
- * Turns one Telegram update into an inbound event, or null when it is not for the
- * bot: in groups only commands, mentions of the bot and replies to its own messages
- * are taken; every way in carries the allowlist verdict.
+ * The edge record of one update, decided once and without any I/O, so the adapter can
+ * refuse a stranger before it downloads, queues or stores anything; the chat, sender
+ * and press are kept for the intake's own replies. Null when the update is not for
+ * the bot (another bot, a group message not addressed to it, an unread kind).
+ */
+export interface TelegramEdge {
+  edge: Edge;
+  chat: Chat;
+  from: User;
+  press?: NonNullable<Update["callback_query"]>;
+}
+
+/** Decides the edge record of an update (see TelegramEdge); null when it is not for the bot. */
+export function edgeOf(update: Update, bot: BotIdentity): TelegramEdge | null {
+  const press = update.callback_query;
+  if (press) {
+    if (!press.message) return null;
+    const { chat } = press.message;
+    return {
+      edge: edgeRecord(bot, chat, press.from, press.message, "button", press.id),
+      chat,
+      from: press.from,
+      press,
+    };
+  }
+  const msg = update.message;
+  if (!msg?.from || msg.from.is_bot) return null;
+  const addressed = addressedBy(msg, bot);
+  if (addressed === undefined) return null;
+  return { edge: edgeRecord(bot, msg.chat, msg.from, msg, addressed), chat: msg.chat, from: msg.from };
+}
+
+/**
+ * Turns one update, whose edge record `seen` was decided by `edgeOf`, into an inbound
+ * event, or null when there is nothing to take (no text, only the bot's name). A
+ * document is read here; nothing at the edge is decided again.
  */
 export async function normalizeUpdate(
   update: Update,
+  seen: TelegramEdge,
   bot: BotIdentity,
   readDocument: ReadDocument,
   now: () => number = Date.now,
 ): Promise<InboundEvent | null> {
-  if (update.callback_query) return normalizePress(update, bot, now);
+  const common = {
+    eventId: `tg:${bot.id}:${update.update_id}`,
+    namespace: bot.config.namespace,
+    platform: "telegram" as const,
+    receivedAt: now(),
+    ...seen.edge,
+  };
+  const press = update.callback_query;
+  if (press) {
+    if (press.data === undefined) return null;
+    return { ...common, kind: "choice", token: press.data };
+  }
   const msg = update.message;
-  if (!msg?.from || msg.from.is_bot) return null;
-  const isPrivate = msg.chat.type === "private";
-  if (!isPrivate && !respondsToAll(bot.config, msg.chat.id) && !isAddressed(msg, bot)) return null;
-  const common = { ...envelope(update, bot, msg.chat, msg.from, msg, now), ...replyTarget(msg, bot) };
-  if (msg.document) return { ...common, kind: "file", file: await readDocument(msg.document) };
+  if (!msg) return null;
+  const placed = { ...common, ...replyTarget(msg, bot) };
+  if (msg.document) return { ...placed, kind: "file", file: await readDocument(msg.document) };
   const media = OTHER_MEDIA.find(([field]) => msg[field] !== undefined);
-  if (media) return { ...common, kind: "file", file: refusedMedia(msg, media[0], media[1]) };
+  if (media) return { ...placed, kind: "file", file: refusedMedia(msg, media[0], media[1]) };
   if (msg.text === undefined) return null;
   const text = cleanText(msg.text, msg.entities ?? [], bot);
   if (text.trim() === "") return null;
-  return { ...common, kind: "message", text };
+  return { ...placed, kind: "message", text };
 }
 
-function normalizePress(update: Update, bot: BotIdentity, now: () => number): InboundEvent | null {
-  const press = update.callback_query;
-  if (!press?.message || press.data === undefined) return null;
-  const common = envelope(update, bot, press.message.chat, press.from, press.message, now);
-  return {
-    ...common,
-    kind: "choice",
-    token: press.data,
-    origin: { ...common.origin, callbackQueryId: press.id },
-  };
-}
-
-function envelope(
-  update: Update,
+function edgeRecord(
   bot: BotIdentity,
   chat: Chat,
   from: User,
   msg: { message_id: number; message_thread_id?: number; is_topic_message?: boolean },
-  now: () => number,
-) {
+  addressed: Addressed,
+  callbackQueryId?: string,
+): Edge {
   // Only forum topics are rooms of their own; a reply thread in a plain group is not.
   const topicId = msg.is_topic_message === true ? msg.message_thread_id : undefined;
   const origin: TelegramOrigin = {
+    platform: "telegram",
     botId: bot.id,
     chatId: chat.id,
     messageId: msg.message_id,
     chatType: chat.type,
     userId: from.id,
     ...(topicId === undefined ? {} : { topicId }),
-  };
-  const sender: Sender = {
-    id: `tg:${from.id}`,
-    name: [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username,
-    allowed: isAllowed(bot.config, chat, from.id),
+    ...(callbackQueryId === undefined ? {} : { callbackQueryId }),
   };
   return {
-    eventId: `tg:${bot.id}:${update.update_id}`,
     room: telegramRoom(bot.id, chat.id, topicId),
-    namespace: bot.config.namespace,
-    platform: "telegram" as const,
-    sender,
-    receivedAt: now(),
-    origin: origin as Record<string, unknown>,
+    ...(topicId === undefined ? {} : { topic: String(topicId) }),
+    sender: {
+      id: `tg:${from.id}`,
+      name: [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username,
+      allowed: isAllowed(bot.config, chat, from.id),
+    },
+    addressed,
+    origin,
   };
 }
 
@@ -107,30 +138,13 @@ function respondsToAll(config: TelegramBotConfig, chatId: number): boolean {
 }
 
 /**
- * Who an update is from and where, read without any I/O, so the adapter can refuse a
- * stranger before it downloads, queues or stores anything. Null when the update is not
- * for the bot (another bot, a group message not addressed to it, an unread kind).
+ * Why a message is for the bot: a DM; in a group a command, a mention of the bot or a
+ * reply to it, or any message when the group is bound with `respond: all`. Undefined
+ * when it is not for the bot.
  */
-export function edgeOf(
-  update: Update,
-  bot: BotIdentity,
-): { chat: Chat; from: User; press?: NonNullable<Update["callback_query"]>; allowed: boolean } | null {
-  const press = update.callback_query;
-  if (press) {
-    if (!press.message) return null;
-    return {
-      chat: press.message.chat,
-      from: press.from,
-      press,
-      allowed: isAllowed(bot.config, press.message.chat, press.from.id),
-    };
-  }
-  const msg = update.message;
-  if (!msg?.from || msg.from.is_bot) return null;
-  if (msg.chat.type !== "private" && !respondsToAll(bot.config, msg.chat.id) && !isAddressed(msg, bot)) {
-    return null;
-  }
-  return { chat: msg.chat, from: msg.from, allowed: isAllowed(bot.config, msg.chat, msg.from.id) };
+function addressedBy(msg: Message, bot: BotIdentity): Addressed | undefined {
+  if (msg.chat.type === "private") return "direct";
+  return addressedInGroup(msg, bot) ?? (respondsToAll(bot.config, msg.chat.id) ? "all" : undefined);
 }
 
 /** The bot message a message replies to, as a message ref, so a reply chooses from that offer. */
@@ -140,23 +154,23 @@ function replyTarget(msg: Message, bot: BotIdentity): { replyTo?: string } {
   return { replyTo: messageRef(msg.chat.id, replied.message_id) };
 }
 
-/** A group message is for the bot when it is a command, mentions the bot, or replies to it. */
-function isAddressed(msg: Message, bot: BotIdentity): boolean {
+/** How a group message addresses the bot: a reply to it, a mention of it, or a command (to it or to no bot). */
+function addressedInGroup(msg: Message, bot: BotIdentity): Addressed | undefined {
   const text = msg.text ?? msg.caption ?? "";
   const entities = msg.entities ?? msg.caption_entities ?? [];
   const replied = msg.reply_to_message;
   // In forums every message "replies" to the topic's creation message; that is no reply to the bot.
-  if (replied?.from?.id === bot.id && replied.forum_topic_created === undefined) return true;
-  return entities.some((e) => {
-    if (e.type === "text_mention") return e.user.id === bot.id;
+  if (replied?.from?.id === bot.id && replied.forum_topic_created === undefined) return "reply";
+  for (const e of entities) {
+    if (e.type === "text_mention" && e.user.id === bot.id) return "mention";
     const part = slice(text, e);
-    if (e.type === "mention") return sameName(part.slice(1), bot.username);
+    if (e.type === "mention" && sameName(part.slice(1), bot.username)) return "mention";
     if (e.type === "bot_command" && e.offset === 0) {
       const target = part.split("@")[1];
-      return target === undefined || sameName(target, bot.username);
+      if (target === undefined || sameName(target, bot.username)) return "command";
     }
-    return false;
-  });
+  }
+  return undefined;
 }
 
 /**

@@ -23,8 +23,9 @@ function message(room: string, eventId = `ev:${++count}`): InboundEvent {
     namespace: "feed",
     platform: "telegram",
     sender: { id: "tg:5", allowed: true },
+    addressed: "direct",
     receivedAt: Date.now(),
-    origin: {},
+    origin: { platform: "telegram", botId: 1, chatId: 5, chatType: "private", userId: 5 },
   };
 }
 

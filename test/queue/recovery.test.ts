@@ -69,8 +69,9 @@ describe("durable state and retries", () => {
       namespace: "feed",
       platform: "telegram",
       sender: { id: "test:alice", allowed: true },
+      addressed: "direct",
       receivedAt: Date.now(),
-      origin: {},
+      origin: { platform: "telegram", botId: 0, chatId: 0, chatType: "private", userId: 0 },
     };
     await redis.rpush(keys.inbox(room), JSON.stringify(event));
     await redis.set(keys.lease(room), "dead-worker", "PX", 50);

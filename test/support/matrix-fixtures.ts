@@ -49,8 +49,9 @@ export function matrixQuestion(
     namespace: "runs",
     platform: "matrix",
     sender: { id: sender, allowed: true },
+    addressed: "mention",
     receivedAt: Date.now(),
-    origin: { roomId, eventId, answerTo: eventId, ...origin },
+    origin: { platform: "matrix", roomId, eventId, answerTo: eventId, ...origin },
   };
 }
 

@@ -19,6 +19,9 @@ export interface Delivered {
 
 let deliveries = 0;
 
+/** Test rooms stand in for the Telegram lane; their sender never reads the origin's ids. */
+const TEST_ORIGIN = { platform: "telegram", botId: 0, chatId: 0, chatType: "private", userId: 0 } as const;
+
 /**
  * A test double of a chat platform (Hubot's DummyAdapter): `say` enqueues a message
  * through the real inbox and queue; what the real worker delivers is recorded and
@@ -65,8 +68,9 @@ export class TestRooms implements PlatformSender {
       namespace: options.namespace ?? this.namespace,
       platform: "telegram",
       sender: { id: "test:alice", allowed: options.allowed ?? true },
+      addressed: "direct",
       receivedAt: Date.now(),
-      origin: {},
+      origin: TEST_ORIGIN,
     };
     await this.deps!.inbox.enqueue(event);
     return event.eventId;
@@ -88,8 +92,9 @@ export class TestRooms implements PlatformSender {
       namespace: this.namespace,
       platform: "telegram",
       sender: { id: "test:alice", allowed: true },
+      addressed: "direct",
       receivedAt: Date.now(),
-      origin: {},
+      origin: TEST_ORIGIN,
     };
     await this.deps!.inbox.enqueue(event);
     return event.eventId;

@@ -248,8 +248,16 @@ describe("a stranger, every way in", () => {
       namespace: "adv",
       platform: "telegram",
       sender: { id: `tg:${MALLORY.id}`, allowed: true },
+      addressed: "direct",
       receivedAt: Date.now(),
-      origin: { botId: bot.id, chatId: MALLORY.id, chatType: "private", userId: MALLORY.id, messageId: 1 },
+      origin: {
+        platform: "telegram",
+        botId: bot.id,
+        chatId: MALLORY.id,
+        chatType: "private",
+        userId: MALLORY.id,
+        messageId: 1,
+      },
     });
     await waitFor(
       async () => (await db.redis.llen(db.keys.inbox(room))) === 0,

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { InboundEvent } from "../../src/core/event.js";
+import type { TelegramOrigin } from "../../src/core/origin.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply, TurnOutcome } from "../../src/core/reply.js";
 import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
@@ -32,7 +33,10 @@ beforeEach(async () => {
 });
 afterEach(async () => db.cleanup());
 
-function question(text = "what's new?", chatId = ALICE.id): InboundEvent {
+/** An event as the Telegram adapter makes it: its origin is a Telegram one. */
+type TelegramEvent = InboundEvent & { origin: TelegramOrigin };
+
+function question(text = "what's new?", chatId = ALICE.id): TelegramEvent {
   const { updateId, message } = standin.userSends(bot.token, {
     from: ALICE,
     chat: { id: chatId, type: chatId > 0 ? "private" : "supergroup" },
@@ -46,8 +50,10 @@ function question(text = "what's new?", chatId = ALICE.id): InboundEvent {
     namespace: "feed",
     platform: "telegram",
     sender: { id: `tg:${ALICE.id}`, allowed: true },
+    addressed: "direct",
     receivedAt: Date.now(),
     origin: {
+      platform: "telegram",
       botId: bot.id,
       chatId,
       messageId: message.message_id,
@@ -57,7 +63,7 @@ function question(text = "what's new?", chatId = ALICE.id): InboundEvent {
   };
 }
 
-function press(chatId: number, messageId: number): InboundEvent {
+function press(chatId: number, messageId: number): TelegramEvent {
   const { updateId, callbackQueryId } = standin.userPresses(bot.token, { from: ALICE, chatId, messageId });
   return {
     kind: "choice",
@@ -67,8 +73,17 @@ function press(chatId: number, messageId: number): InboundEvent {
     namespace: "feed",
     platform: "telegram",
     sender: { id: `tg:${ALICE.id}`, allowed: true },
+    addressed: "button",
     receivedAt: Date.now(),
-    origin: { botId: bot.id, chatId, messageId, callbackQueryId, chatType: "private", userId: ALICE.id },
+    origin: {
+      platform: "telegram",
+      botId: bot.id,
+      chatId,
+      messageId,
+      callbackQueryId,
+      chatType: "private",
+      userId: ALICE.id,
+    },
   };
 }
 

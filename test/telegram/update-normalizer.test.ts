@@ -1,7 +1,7 @@
 import type { Update } from "grammy/types";
 import { describe, expect, it } from "vitest";
-import type { InboundEvent, InboundFile } from "../../src/core/event.js";
-import { normalizeUpdate, type BotIdentity } from "../../src/telegram/update-normalizer.js";
+import { InboundEventSchema, type InboundEvent, type InboundFile } from "../../src/core/event.js";
+import { edgeOf, normalizeUpdate, type BotIdentity } from "../../src/telegram/update-normalizer.js";
 
 const BOT_ID = 4242;
 const ALICE = { id: 11, is_bot: false as const, first_name: "Alice" };
@@ -51,8 +51,10 @@ function text(body: string, fields: Record<string, unknown> = {}): Update {
   return message({ text: body, entities, ...fields });
 }
 
+/** The adapter's two steps: the edge record decided once, then the event built from it. */
 async function normalize(update: Update, read = noDocuments): Promise<InboundEvent | null> {
-  return normalizeUpdate(update, identity, read, () => 1000);
+  const seen = edgeOf(update, identity);
+  return seen && normalizeUpdate(update, seen, identity, read, () => 1000);
 }
 
 describe("normalizeUpdate", () => {
@@ -68,8 +70,19 @@ describe("normalizeUpdate", () => {
       platform: "telegram",
       sender: { id: "tg:11", name: "Alice", allowed: true },
       receivedAt: 1000,
-      origin: { botId: BOT_ID, chatId: ALICE.id, messageId: 5, chatType: "private", userId: ALICE.id },
+      addressed: "direct",
+      origin: {
+        platform: "telegram",
+        botId: BOT_ID,
+        chatId: ALICE.id,
+        messageId: 5,
+        chatType: "private",
+        userId: ALICE.id,
+      },
     });
+    expect(event).not.toHaveProperty("topic");
+    // The edge record is what the event carries, so the worker reads it back as sent.
+    expect(InboundEventSchema.parse(JSON.parse(JSON.stringify(event)))).toEqual(event);
   });
 
   it("marks a stranger's DM as not allowed but still queues it for the refusal", async () => {
@@ -92,6 +105,8 @@ describe("normalizeUpdate", () => {
       text: "hey , top posts",
     });
     expect(await normalize(text("@someoneelse hi", { chat: GROUP }))).toBeNull();
+    expect(await normalize(text("/help", { chat: GROUP }))).toMatchObject({ addressed: "command" });
+    expect(await normalize(text("@FeedBot hi", { chat: GROUP }))).toMatchObject({ addressed: "mention" });
     const reply = {
       message_id: 3,
       date: 1,
@@ -101,6 +116,7 @@ describe("normalizeUpdate", () => {
     expect(await normalize(text("and older ones?", { chat: GROUP, reply_to_message: reply }))).toMatchObject({
       text: "and older ones?",
       room: `telegram:${BOT_ID}:${GROUP.id}`,
+      addressed: "reply",
     });
   });
 
@@ -133,7 +149,11 @@ describe("normalizeUpdate", () => {
     const inTopic = { chat: FORUM, message_thread_id: 900, is_topic_message: true };
     expect(await normalize(text("plain talk", { ...inTopic, reply_to_message: created }))).toBeNull();
     const event = await normalize(text("/status", inTopic));
-    expect(event).toMatchObject({ room: `telegram:${BOT_ID}:${FORUM.id}:900`, origin: { topicId: 900 } });
+    expect(event).toMatchObject({
+      room: `telegram:${BOT_ID}:${FORUM.id}:900`,
+      topic: "900",
+      origin: { topicId: 900 },
+    });
   });
 
   it("turns a button press into a choice carrying the callback data as token", async () => {
@@ -152,6 +172,7 @@ describe("normalizeUpdate", () => {
       token: "tok123",
       room: `telegram:${BOT_ID}:${ALICE.id}`,
       sender: { allowed: true },
+      addressed: "button",
       origin: { callbackQueryId: "cb1", messageId: 77, chatId: ALICE.id },
     });
   });
@@ -174,6 +195,38 @@ describe("normalizeUpdate", () => {
     );
     expect(photo).toMatchObject({ kind: "file", file: { name: "photo", size: 9 } });
     expect(photo?.kind === "file" && photo.file.rejected).toMatch(/Photos are not accepted/);
+  });
+
+  it("takes every message of a group bound with respond: all, saying so on the edge record", async () => {
+    const all: BotIdentity = {
+      ...identity,
+      config: { ...identity.config, groups: [{ chat: GROUP.id, users: [ALICE.id], respond: "all" }] },
+    };
+    const seen = edgeOf(text("just chatting", { chat: GROUP }), all);
+    expect(seen?.edge).toMatchObject({ addressed: "all", sender: { allowed: true } });
+    expect(edgeOf(text("/help", { chat: GROUP }), all)?.edge.addressed).toBe("command");
+  });
+
+  it("reads an event queued by the previous release (untyped origin, no addressed) as it was admitted", () => {
+    const old = {
+      kind: "message",
+      text: "hi",
+      eventId: "tg:1:2",
+      room: `telegram:${BOT_ID}:${FORUM.id}:900`,
+      namespace: "feed",
+      platform: "telegram",
+      sender: { id: "tg:11", allowed: true },
+      receivedAt: 1,
+      origin: { botId: BOT_ID, chatId: FORUM.id, topicId: 900, chatType: "supergroup", userId: 11 },
+    };
+    expect(InboundEventSchema.parse(old)).toMatchObject({
+      addressed: "direct",
+      topic: "900",
+      origin: { platform: "telegram", topicId: 900 },
+    });
+    // An origin of another platform than the event's is not read as one.
+    const crossed = { ...old, origin: { platform: "matrix", roomId: "!r:x", eventId: "$e", answerTo: "$e" } };
+    expect(InboundEventSchema.safeParse({ ...crossed, addressed: "direct" }).success).toBe(false);
   });
 
   it("ignores service messages and messages from bots", async () => {

@@ -1,0 +1,29 @@
+import { z } from "zod";
+import { RespondSchema } from "./respond.js";
+
+const MatrixRoomSchema = z.strictObject({
+  room: z
+    .string()
+    .regex(
+      /^![^:]+:.+$/,
+      'must be a room id like "!abc:example.org" (an alias is not enough; Element shows the id under Room settings → Advanced)',
+    ),
+  namespace: z.string().min(1),
+  users: z
+    .array(z.string().regex(/^@[^:]+:.+$/, 'a Matrix user id looks like "@alice:example.org"'))
+    .default([]),
+  /** Users at or above this power level are allowed too. */
+  powerLevel: z.number().int().optional(),
+  /** `mentions`: only mentions of the bot, replies to it and commands; `all`: every message. */
+  respond: RespondSchema,
+});
+
+/** The `matrix` section: the homeserver, the bot's token and the bound rooms. */
+export const MatrixSchema = z.strictObject({
+  homeserver: z.url(),
+  accessToken: z.string().min(1),
+  /** Users whose invites to a configured room are accepted; default: the room's users. */
+  inviters: z.array(z.string()).default([]),
+  rooms: z.array(MatrixRoomSchema).default([]),
+});
+export type MatrixConfig = z.infer<typeof MatrixSchema>;

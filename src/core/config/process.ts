@@ -1,0 +1,17 @@
+import { z } from "zod";
+
+/** The `worker` section: how many rooms one process runs at once. */
+export const WorkerSchema = z
+  .strictObject({ concurrency: z.number().int().positive().default(8) })
+  .prefault({});
+
+/** The `shutdown` section: how long running turns get to finish on SIGTERM. */
+export const ShutdownSchema = z
+  .strictObject({ graceSeconds: z.number().nonnegative().default(10) })
+  .prefault({});
+
+/** The `http` section: where health and metrics are served (off unless set). */
+export const HttpSchema = z.strictObject({
+  port: z.number().int().nonnegative().default(9464),
+  host: z.string().default("127.0.0.1"),
+});

@@ -1,0 +1,24 @@
+import { remember, say } from "../changes.js";
+import { andThen, on } from "../composer.js";
+import { texts } from "../texts.js";
+import { continueSlot, expireSlot } from "./slot.js";
+
+/**
+ * A text file is taken only as the argument a tool is waiting for; one refused at the
+ * edge (too large, not text, too slow) is said so first.
+ */
+export const fileAnswer = on("file", (ctx, { file }) =>
+  andThen(ctx, expireSlot(ctx), async (next) => {
+    if (file.rejected !== undefined) return [say(texts.fileRejected(file.rejected))];
+    const slot = next.session.slot;
+    if (!slot) return [say(texts.fileNotExpected)];
+    const [arg, ...rest] = slot.missing;
+    if (arg!.type !== undefined && arg!.type !== "string") {
+      return [say(texts.fileWrongArgument(arg!.name, arg!.type))];
+    }
+    if (file.text === undefined) return [say(texts.fileRejected("it could not be read as text"))];
+    return andThen(next, [remember("user", `[file ${file.name}]`)], (remembered) =>
+      continueSlot(remembered, { ...slot.args, [arg!.name]: file.text }, rest),
+    );
+  }),
+);
