@@ -1,7 +1,12 @@
 import { NamespaceConfigSchema, type Config, type NamespaceConfig } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { silentLogger } from "../core/log.js";
-import { checkNamespace, DEFAULT_PROBES, type Finding } from "../namespace/conformance.js";
+import {
+  checkNamespace,
+  DEFAULT_PROBES,
+  type ConformanceReport,
+  type Finding,
+} from "../namespace/conformance.js";
 import { NamespaceClient } from "../namespace/namespace-client.js";
 import { splitCommandLine } from "./command-line.js";
 
@@ -59,6 +64,21 @@ function print(title: string, findings: Finding[]): void {
   }
 }
 
+function verdict(name: string, report: ConformanceReport, problems: number, router: string | null): string {
+  if (report.meets === "none") return `${name}: not usable (${problems} problem(s))`;
+  if (report.meets === "answer") return `${name}: conforms (meets MCP basics and the Answer contract)`;
+  if (report.routed) {
+    return (
+      `${name}: not usable as bound: its router ${router ?? "ask"} breaks the Answer contract ` +
+      `(${problems} problem(s)), so every plain message in its rooms would fail; fix the router, ` +
+      "or bind the namespace with `ask: false` to use it through /tools and /call"
+    );
+  }
+  return problems > 0
+    ? `${name}: usable through /tools and /call (meets MCP basics); the Answer contract has ${problems} problem(s)`
+    : `${name}: usable through /tools and /call (meets MCP basics)`;
+}
+
 /**
  * Prints a two-level conformance report for one namespace server and resolves to
  * the exit code: 0 when the server meets the required level (by default: usable).
@@ -79,17 +99,11 @@ export async function runCheck(
       print("Answer contract", report.contract);
     }
     const problems = [...report.basics, ...report.contract].filter((f) => f.level === "fail").length;
-    const verdict = {
-      none: `${name}: not usable (${problems} problem(s))`,
-      basics:
-        problems > 0
-          ? `${name}: usable through /tools and /call (meets MCP basics); the Answer contract has ${problems} problem(s)`
-          : `${name}: usable through /tools and /call (meets MCP basics)`,
-      answer: `${name}: conforms (meets MCP basics and the Answer contract)`,
-    }[report.meets];
-    console.log(`\n${verdict}`);
+    console.log(`\n${verdict(name, report, problems, client.askTool)}`);
     const required = options.require ?? "basics";
-    const ok = report.meets === "answer" || (report.meets === "basics" && required === "basics");
+    // A router that breaks the contract fails every plain message of the room: usable it is not.
+    const ok =
+      report.meets === "answer" || (report.meets === "basics" && required === "basics" && !report.routed);
     return ok ? 0 : 1;
   } finally {
     await client.close();

@@ -15,6 +15,8 @@ export const TelegramOriginSchema = z.object({
   callbackQueryId: z.string().optional(),
   chatType: z.enum(["private", "group", "supergroup", "channel"]),
   userId: z.number().int(),
+  /** The first id of a group that was migrated to a supergroup: the chat its room key names. */
+  roomChat: z.number().int().optional(),
 });
 export type TelegramOrigin = z.infer<typeof TelegramOriginSchema>;
 

@@ -18,6 +18,11 @@ export interface ConformanceReport {
   contract: Finding[];
   /** The highest level met: none (unusable), MCP basics (usable through /tools and /call), or the Answer contract. */
   meets: "none" | "basics" | "answer";
+  /**
+   * True when the namespace has a router as bound (configured with `ask:`, or found as
+   * `<prefix>ask`): every plain message goes to it, so the contract is required.
+   */
+  routed: boolean;
 }
 
 /** Questions the check asks the router by default: one clear, one ambiguous, one nonsense. */
@@ -48,15 +53,16 @@ export async function checkNamespace(
       detail:
         (err as Error).cause instanceof Error ? (err as Error).cause!.toString() : (err as Error).message,
     });
-    return { basics, contract: [], meets: "none" };
+    return { basics, contract: [], meets: "none", routed: ns.askConfigured };
   }
   basics.push(listing(ns, tools));
   basics.push(schemas(tools, ns.listing.invalid));
   basics.push(await readOnlyCall(ns, tools));
-  if (failed(basics)) return { basics, contract: [], meets: "none" };
+  const routed = ns.askConfigured || (ns.askTool !== null && tools.some((t) => t.name === ns.askTool));
+  if (failed(basics)) return { basics, contract: [], meets: "none", routed };
   const contract = await answerContract(ns, tools, probes);
-  const routed = contract.some((f) => f.level === "pass");
-  return { basics, contract, meets: routed && !failed(contract) ? "answer" : "basics" };
+  const answers = contract.some((f) => f.level === "pass");
+  return { basics, contract, meets: answers && !failed(contract) ? "answer" : "basics", routed };
 }
 
 function listing(ns: NamespaceClient, tools: ToolInfo[]): Finding {
@@ -121,6 +127,15 @@ async function readOnlyCall(ns: NamespaceClient, tools: ToolInfo[]): Promise<Fin
 async function answerContract(ns: NamespaceClient, tools: ToolInfo[], probes: string[]): Promise<Finding[]> {
   const router = ns.askTool;
   const ask = router === null ? undefined : tools.find((t) => t.name === router);
+  if (!ask && router !== null && ns.askConfigured) {
+    return [
+      {
+        level: "fail",
+        what: `the binding names the router ${router}, which the server does not list`,
+        detail: "every plain message in a room of this namespace would find no router",
+      },
+    ];
+  }
   if (!ask) {
     const why =
       router === null ? "the binding says it has no router (ask: false)" : `it lists no router ${router}`;

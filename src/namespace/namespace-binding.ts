@@ -22,6 +22,11 @@ export class NamespaceBinding {
     return this.config.ask ?? `${this.prefix}ask`;
   }
 
+  /** True when the binding names its router itself (`ask: <tool>`), rather than taking the default. */
+  get askConfigured(): boolean {
+    return typeof this.config.ask === "string";
+  }
+
   /** How long a question the server asks (elicitation) waits for the room's answer. */
   get elicitTimeoutMs(): number {
     return this.config.elicitTimeoutMs;

@@ -260,6 +260,14 @@ export class TurnRunner {
     held.lost = true;
     if (res[0] === 0) {
       log.warn("room lease lost while parking; another worker continues");
+    } else if (res[0] === 2 && kind === "final") {
+      deadLettersTotal.inc({ platform: event.platform });
+      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
+      // A kick, a block, a chat that is gone: an answer the platform refuses for good, not a missed deadline.
+      log.warn(
+        { refusal: reason, deadLetter: id, attempts: res[2] },
+        "turn refused by the platform and no retry can fix it; moved to the dead letters at once",
+      );
     } else if (res[0] === 2) {
       deadLettersTotal.inc({ platform: event.platform });
       turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });

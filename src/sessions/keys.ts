@@ -107,6 +107,16 @@ export class Keys {
     return `${this.prefix}:telegram:${botId}:commands`;
   }
 
+  /** Telegram: groups one bot saw migrate to a supergroup, old chat id → new chat id (a hash). */
+  telegramMigrations(botId: number | string): string {
+    return `${this.prefix}:telegram:${botId}:migrations`;
+  }
+
+  /** Telegram: the topics a bot made in one private chat, topic name → message_thread_id (a hash). */
+  telegramTopics(botId: number | string, chatId: number | string): string {
+    return `${this.prefix}:telegram:${botId}:topics:${chatId}`;
+  }
+
   /** Matrix: the bot SDK's storage provider hash (sync token, filter, kv). */
   matrixStorage(userId: string): string {
     return `${this.prefix}:matrix:${userId}:storage`;

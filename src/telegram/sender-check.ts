@@ -18,13 +18,15 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
   return (event) => {
     const origin = originOn(event, "telegram");
     if (!origin) return false;
-    const { botId, chatId, chatType, userId } = origin;
+    const { botId, chatId, chatType, userId, roomChat } = origin;
     const bot = bots.get(botId);
+    if (bot === undefined) return false;
+    // A migrated group is bound by either of its ids: the one it has, or the one its room keeps.
+    const boundBy = (id: number) => isAllowed(bot, { id, type: chatType }, userId);
     return (
-      bot !== undefined &&
       event.sender.id === `tg:${userId}` &&
       bot.namespace === event.namespace &&
-      isAllowed(bot, { id: chatId, type: chatType }, userId)
+      (boundBy(chatId) || (roomChat !== undefined && boundBy(roomChat)))
     );
   };
 }

@@ -39,7 +39,15 @@ export function createTelegramPlatform(
     }
     const apis = new Map<number, Api>(bots.map(({ botId, bot }) => [botId, bot.api]));
     return {
-      sender: new TelegramSender(apis, deps.keys, deps.limiter, deps.log, tuning.sender, telegram.limits),
+      sender: new TelegramSender(
+        apis,
+        deps.keys,
+        deps.limiter,
+        deps.log,
+        tuning.sender,
+        telegram.limits,
+        deps.redis,
+      ),
       receiver: new TelegramReceiver(bots, deps, tuning.polling),
       senderCheck: telegramSenderCheck(telegram),
     };

@@ -5,6 +5,7 @@ import type { Logger } from "../core/log.js";
 import type { RuntimeDeps } from "../runtime.js";
 import { registerCommands } from "./command-registry.js";
 import { FloodGate } from "../edge/flood-gate.js";
+import { ChatMigrations } from "./chat-migrations.js";
 import { DocumentReader } from "./document-reader.js";
 import { loggableError, safeCause } from "./loggable-error.js";
 import { PollingReceiver, type PollingOptions } from "./polling-receiver.js";
@@ -63,7 +64,9 @@ export class TelegramReceiver implements Receiver {
       }
       healthStatus.recover(component);
       await registerCommands(bot.api, botId, redis, keys, log);
-      intakes.push({ botId, bot, intake: this.intake(bot, botConfig, config, log) });
+      const migrations = new ChatMigrations(redis, keys, botId);
+      await migrations.load();
+      intakes.push({ botId, bot, intake: this.intake(bot, botConfig, config, log, migrations) });
       log.info(
         { botId, username: bot.botInfo.username, namespace: botConfig.namespace },
         "telegram: bot ready",
@@ -107,7 +110,13 @@ export class TelegramReceiver implements Receiver {
     }
   }
 
-  private intake(bot: Bot, botConfig: TelegramBotConfig, config: Config, log: Logger): UpdateIntake {
+  private intake(
+    bot: Bot,
+    botConfig: TelegramBotConfig,
+    config: Config,
+    log: Logger,
+    migrations: ChatMigrations,
+  ): UpdateIntake {
     const apiRoot = (config.telegram?.apiRoot ?? "https://api.telegram.org").replace(/\/+$/, "");
     const reader = new DocumentReader(
       bot.api,
@@ -121,10 +130,18 @@ export class TelegramReceiver implements Receiver {
       username: bot.botInfo.username,
       config: botConfig,
       edits: config.edits,
+      aliases: migrations,
     };
     const { inbox, redis, keys } = this.deps;
     const flood = new FloodGate(redis, keys, config.limits);
-    const intake = new UpdateIntake(bot.api, identity, reader, { inbox, redis, keys, flood, log });
+    const intake = new UpdateIntake(bot.api, identity, reader, {
+      inbox,
+      redis,
+      keys,
+      flood,
+      log,
+      migrations,
+    });
     this.intakes.push(intake);
     return intake;
   }

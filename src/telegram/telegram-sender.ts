@@ -1,5 +1,6 @@
 import { GrammyError, type Api } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
+import type { Redis } from "ioredis";
 import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
 import { originOn, type InboundEvent } from "../core/event.js";
@@ -10,6 +11,7 @@ import type { TurnOutcome } from "../core/reply.js";
 import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
+import { ChatMigrations } from "./chat-migrations.js";
 import { htmlToPlainText } from "./plain-text.js";
 import { sendAttachments } from "./telegram-media.js";
 import { TelegramProgress } from "./telegram-progress.js";
@@ -55,14 +57,17 @@ export class TelegramSender implements PlatformSender {
 
   private readonly timing: SenderTiming;
   private readonly status: TelegramProgress;
+  private readonly migrations = new Map<number, ChatMigrations>();
 
   constructor(
     private readonly apis: ReadonlyMap<number, Api>,
-    keys: Keys,
+    private readonly keys: Keys,
     limiter: RedisRateLimiter,
     private readonly log: Logger,
     timing: Partial<SenderTiming> = {},
     limits: TelegramLimits = DEFAULT_TELEGRAM_LIMITS,
+    /** Where a migration learnt from a refused send is recorded for every process; without it, only followed. */
+    private readonly redis?: Redis,
   ) {
     this.timing = { ...TIMING, ...timing };
     this.status = new TelegramProgress(log);
@@ -85,6 +90,8 @@ export class TelegramSender implements PlatformSender {
     if (!outcome.reply) return [];
     const parts = renderTelegram(outcome.reply);
     const refs: string[] = [];
+    // Where the reply goes: the event's chat, or the supergroup it became while the turn ran.
+    const target = { ...origin };
     for (const [i, part] of parts.entries()) {
       const key = `part:${i}`;
       const sent = await context.ledger.get(key);
@@ -92,14 +99,58 @@ export class TelegramSender implements PlatformSender {
         refs.push(sent);
         continue;
       }
-      const message = await this.sendPart(api, origin, part, i === 0, context, key);
+      const message = await this.followingMigration(target, context, () =>
+        this.sendPart(api, target, part, i === 0, context, key),
+      );
       const ref = messageRef(message.chat.id, message.message_id);
       await context.ledger.set(key, ref);
       refs.push(ref);
     }
     // Files go after the text; the options stay on the last text part, which `refs` ends with.
-    await sendAttachments(api, origin, outcome.reply.attachments ?? [], context);
+    await this.followingMigration(target, context, () =>
+      sendAttachments(api, target, outcome.reply!.attachments ?? [], context),
+    );
     return refs;
+  }
+
+  /**
+   * Runs a send; when Telegram refuses it because the group became a supergroup (400
+   * with `migrate_to_chat_id`), records the migration, points `target` at the new chat
+   * (no reply to a message of the old one) and sends again there.
+   */
+  private async followingMigration<T>(
+    target: TelegramOrigin,
+    context: DeliveryContext,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    for (let hop = 0; ; hop++) {
+      try {
+        return await send();
+      } catch (err) {
+        const to = migratedTo(err);
+        if (to === undefined || hop >= 2) throw err;
+        context.log.info(
+          { botId: target.botId, from: target.chatId, to },
+          "telegram: the group was migrated to a supergroup; the reply goes to its new id",
+        );
+        await this.migrationsOf(target.botId)?.record(target.chatId, to);
+        target.roomChat ??= target.chatId;
+        target.chatId = to;
+        target.chatType = "supergroup";
+        delete target.messageId;
+        delete target.topicId;
+      }
+    }
+  }
+
+  private migrationsOf(botId: number): ChatMigrations | undefined {
+    if (!this.redis) return undefined;
+    let migrations = this.migrations.get(botId);
+    if (!migrations) {
+      migrations = new ChatMigrations(this.redis, this.keys, botId);
+      this.migrations.set(botId, migrations);
+    }
+    return migrations;
   }
 
   /**
@@ -238,6 +289,13 @@ export class TelegramSender implements PlatformSender {
       throw classifySendError("sendMessage", err);
     }
   }
+}
+
+/** The supergroup a refused send names when its group was migrated (the error itself or its cause). */
+function migratedTo(err: unknown): number | undefined {
+  const grammy = err instanceof GrammyError ? err : (err as { cause?: unknown } | null)?.cause;
+  if (!(grammy instanceof GrammyError) || grammy.error_code !== 400) return undefined;
+  return grammy.parameters?.migrate_to_chat_id;
 }
 
 function originOf(event: InboundEvent): TelegramOrigin {

@@ -10,9 +10,11 @@ import type { FloodGate } from "../edge/flood-gate.js";
 import { StrangerGate } from "../edge/stranger-gate.js";
 import { NOOP_DATA, pagedKeyboard, parsePageData } from "../render/telegram-keyboard.js";
 import type { Keys } from "../sessions/keys.js";
+import type { ChatMigrations } from "./chat-migrations.js";
 import type { DocumentReader } from "./document-reader.js";
 import { loggableError } from "./loggable-error.js";
 import { refusalsTotal } from "../ops/metrics.js";
+import { groupBinding } from "./telegram-access.js";
 import { reaskEdit } from "./telegram-edits.js";
 import { edgeOf, normalizeUpdate, type BotIdentity, type TelegramEdge } from "./update-normalizer.js";
 
@@ -29,6 +31,8 @@ export interface IntakeDeps {
   keys: Keys;
   flood: FloodGate;
   log: Logger;
+  /** Groups the bot saw migrate to a supergroup; the identity's aliases read the same record. */
+  migrations?: ChatMigrations;
 }
 
 /**
@@ -67,20 +71,21 @@ export class UpdateIntake {
     if (press && (press.data === CHOSEN_BUTTON_DATA || press.data === NOOP_DATA || !press.message)) {
       return this.answer(press.id);
     }
+    const moved = update.message?.migrate_to_chat_id ?? update.message?.migrate_from_chat_id;
+    if (update.message && moved !== undefined) return this.migrated(update.message);
     const seen = edgeOf(update, this.identity);
     if (seen === null) return;
     const { chat, from, edge } = seen;
-    if (chat.type !== "private" && !this.identity.config.groups.some((g) => g.chat === chat.id)) {
-      return this.leave(chat.id, chat.type);
-    }
-    if (!edge.sender.allowed) return this.refuse(update, edge.room, chat.id, from.id);
+    if (chat.type !== "private" && !(await this.bound(chat.id))) return this.leave(chat.id, chat.type);
+    const topic = topicOf(seen);
+    if (!edge.sender.allowed) return this.refuse(update, edge.room, chat.id, from.id, topic);
     const page = press?.data === undefined ? null : parsePageData(press.data);
     if (press && page) return this.turnPage(press, page);
     if (update.message?.document) {
       // A file is downloaded only once admitted, so its flood check comes first, on its own.
       const flood = await this.deps.flood.check(edge.room, edge.sender.id);
       if (flood.admit) this.readLater(update, seen);
-      else await this.refuseFlood(chat.id, undefined, flood.notice);
+      else await this.refuseFlood(chat.id, undefined, flood.notice, topic);
       return;
     }
     await this.enqueue(update, seen, true);
@@ -114,7 +119,9 @@ export class UpdateIntake {
       return;
     }
     const queued = await this.deps.flood.enqueue(this.deps.inbox, event, event.sender.id);
-    if (!queued.admit) return this.refuseFlood(seen.chat.id, update.callback_query?.id, queued.notice);
+    if (!queued.admit) {
+      return this.refuseFlood(seen.chat.id, update.callback_query?.id, queued.notice, topicOf(seen));
+    }
     this.deps.log.debug(
       { eventId: event.eventId, room: event.room, fresh: queued.fresh },
       "telegram: update enqueued",
@@ -126,9 +133,10 @@ export class UpdateIntake {
     chatId: number,
     pressId: string | undefined,
     notice: string | undefined,
+    topic: number | undefined,
   ): Promise<void> {
     if (pressId !== undefined) return this.answer(pressId, notice);
-    if (notice) await this.say(chatId, notice);
+    if (notice) await this.say(chatId, notice, topic);
   }
 
   private readLater(update: Update, seen: TelegramEdge): void {
@@ -149,10 +157,17 @@ export class UpdateIntake {
   }
 
   /**
-   * A stranger: one refusal an hour (a toast for a press), and nothing else — one log
-   * line per sender an hour and one Redis key per chat and hour, repeats cost neither.
+   * A stranger: one refusal an hour (a toast for a press), in the topic they wrote in,
+   * and nothing else — one log line per sender an hour and one Redis key per chat and
+   * hour; repeats cost neither.
    */
-  private async refuse(update: Update, room: string, chatId: number, userId: number): Promise<void> {
+  private async refuse(
+    update: Update,
+    room: string,
+    chatId: number,
+    userId: number,
+    topic: number | undefined,
+  ): Promise<void> {
     refusalsTotal.inc({ platform: "telegram" });
     // How an operator learns the ids to allow: the log names them, once an hour.
     if (this.strangers.logOnce(`tg:${userId}`)) {
@@ -164,7 +179,7 @@ export class UpdateIntake {
     const press = update.callback_query;
     if (press) return this.answer(press.id, edgeTexts.refusalToast);
     if (await this.strangers.claim(this.deps.keys.refused(room, `tg:${userId}`))) {
-      await this.say(chatId, edgeTexts.refusal);
+      await this.say(chatId, edgeTexts.refusal, topic);
     }
   }
 
@@ -172,8 +187,48 @@ export class UpdateIntake {
   private async membership(change: NonNullable<Update["my_chat_member"]>): Promise<void> {
     const { chat, new_chat_member: member } = change;
     if (chat.type === "private" || (member.status !== "member" && member.status !== "administrator")) return;
-    if (this.identity.config.groups.some((g) => g.chat === chat.id)) return;
+    if (await this.bound(chat.id)) return;
     await this.leave(chat.id, chat.type);
+  }
+
+  /**
+   * Telegram's service message that a group became a supergroup (in the old chat
+   * `migrate_to_chat_id`, in the new one `migrate_from_chat_id`): recorded, so that the
+   * group goes on as the same room under the binding that names either id.
+   */
+  private async migrated(message: NonNullable<Update["message"]>): Promise<void> {
+    const [from, to] =
+      message.migrate_to_chat_id !== undefined
+        ? [message.chat.id, message.migrate_to_chat_id]
+        : [message.migrate_from_chat_id!, message.chat.id];
+    const { migrations } = this.deps;
+    const { config } = this.identity;
+    if (!migrations || (groupBinding(config, from, migrations) ?? groupBinding(config, to)) === undefined)
+      return;
+    // Both service messages arrive; the second changes nothing and is not logged again.
+    if (!(await migrations.record(from, to))) return;
+    this.deps.log.info(
+      { botId: this.identity.id, from, to, room: telegramRoom(this.identity.id, this.roomChat(to)) },
+      "telegram: a group was migrated to a supergroup; it continues as the same room and binding under its new id",
+    );
+  }
+
+  /**
+   * Whether a binding names the group, by its id or the id it had or has across a
+   * migration; a group not found is looked up again in the migrations every process
+   * recorded (a sender may have learnt one from a refused reply) before it is given up.
+   */
+  private async bound(chatId: number): Promise<boolean> {
+    const { config } = this.identity;
+    if (groupBinding(config, chatId, this.deps.migrations) !== undefined) return true;
+    if (!this.deps.migrations) return false;
+    await this.deps.migrations.load();
+    return groupBinding(config, chatId, this.deps.migrations) !== undefined;
+  }
+
+  /** The chat id a room key keeps: the first the group had. */
+  private roomChat(chatId: number): number {
+    return this.deps.migrations?.original(chatId) ?? chatId;
   }
 
   /**
@@ -181,7 +236,7 @@ export class UpdateIntake {
    * being added again, or messages from it, inside the hour cost nothing at all.
    */
   private async leave(chatId: number, type: string): Promise<void> {
-    const room = telegramRoom(this.identity.id, chatId);
+    const room = telegramRoom(this.identity.id, this.roomChat(chatId));
     if (!(await this.strangers.claim(this.deps.keys.notice(room, "leaving", "bot")))) return;
     this.deps.log.warn(
       { botId: this.identity.id, chatId },
@@ -216,10 +271,17 @@ export class UpdateIntake {
     });
   }
 
-  /** One line from the edge, sent directly: it touches no session and no queue. */
-  private async say(chatId: number, text: string): Promise<void> {
-    await this.api.sendMessage(chatId, text).catch((err: unknown) => {
+  /** One line from the edge, sent directly into the topic it answers: it touches no session and no queue. */
+  private async say(chatId: number, text: string, topic?: number): Promise<void> {
+    const where = topic === undefined ? {} : { message_thread_id: topic };
+    await this.api.sendMessage(chatId, text, where).catch((err: unknown) => {
       this.deps.log.warn({ err: loggableError(err), chatId }, "telegram: could not send an edge notice");
     });
   }
+}
+
+/** The forum topic an update came from, so the edge's notice answers there. */
+function topicOf(seen: TelegramEdge): number | undefined {
+  const origin = seen.edge.origin;
+  return origin.platform === "telegram" ? origin.topicId : undefined;
 }

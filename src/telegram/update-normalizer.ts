@@ -3,7 +3,8 @@ import type { EditsConfig } from "../core/config.js";
 import type { Addressed, Edge, InboundEvent, InboundFile } from "../core/event.js";
 import type { TelegramOrigin } from "../core/origin.js";
 import { telegramRoom } from "../core/room.js";
-import { isAllowed, type TelegramBotConfig } from "./telegram-access.js";
+import type { ChatAliases } from "./chat-migrations.js";
+import { groupBinding, isAllowed, type TelegramBotConfig } from "./telegram-access.js";
 import { messageRef } from "./telegram-origin.js";
 
 /** What the normaliser knows about the bot an update arrived at. */
@@ -14,6 +15,8 @@ export interface BotIdentity {
   config: TelegramBotConfig;
   /** What edited messages do (default: logged, not asked again). */
   edits?: EditsConfig;
+  /** The ids migrated groups had and have, so that such a group keeps its room and binding. */
+  aliases?: ChatAliases;
 }
 
 /** Reads a document into an inbound file (downloaded text, or the reason it was refused). */
@@ -109,6 +112,8 @@ function edgeRecord(
 ): Edge {
   // Only forum topics are rooms of their own; a reply thread in a plain group is not.
   const topicId = msg.is_topic_message === true ? msg.message_thread_id : undefined;
+  // A migrated group stays the room it was: its key keeps the first id the group had.
+  const roomChat = bot.aliases?.original(chat.id) ?? chat.id;
   const origin: TelegramOrigin = {
     platform: "telegram",
     botId: bot.id,
@@ -118,14 +123,15 @@ function edgeRecord(
     userId: from.id,
     ...(topicId === undefined ? {} : { topicId }),
     ...(callbackQueryId === undefined ? {} : { callbackQueryId }),
+    ...(roomChat === chat.id ? {} : { roomChat }),
   };
   return {
-    room: telegramRoom(bot.id, chat.id, topicId),
+    room: telegramRoom(bot.id, roomChat, topicId),
     ...(topicId === undefined ? {} : { topic: String(topicId) }),
     sender: {
       id: `tg:${from.id}`,
       name: [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username,
-      allowed: isAllowed(bot.config, chat, from.id),
+      allowed: isAllowed(bot.config, chat, from.id, bot.aliases),
     },
     addressed,
     origin,
@@ -133,8 +139,8 @@ function edgeRecord(
 }
 
 /** A group bound with `respond: all` takes every message, not only those addressed to the bot. */
-function respondsToAll(config: TelegramBotConfig, chatId: number): boolean {
-  return config.groups.some((g) => g.chat === chatId && g.respond === "all");
+function respondsToAll(bot: BotIdentity, chatId: number): boolean {
+  return groupBinding(bot.config, chatId, bot.aliases)?.respond === "all";
 }
 
 /**
@@ -144,7 +150,7 @@ function respondsToAll(config: TelegramBotConfig, chatId: number): boolean {
  */
 function addressedBy(msg: Message, bot: BotIdentity): Addressed | undefined {
   if (msg.chat.type === "private") return "direct";
-  return addressedInGroup(msg, bot) ?? (respondsToAll(bot.config, msg.chat.id) ? "all" : undefined);
+  return addressedInGroup(msg, bot) ?? (respondsToAll(bot, msg.chat.id) ? "all" : undefined);
 }
 
 /** The bot message a message replies to, as a message ref, so a reply chooses from that offer. */

@@ -93,7 +93,7 @@ describe("roomgate check", () => {
     expect(run.status).toBe(1);
   });
 
-  it("fails each broken rule of the Answer contract, point by point, and says the basics still hold", async () => {
+  it("fails each broken rule of the Answer contract, point by point, and fails the check since the router is found", async () => {
     const broken = await startContractBreaker("answers");
     try {
       const run = await checkAsync(["--url", broken.url, "--prefix", "bad.", "-n", "bad"]);
@@ -104,21 +104,28 @@ describe("roomgate check", () => {
       expect(run.stdout).toContain("FAIL  not restricted: the server also lists tools of other namespaces");
       expect(run.stdout).toContain("other.secret");
       expect(run.stdout).toContain('FAIL  "help" twice → different Answers');
+      // Found as bad.ask, the router gets every plain message: a broken contract is a failed check.
       expect(run.stdout).toMatch(
-        /bad: usable through \/tools and \/call \(meets MCP basics\); the Answer contract has 5 problem/,
+        /bad: not usable as bound: its router bad\.ask breaks the Answer contract \(5 problem/,
       );
-      expect(run.status).toBe(0);
-      const strict = await checkAsync([
+      expect(run.stdout).toContain("`ask: false`");
+      expect(run.status).toBe(1);
+      // Bound without a router, the same server is usable through /tools and /call.
+      const unrouted = await checkAsync([
         "--url",
         broken.url,
         "--prefix",
         "bad.",
         "-n",
         "bad",
-        "--require",
-        "answer",
+        "--ask",
+        "false",
       ]);
-      expect(strict.status).toBe(1);
+      expect(unrouted.stdout).toContain(
+        "SKIP  the Answer contract does not apply: the binding says it has no router",
+      );
+      expect(unrouted.stdout).toContain("bad: usable through /tools and /call (meets MCP basics)");
+      expect(unrouted.status).toBe(0);
     } finally {
       await broken.close();
     }
@@ -134,6 +141,33 @@ describe("roomgate check", () => {
     } finally {
       await broken.close();
     }
+  });
+
+  it("fails a binding that names a router (`ask:`) without outputSchema and with malformed Answers", () => {
+    const dir = mkdtempSync(join(tmpdir(), "roomgate-check-"));
+    const config = join(dir, "config.yaml");
+    writeFileSync(
+      config,
+      `namespaces:\n  feed:\n    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(DEMO_SERVER)}]\n    env: { ATTEST_TOOLS: feed, DEMO_MALFORMED: "1" }\n    ask: feed.ask\n`,
+    );
+    const run = check(["-c", config, "-n", "feed", "-q", "what should I read today?"]);
+    expect(run.stdout).toContain("FAIL  feed.ask declares no outputSchema");
+    expect(run.stdout).toContain("feed: not usable as bound: its router feed.ask breaks the Answer contract");
+    expect(run.status).toBe(1);
+  });
+
+  it("fails a binding whose configured router the server does not list", () => {
+    const dir = mkdtempSync(join(tmpdir(), "roomgate-check-"));
+    const config = join(dir, "config.yaml");
+    writeFileSync(
+      config,
+      `namespaces:\n  feed:\n    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(DEMO_SERVER)}]\n    env: { ATTEST_TOOLS: feed }\n    ask: feed.route\n`,
+    );
+    const run = check(["-c", config, "-n", "feed"]);
+    expect(run.stdout).toContain(
+      "FAIL  the binding names the router feed.route, which the server does not list",
+    );
+    expect(run.status).toBe(1);
   });
 
   it("fails a namespace whose router returns malformed Answers when the Answer contract is required", () => {

@@ -3,12 +3,15 @@ import type { ApiCall } from "./telegram-standin-wire.js";
 /** Methods that post or change a message, the ones Telegram's flood limits count. */
 const COUNTED = /^(send(?!ChatAction)|edit|copy|forward)/;
 
-/** Every attempt that reached a chat less than `minMs` after the previous one (429-answered attempts included). */
+/**
+ * Every attempt that reached a chat less than `minMs` after the previous one (429-answered
+ * attempts included). A draft (sendMessageDraft) is no message and has no per-chat pace.
+ */
 export function sendGaps(calls: ApiCall[], minMs = 1000): { chatId: number; gapMs: number }[] {
   const last = new Map<string, number>();
   const gaps: { chatId: number; gapMs: number }[] = [];
   for (const call of calls) {
-    if (!COUNTED.test(call.method)) continue;
+    if (!COUNTED.test(call.method) || call.method === "sendMessageDraft") continue;
     const chatId = Number(call.params.chat_id);
     const key = `${call.botId}:${chatId}`;
     const prev = last.get(key);

@@ -3,7 +3,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { sendGaps } from "./send-gaps.js";
 import { standinMethods, type MethodHandler } from "./telegram-standin-methods.js";
-import { chatRoom, newBotState, type BotState, type SharedState } from "./telegram-standin-state.js";
+import {
+  chatRoom,
+  newBotState,
+  type BotState,
+  type SharedState,
+  type StandinDraft,
+  type StandinTopic,
+} from "./telegram-standin-state.js";
+import { noteUserTopic } from "./telegram-standin-surfaces.js";
 import { deliverByWebhook, getUpdates, wakePoll } from "./telegram-standin-updates.js";
 import {
   BadRequest,
@@ -63,6 +71,7 @@ export class TelegramApiStandin {
       perChatRate: options.perChatRate,
       callbacks: new Map(),
       files: new Map(),
+      migrations: new Map(),
       rateViolations: this.rateViolations,
       webhookDeliveries: this.webhookDeliveries,
     };
@@ -83,8 +92,8 @@ export class TelegramApiStandin {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** Registers a bot and returns its token. */
-  addBot(options: { id?: number; username?: string; firstName?: string } = {}): StandinBot {
+  /** Registers a bot and returns its token; `topics` is BotFather's forum topic mode for private chats. */
+  addBot(options: { id?: number; username?: string; firstName?: string; topics?: boolean } = {}): StandinBot {
     const id = options.id ?? this.nextBotId++;
     const bot: StandinBot = {
       id,
@@ -92,7 +101,7 @@ export class TelegramApiStandin {
       username: options.username ?? `standin_${id}_bot`,
       firstName: options.firstName ?? "Stand-in bot",
     };
-    this.bots.set(bot.token, newBotState(bot));
+    this.bots.set(bot.token, newBotState(bot, options.topics ?? false));
     return bot;
   }
 
@@ -116,6 +125,11 @@ export class TelegramApiStandin {
       threadId?: number;
       replyTo?: number;
       document?: Json;
+      /** PhotoSize[] from `addPhoto`, largest last. */
+      photo?: Json[];
+      /** A Voice object from `addVoice`. */
+      voice?: Json;
+      audio?: Json;
       caption?: string;
     },
   ): { updateId: number; message: StoredMessage } {
@@ -134,6 +148,9 @@ export class TelegramApiStandin {
       date: Math.floor(Date.now() / 1000),
       ...(input.text !== undefined ? { text: input.text, entities: detectEntities(input.text) } : {}),
       ...(input.document ? { document: input.document } : {}),
+      ...(input.photo ? { photo: input.photo } : {}),
+      ...(input.voice ? { voice: input.voice } : {}),
+      ...(input.audio ? { audio: input.audio } : {}),
       ...(input.caption !== undefined
         ? { caption: input.caption, caption_entities: detectEntities(input.caption) }
         : {}),
@@ -141,6 +158,7 @@ export class TelegramApiStandin {
       ...(replied ? { reply_to_message: stripBookkeeping(replied) } : {}),
     };
     room.messages.set(message.message_id, message);
+    noteUserTopic(room, input.threadId);
     return { updateId: this.pushUpdate(token, { message: stripBookkeeping(message) }), message };
   }
 
@@ -191,17 +209,114 @@ export class TelegramApiStandin {
 
   /** Stores a file that getFile and the file endpoint serve; returns its Document object. */
   addFile(input: { name: string; mime: string; content: string | Buffer; size?: number }): Json {
-    const n = this.nextFile++;
     const content = Buffer.from(input.content);
-    const doc = {
-      file_id: `file-${n}`,
-      file_unique_id: `u${n}`,
+    return this.storeFile("documents", content, {
       file_name: input.name,
       mime_type: input.mime,
       file_size: input.size ?? content.byteLength,
+    });
+  }
+
+  /**
+   * Stores a photo as Telegram sends one: several sizes (a small preview, then the
+   * full image), each its own file; returns the PhotoSize array, largest last.
+   */
+  addPhoto(input: { content: Buffer; width?: number; height?: number }): Json[] {
+    const width = input.width ?? 1280;
+    const height = input.height ?? 960;
+    const preview = this.storeFile("photos", input.content.subarray(0, Math.min(64, input.content.length)), {
+      width: 90,
+      height: Math.round((90 * height) / width),
+    });
+    const full = this.storeFile("photos", input.content, { width, height });
+    return [preview, full];
+  }
+
+  /** Stores a voice note (OGG/Opus, as Telegram records them); returns its Voice object. */
+  addVoice(input: { content: Buffer; duration?: number; mime?: string; size?: number }): Json {
+    return this.storeFile("voice", input.content, {
+      duration: input.duration ?? 3,
+      mime_type: input.mime ?? "audio/ogg",
+      ...(input.size !== undefined ? { file_size: input.size } : {}),
+    });
+  }
+
+  /** The bot is removed from a group (403 "bot was kicked") or blocked by a user (403 "bot was blocked"). */
+  kickBot(token: string, chatId: number): void {
+    const room = this.state(token).chats.get(chatId);
+    if (!room) throw new Error(`no chat ${chatId}`);
+    const description =
+      room.chat.type === "private"
+        ? "bot was blocked by the user"
+        : `bot was kicked from the ${room.chat.type} chat`;
+    room.gone = { code: 403, description };
+  }
+
+  /** The chat no longer exists for the bot: every call to it gets 400 "chat not found". */
+  deleteChat(token: string, chatId: number): void {
+    const room = this.state(token).chats.get(chatId);
+    if (!room) throw new Error(`no chat ${chatId}`);
+    room.gone = { code: 400, description: "chat not found" };
+  }
+
+  /**
+   * A person upgrades a group to a supergroup: sends to the old id get 400 with
+   * `migrate_to_chat_id`, and the bot gets Telegram's two service messages (the old
+   * chat's `migrate_to_chat_id`, the new chat's `migrate_from_chat_id`). Returns the new chat.
+   */
+  migrateGroup(token: string, input: { chatId: number; by: StandinUser; newId?: number }): StandinChat {
+    const state = this.state(token);
+    const old = state.chats.get(input.chatId);
+    if (!old || old.chat.type !== "group") throw new Error(`chat ${input.chatId} is not a known group`);
+    const newId = input.newId ?? Number(`-100${Math.abs(input.chatId)}`);
+    const chat: StandinChat = { id: newId, type: "supergroup", title: old.chat.title ?? "Group" };
+    this.shared.migrations.set(input.chatId, newId);
+    for (const bot of this.bots.values()) {
+      const room = bot.chats.get(input.chatId);
+      if (room) room.migratedTo = newId;
+    }
+    const from = { is_bot: false, ...input.by };
+    const date = Math.floor(Date.now() / 1000);
+    const notice = (room: ReturnType<typeof chatRoom>, field: Json) => {
+      const message = { message_id: room.nextId++, from, chat: room.chat, date, ...field };
+      this.pushUpdate(token, { message });
     };
-    this.shared.files.set(doc.file_id, { path: `documents/file_${n}`, content, doc });
-    return doc;
+    notice(old, { migrate_to_chat_id: newId });
+    notice(chatRoom(state, chat), { migrate_from_chat_id: input.chatId });
+    return chat;
+  }
+
+  /** A person deletes a topic: its messages go, and sends into it get "message thread not found". */
+  userDeletesTopic(token: string, chatId: number, threadId: number): void {
+    const room = this.state(token).chats.get(chatId);
+    const topic = room?.topics.get(threadId);
+    if (!room || !topic) throw new Error(`no topic ${threadId} in chat ${chatId}`);
+    topic.deleted = true;
+    for (const [id, message] of room.messages)
+      if (message.message_thread_id === threadId) room.messages.delete(id);
+  }
+
+  /** The topics of a chat as the bot made or saw them, by message_thread_id. */
+  topics(token: string, chatId: number): Map<number, StandinTopic> {
+    return this.state(token).chats.get(chatId)?.topics ?? new Map();
+  }
+
+  /** The drafts a bot streamed into a chat, oldest first. */
+  drafts(token: string, chatId: number): StandinDraft[] {
+    return this.state(token).chats.get(chatId)?.drafts ?? [];
+  }
+
+  private storeFile(kind: "documents" | "photos" | "voice", content: Buffer, fields: Json): Json {
+    const n = this.nextFile++;
+    const object = {
+      file_id: `file-${n}`,
+      file_unique_id: `u${n}`,
+      file_size: content.byteLength,
+      ...fields,
+    };
+    const ext = { documents: "", photos: ".jpg", voice: ".oga" }[kind];
+    this.shared.files.set(object.file_id, { path: `${kind}/file_${n}${ext}`, content, doc: object });
+    return object;
   }
 
   /** The next `times` calls of `method` (any bot) fail this way. */
@@ -317,7 +432,11 @@ export class TelegramApiStandin {
         record(500, { ok: false, error_code: 500, description: `stand-in failure: ${String(err)}` });
         return;
       }
-      const parameters = err.retryAfter === undefined ? {} : { parameters: { retry_after: err.retryAfter } };
+      const given = {
+        ...err.parameters,
+        ...(err.retryAfter === undefined ? {} : { retry_after: err.retryAfter }),
+      };
+      const parameters = Object.keys(given).length === 0 ? {} : { parameters: given };
       record(err.code, { ok: false, error_code: err.code, description: err.message, ...parameters });
     }
   }

@@ -1,4 +1,17 @@
-import { chatRoom, knownChat, type BotState, type SharedState } from "./telegram-standin-state.js";
+import {
+  chatRoom,
+  knownChat,
+  type BotState,
+  type ChatRoom,
+  type SharedState,
+} from "./telegram-standin-state.js";
+import {
+  checkReachable,
+  checkThread,
+  createForumTopic,
+  endDrafts,
+  sendMessageDraft,
+} from "./telegram-standin-surfaces.js";
 import { deliverByWebhook } from "./telegram-standin-updates.js";
 import {
   BadRequest,
@@ -29,6 +42,8 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
       can_join_groups: true,
       can_read_all_group_messages: false,
       supports_inline_queries: false,
+      has_topics_enabled: state.topicsEnabled,
+      allows_users_to_create_topics: false,
     }),
     sendMessage: (state, p) => stripBookkeeping(sendMessage(shared, state, p)),
     sendPhoto: (state, p) => stripBookkeeping(sendUpload(state, p, "photo", PHOTO_MAX_BYTES)),
@@ -64,10 +79,14 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
       query.answer = { text: p.text, show_alert: p.show_alert };
       return true;
     },
-    sendChatAction: (_state, p) => {
+    sendChatAction: (state, p) => {
       if (p.chat_id === undefined || typeof p.action !== "string") throw new BadRequest("chat_id is empty");
+      // Telegram answers True for a deleted topic here (tdlib/telegram-bot-api#732): no thread check.
+      checkReachable(state.chats.get(Number(p.chat_id)));
       return true;
     },
+    sendMessageDraft: (state, p) => sendMessageDraft(state, roomOf(state, p), p),
+    createForumTopic: (state, p) => createForumTopic(state, roomOf(state, p), p),
     setMyCommands: (state, p) => {
       const commands = p.commands as { command: string; description: string }[];
       if (!commands.every((c) => /^[a-z0-9_]{1,32}$/.test(c.command) && c.description.length <= 256)) {
@@ -100,9 +119,21 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
     getFile: (_state, p) => {
       const file = shared.files.get(String(p.file_id));
       if (!file) throw new BadRequest("invalid file_id");
+      // The Bot API serves files up to 20 MB; getFile refuses larger ones.
+      if (file.content.byteLength > DOWNLOAD_MAX_BYTES) throw new BadRequest("file is too big");
       return { ...file.doc, file_path: file.path };
     },
   };
+}
+
+/** The Bot API's download limit for getFile. */
+const DOWNLOAD_MAX_BYTES = 20 * 1024 * 1024;
+
+/** The room a call addresses by `chat_id`. */
+function roomOf(state: BotState, p: Json): ChatRoom {
+  const chatId = Number(p.chat_id);
+  if (p.chat_id === undefined || !Number.isFinite(chatId)) throw new BadRequest("chat_id is empty");
+  return chatRoom(state, knownChat(state, chatId));
 }
 
 function sendMessage(shared: SharedState, state: BotState, p: Json): StoredMessage {
@@ -111,6 +142,8 @@ function sendMessage(shared: SharedState, state: BotState, p: Json): StoredMessa
   const { text, entities } = parseText(p);
   const markup = parseMarkup(p.reply_markup);
   const room = chatRoom(state, knownChat(state, chatId));
+  checkReachable(room);
+  const threadId = checkThread(state, room, p);
   const replyTo = p.reply_parameters as
     { message_id?: number; allow_sending_without_reply?: boolean } | undefined;
   if (
@@ -137,9 +170,7 @@ function sendMessage(shared: SharedState, state: BotState, p: Json): StoredMessa
     date: Math.floor(Date.now() / 1000),
     text,
     ...(entities.length > 0 ? { entities } : {}),
-    ...(p.message_thread_id !== undefined
-      ? { message_thread_id: Number(p.message_thread_id), is_topic_message: true }
-      : {}),
+    ...(threadId !== undefined ? { message_thread_id: threadId, is_topic_message: true } : {}),
     ...(markup ? { reply_markup: markup } : {}),
     sent: {
       ...(typeof p.text === "string" ? { html: p.text } : {}),
@@ -150,10 +181,12 @@ function sendMessage(shared: SharedState, state: BotState, p: Json): StoredMessa
     },
   };
   room.messages.set(message.message_id, message);
+  endDrafts(room, threadId);
   return message;
 }
 
 function editable(state: BotState, p: Json): StoredMessage {
+  checkReachable(state.chats.get(Number(p.chat_id)));
   const message = state.chats.get(Number(p.chat_id))?.messages.get(Number(p.message_id));
   if (!message) throw new BadRequest("message to edit not found");
   if (!message.sent) throw new BadRequest("message can't be edited");
@@ -177,16 +210,17 @@ function sendUpload(state: BotState, p: Json, field: "photo" | "document", maxBy
   if (file.size === 0) throw new BadRequest("file must be non-empty");
   if (file.size > maxBytes) throw new BadRequest("Request Entity Too Large", 413);
   const room = chatRoom(state, knownChat(state, chatId));
+  checkReachable(room);
+  const threadId = checkThread(state, room, p);
   const message: StoredMessage = {
     message_id: room.nextId++,
     from: botUser(state.bot),
     chat: room.chat,
     date: Math.floor(Date.now() / 1000),
-    ...(p.message_thread_id !== undefined
-      ? { message_thread_id: Number(p.message_thread_id), is_topic_message: true }
-      : {}),
+    ...(threadId !== undefined ? { message_thread_id: threadId, is_topic_message: true } : {}),
     sent: { edits: 0, upload: { method: field, name: file.name, size: file.size, content: file.content } },
   };
   room.messages.set(message.message_id, message);
+  endDrafts(room, threadId);
   return message;
 }

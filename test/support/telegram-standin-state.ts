@@ -5,11 +5,36 @@ import type { Json, StandinBot, StandinChat, StoredMessage } from "./telegram-st
  * and chats, and what all bots of one stand-in share (callback queries, files, records).
  */
 
-/** One chat as one bot sees it: its messages and the next message id. */
+/** A topic of a forum supergroup or of a private chat with a bot that has topics enabled. */
+export interface StandinTopic {
+  name: string;
+  iconColor: number;
+  /** Set when a person deleted the topic: sends into it fail with "message thread not found". */
+  deleted: boolean;
+}
+
+/** One draft a bot streamed with sendMessageDraft, as the stand-in saw it. */
+export interface StandinDraft {
+  draftId: number;
+  text: string;
+  threadId: number | undefined;
+  at: number;
+  /** When a message the bot sent afterwards ended the draft (Telegram removes it then). */
+  endedAt?: number;
+}
+
+/** One chat as one bot sees it: its messages, the next message id, and what the chat became. */
 export interface ChatRoom {
   chat: StandinChat;
   nextId: number;
   messages: Map<number, StoredMessage>;
+  /** Topics by message_thread_id (the id of the message that created the topic). */
+  topics: Map<number, StandinTopic>;
+  drafts: StandinDraft[];
+  /** Why this chat refuses the bot for good: kicked, blocked, deleted (Telegram's code and description). */
+  gone?: { code: 400 | 403; description: string };
+  /** The supergroup this group was migrated to: sends here fail with migrate_to_chat_id. */
+  migratedTo?: number;
 }
 
 /** Everything the stand-in keeps for one bot. */
@@ -24,6 +49,8 @@ export interface BotState {
   commands: Json[];
   chats: Map<number, ChatRoom>;
   lastSendAt: Map<number, number>;
+  /** Forum topic mode in private chats, as BotFather sets it (getMe's has_topics_enabled). */
+  topicsEnabled: boolean;
 }
 
 /** What all bots of one stand-in share: callback queries, files, and the records tests read. */
@@ -31,12 +58,14 @@ export interface SharedState {
   perChatRate: boolean;
   callbacks: Map<string, { botId: number; answered: boolean; answer?: Json }>;
   files: Map<string, { path: string; content: Buffer; doc: Json }>;
+  /** Chat id → the supergroup it was migrated to, for every bot (a migration is the chat's, not a bot's). */
+  migrations: Map<number, number>;
   rateViolations: { chatId: number; gapMs: number }[];
   webhookDeliveries: { botId: number; updateId: number; status: number }[];
 }
 
 /** A newly added bot's state: no updates, chats or commands, and no poller or webhook. */
-export function newBotState(bot: StandinBot): BotState {
+export function newBotState(bot: StandinBot, topicsEnabled = false): BotState {
   return {
     bot,
     nextUpdateId: 100_000 + Math.floor(Math.random() * 1000),
@@ -48,6 +77,7 @@ export function newBotState(bot: StandinBot): BotState {
     commands: [],
     chats: new Map(),
     lastSendAt: new Map(),
+    topicsEnabled,
   };
 }
 
@@ -55,7 +85,7 @@ export function newBotState(bot: StandinBot): BotState {
 export function chatRoom(state: BotState, chat: StandinChat): ChatRoom {
   let room = state.chats.get(chat.id);
   if (!room) {
-    room = { chat, nextId: 1, messages: new Map() };
+    room = { chat, nextId: 1, messages: new Map(), topics: new Map(), drafts: [] };
     state.chats.set(chat.id, room);
   }
   return room;

@@ -83,8 +83,12 @@ export class BadRequest extends Error {
     description: string,
     readonly code = 400,
     readonly retryAfter?: number,
+    /** Further ResponseParameters, e.g. `migrate_to_chat_id` for a group that became a supergroup. */
+    readonly parameters: Json = {},
   ) {
-    super(code === 400 ? `Bad Request: ${description}` : description);
+    super(
+      code === 400 ? `Bad Request: ${description}` : code === 403 ? `Forbidden: ${description}` : description,
+    );
   }
 }
 

@@ -36,11 +36,12 @@ afterEach(async () => db.cleanup());
 /** An event as the Telegram adapter makes it: its origin is a Telegram one. */
 type TelegramEvent = InboundEvent & { origin: TelegramOrigin };
 
-function question(text = "what's new?", chatId = ALICE.id): TelegramEvent {
+function question(text = "what's new?", chatId = ALICE.id, threadId?: number): TelegramEvent {
   const { updateId, message } = standin.userSends(bot.token, {
     from: ALICE,
     chat: { id: chatId, type: chatId > 0 ? "private" : "supergroup" },
     text,
+    ...(threadId === undefined ? {} : { threadId }),
   });
   return {
     kind: "message",
@@ -59,6 +60,7 @@ function question(text = "what's new?", chatId = ALICE.id): TelegramEvent {
       messageId: message.message_id,
       chatType: chatId > 0 ? "private" : "supergroup",
       userId: ALICE.id,
+      ...(threadId === undefined ? {} : { topicId: threadId }),
     },
   };
 }
@@ -237,8 +239,7 @@ describe("TelegramSender", () => {
   });
 
   it("answers in the forum topic the question came from", async () => {
-    const event = question("/status", -100500);
-    event.origin = { ...event.origin, topicId: 77 };
+    const event = question("/status", -100500, 77);
     await deliver(event, { reply: answer({ answer: "in topic" }) });
     expect(standin.botMessages(bot.token, -100500, 77).map((m) => m.text)).toEqual(["in topic"]);
   });
