@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
+import { allBindings, bindingFinder } from "./core/bindings.js";
 import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
@@ -12,14 +13,21 @@ import { Engine } from "./engine/engine.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
+import { PairingGate } from "./edge/pairing-gate.js";
 import { watchQueue } from "./ops/queue-probe.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
 import { RoomWorker } from "./queue/room-worker.js";
 import { QueueScripts } from "./queue/scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
+import { AuditLog } from "./sessions/audit-log.js";
 import { Keys } from "./sessions/keys.js";
+import { PairedUsers } from "./sessions/paired-users.js";
+import { PairingCodes } from "./sessions/pairing-codes.js";
 import { RedisRateLimiter } from "./sessions/rate-limiter.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
+
+/** How often a worker process records approvals that expired undecided. */
+const APPROVAL_SWEEP_MS = 15_000;
 
 /** What a platform module is built from. */
 export interface RuntimeDeps {
@@ -29,6 +37,12 @@ export interface RuntimeDeps {
   inbox: Inbox;
   limiter: RedisRateLimiter;
   log: Logger;
+  /** Users `/pair` added to bindings, mirrored in memory for the edge. */
+  paired: PairedUsers;
+  /** `/pair <code>` at the edge. */
+  pairing: PairingGate;
+  /** The audit trail (approvals, pairings, destructive calls). */
+  audit: AuditLog;
 }
 
 /** One platform's halves; `lanes` are the queue lanes its sender serves (default: its platform). */
@@ -38,6 +52,25 @@ export interface PlatformModule {
   lanes?: string[];
   /** The worker's own check of a queued event's sender against the current bindings. */
   senderCheck?: (event: InboundEvent) => boolean;
+}
+
+/**
+ * The parts of the runtime that decide who may do what beyond the configuration: the
+ * users pairing added (loaded by `paired.start()`), the `/pair` gate and the audit trail.
+ */
+export function permissionDeps(
+  config: Config,
+  redis: Redis,
+  keys: Keys,
+): Pick<RuntimeDeps, "paired" | "pairing" | "audit"> {
+  const audit = new AuditLog(redis, keys, config.audit.keepDays * 24 * 3600_000);
+  const paired = new PairedUsers(
+    redis,
+    keys,
+    allBindings(config).map((b) => b.name),
+  );
+  const pairing = new PairingGate({ codes: new PairingCodes(redis, keys), paired, audit, redis, keys });
+  return { paired, pairing, audit };
 }
 
 /** Builds a platform module from the runtime's shared parts. */
@@ -88,7 +121,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queued = new RoomInboxReader(redis, keys);
   const limiter = new RedisRateLimiter(redis);
   watchQueue(redis, keys);
-  const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
+  const permissions = permissionDeps(config, redis, keys);
+  const { paired } = permissions;
+  const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log, ...permissions };
   const namespaces = new NamespaceRegistry(config, log);
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
   const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
@@ -102,8 +137,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       maxMessageChars: config.limits.maxMessageChars,
       choiceSeconds: config.sessions.choiceSeconds,
       slotSeconds: config.sessions.slotSeconds,
+      approvalSeconds: config.sessions.approvalSeconds,
     },
     senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
+    access: {
+      bindingOf: bindingFinder(config),
+      paired: (binding, sender) => paired.has(binding, sender),
+      audit: permissions.audit,
+      enqueue: async (event) => void (await inbox.enqueue(event)),
+    },
     log,
   });
 
@@ -118,19 +160,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
 
   let worker: RoomWorker | undefined;
+  const sweeps: NodeJS.Timeout[] = [];
   let health: HealthServer | undefined;
   let receivers: Receiver[] = [];
   const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
     await health?.close();
     for (const r of receivers)
       await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
+    for (const sweep of sweeps) clearInterval(sweep);
     await worker?.stop(graceMs);
     await namespaces.close();
+    paired.stop();
     redis.disconnect();
   };
   try {
     // Connected before anything reports on it: /healthz is asked right after a start.
     await redis.ping();
+    await paired.start();
     worker = await startWorker();
     if (options.connectNamespaces) await connectAll(namespaces, log);
     receivers = await startReceivers(
@@ -202,6 +248,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       log,
     });
     await started.start();
+    // Approvals nobody decided in time are recorded as expired, by whichever process sweeps first.
+    const sweep = setInterval(() => {
+      permissions.audit
+        .sweep()
+        .catch((err: unknown) => log.warn({ err }, "sweeping expired approvals failed"));
+    }, APPROVAL_SWEEP_MS);
+    sweep.unref();
+    sweeps.push(sweep);
     return started;
   }
 }

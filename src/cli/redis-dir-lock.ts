@@ -102,6 +102,11 @@ export async function lockRedisDir(dir: string, log: Logger): Promise<RedisDirLo
   };
 }
 
+/** The process that holds the embedded Redis folder `dir`, per its lock file (it may have died). */
+export function lockOwner(dir: string): number | undefined {
+  return ownerOf(join(dir, LOCK_FILE));
+}
+
 function ownerOf(file: string): number | undefined {
   try {
     const owner = Number((JSON.parse(readFileSync(file, "utf8")) as { owner?: unknown }).owner);

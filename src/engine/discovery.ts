@@ -4,6 +4,7 @@ import type { ToolInfo } from "../namespace/tool-info.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
+import { personOf } from "./access.js";
 import { offer, say, type Change } from "./changes.js";
 import { newOffer } from "./offers.js";
 import type { TurnContext } from "./turn-context.js";
@@ -102,7 +103,12 @@ export function offerCandidates(
   if (allowed.length === 0) return [say(namespaceTexts.noAllowedCandidates)];
   return [
     say(namespaceTexts.ambiguous),
-    offer(newOffer("", allowed, [], turn.settings.choiceSeconds, { callWith: args })),
+    offer(
+      newOffer("", allowed, [], turn.settings.choiceSeconds, {
+        callWith: args,
+        askedOf: personOf(turn.event),
+      }),
+    ),
   ];
 }
 

@@ -1,14 +1,18 @@
 import type { TelegramConfig } from "../core/config.js";
 import { originOn, type InboundEvent } from "../core/event.js";
 import { botIdPart } from "../core/telegram-token.js";
-import { isAllowed } from "./telegram-access.js";
+import { NO_ALIASES } from "./chat-migrations.js";
+import { approverMayPress, isAllowed, type PairedCheck } from "./telegram-access.js";
 
 /**
  * The worker's own check of a queued Telegram event against the bindings as configured
  * now, instead of the `allowed` flag read back from Redis: the event's bot must be bound
  * to the event's namespace and the sender allowed in that chat.
  */
-export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEvent) => boolean {
+export function telegramSenderCheck(
+  telegram: TelegramConfig,
+  paired?: PairedCheck,
+): (event: InboundEvent) => boolean {
   const bots = new Map(
     telegram.bots.flatMap((bot) => {
       const id = botIdPart(bot.token);
@@ -22,7 +26,11 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
     const bot = bots.get(botId);
     if (bot === undefined) return false;
     // A migrated group is bound by either of its ids: the one it has, or the one its room keeps.
-    const boundBy = (id: number) => isAllowed(bot, { id, type: chatType }, userId);
+    // Approvers may press approval buttons where they are not allowed to talk (approverMayPress).
+    const presses = event.kind === "choice" || event.kind === "approval";
+    const boundBy = (id: number) =>
+      isAllowed(bot, { id, type: chatType }, userId, NO_ALIASES, paired) ||
+      (presses && approverMayPress(bot, { id, type: chatType }, userId));
     return (
       event.sender.id === `tg:${userId}` &&
       bot.namespace === event.namespace &&

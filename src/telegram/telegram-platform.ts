@@ -49,7 +49,7 @@ export function createTelegramPlatform(
         deps.redis,
       ),
       receiver: new TelegramReceiver(bots, deps, tuning.polling),
-      senderCheck: telegramSenderCheck(telegram),
+      senderCheck: telegramSenderCheck(telegram, (binding, sender) => deps.paired.has(binding, sender)),
     };
   };
 }

@@ -131,8 +131,9 @@ export class TelegramReceiver implements Receiver {
       config: botConfig,
       edits: config.edits,
       aliases: migrations,
+      paired: (binding: string, sender: string) => this.deps.paired.has(binding, sender),
     };
-    const { inbox, redis, keys } = this.deps;
+    const { inbox, redis, keys, pairing } = this.deps;
     const flood = new FloodGate(redis, keys, config.limits);
     const intake = new UpdateIntake(bot.api, identity, reader, {
       inbox,
@@ -141,6 +142,7 @@ export class TelegramReceiver implements Receiver {
       flood,
       log,
       migrations,
+      pairing,
     });
     this.intakes.push(intake);
     return intake;

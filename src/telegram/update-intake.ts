@@ -4,9 +4,11 @@ import type { Redis } from "ioredis";
 import type { Inbox } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
+import { telegramDmBinding, telegramGroupBinding } from "../core/bindings.js";
 import { telegramRoom } from "../core/room.js";
 import { edgeTexts } from "../edge/edge-texts.js";
 import type { FloodGate } from "../edge/flood-gate.js";
+import { pairingCodeIn, type PairingGate } from "../edge/pairing-gate.js";
 import { StrangerGate } from "../edge/stranger-gate.js";
 import { NOOP_DATA, pagedKeyboard, parsePageData } from "../render/telegram-keyboard.js";
 import type { Keys } from "../sessions/keys.js";
@@ -33,6 +35,8 @@ export interface IntakeDeps {
   log: Logger;
   /** Groups the bot saw migrate to a supergroup; the identity's aliases read the same record. */
   migrations?: ChatMigrations;
+  /** `/pair <code>`, taken at the edge before the allowlist. */
+  pairing?: PairingGate;
 }
 
 /**
@@ -77,6 +81,8 @@ export class UpdateIntake {
     if (seen === null) return;
     const { chat, from, edge } = seen;
     if (chat.type !== "private" && !(await this.bound(chat.id))) return this.leave(chat.id, chat.type);
+    const code = update.message?.text === undefined ? undefined : pairingCodeIn(update.message.text);
+    if (code !== undefined && this.deps.pairing) return this.pair(this.deps.pairing, seen, code);
     const topic = topicOf(seen);
     if (!edge.sender.allowed) return this.refuse(update, edge.room, chat.id, from.id, topic);
     const page = press?.data === undefined ? null : parsePageData(press.data);
@@ -181,6 +187,28 @@ export class UpdateIntake {
     if (await this.strangers.claim(this.deps.keys.refused(room, `tg:${userId}`))) {
       await this.say(chatId, edgeTexts.refusal, topic);
     }
+  }
+
+  /**
+   * `/pair <code>` from anyone (a stranger is who pairs): a code that opens one of this
+   * bot's bindings adds the sender to it; the answer goes straight back from the edge.
+   */
+  private async pair(pairing: PairingGate, seen: TelegramEdge, code: string): Promise<void> {
+    const bot = this.identity.config;
+    const names = new Set([
+      telegramDmBinding(bot, this.identity.id),
+      ...bot.groups.map((g) => telegramGroupBinding(g, this.identity.id)),
+    ]);
+    const reply = await pairing.redeem(
+      {
+        senderId: seen.edge.sender.id,
+        ...(seen.edge.sender.name ? { name: seen.edge.sender.name } : {}),
+        room: seen.edge.room,
+        accepts: (binding) => names.has(binding),
+      },
+      code,
+    );
+    if (reply) await this.say(seen.chat.id, reply, topicOf(seen));
   }
 
   /** The bot was added to a chat: a group no binding names is left, with one notice. */

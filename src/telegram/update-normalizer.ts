@@ -4,7 +4,13 @@ import type { Addressed, Edge, InboundEvent, InboundFile } from "../core/event.j
 import type { TelegramOrigin } from "../core/origin.js";
 import { telegramRoom } from "../core/room.js";
 import type { ChatAliases } from "./chat-migrations.js";
-import { groupBinding, isAllowed, type TelegramBotConfig } from "./telegram-access.js";
+import {
+  approverMayPress,
+  groupBinding,
+  isAllowed,
+  type PairedCheck,
+  type TelegramBotConfig,
+} from "./telegram-access.js";
 import { messageRef } from "./telegram-origin.js";
 
 /** What the normaliser knows about the bot an update arrived at. */
@@ -17,6 +23,8 @@ export interface BotIdentity {
   edits?: EditsConfig;
   /** The ids migrated groups had and have, so that such a group keeps its room and binding. */
   aliases?: ChatAliases;
+  /** Users `/pair` added to the bot's bindings. */
+  paired?: PairedCheck;
 }
 
 /** Reads a document into an inbound file (downloaded text, or the reason it was refused). */
@@ -131,7 +139,9 @@ function edgeRecord(
     sender: {
       id: `tg:${from.id}`,
       name: [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username,
-      allowed: isAllowed(bot.config, chat, from.id, bot.aliases),
+      allowed:
+        isAllowed(bot.config, chat, from.id, bot.aliases, bot.paired) ||
+        (addressed === "button" && approverMayPress(bot.config, chat, from.id, bot.aliases)),
     },
     addressed,
     origin,

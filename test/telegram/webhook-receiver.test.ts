@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Receiver } from "../../src/core/adapter.js";
 import { silentLogger } from "../../src/core/log.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
+import { permissionDeps } from "../../src/runtime.js";
 import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
@@ -55,6 +56,7 @@ beforeEach(async () => {
     inbox,
     limiter: new RedisRateLimiter(db.redis),
     log: silentLogger(),
+    ...permissionDeps(config, db.redis, db.keys),
   };
   receiver = createTelegramPlatform()(deps).receiver!;
   await receiver.start();

@@ -1,12 +1,14 @@
 import { z } from "zod";
 import { TELEGRAM_TOKEN } from "../telegram-token.js";
 import { RespondSchema } from "./respond.js";
+import { roleFields } from "./roles.js";
 
 const TelegramGroupSchema = z.strictObject({
   chat: z.number().int(),
   users: z.array(z.number().int()).default([]),
   /** `mentions`: only commands, mentions of the bot and replies to it; `all`: every message. */
   respond: RespondSchema,
+  ...roleFields(z.number().int()),
 });
 
 const TelegramBotSchema = z.strictObject({
@@ -18,6 +20,8 @@ const TelegramBotSchema = z.strictObject({
   users: z.array(z.number().int()).default([]),
   /** Groups are closed unless listed, each with its own sender allowlist. */
   groups: z.array(TelegramGroupSchema).default([]),
+  /** Roles of the bot's direct chats (its `users`). */
+  ...roleFields(z.number().int()),
 });
 
 const TelegramWebhookSchema = z.strictObject({

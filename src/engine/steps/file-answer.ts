@@ -1,7 +1,7 @@
 import { remember, say } from "../changes.js";
 import { andThen, on } from "../composer.js";
 import { texts } from "../texts.js";
-import { continueSlot, expireSlot } from "./slot.js";
+import { continueSlot, expireSlot, ownSlot } from "./slot.js";
 
 /**
  * A text file is taken only as the argument a tool is waiting for; one refused at the
@@ -10,7 +10,7 @@ import { continueSlot, expireSlot } from "./slot.js";
 export const fileAnswer = on("file", (ctx, { file }) =>
   andThen(ctx, expireSlot(ctx), async (next) => {
     if (file.rejected !== undefined) return [say(texts.fileRejected(file.rejected))];
-    const slot = next.session.slot;
+    const slot = ownSlot(next);
     if (!slot) return [say(texts.fileNotExpected)];
     const [arg, ...rest] = slot.missing;
     if (arg!.type !== undefined && arg!.type !== "string") {
@@ -18,7 +18,7 @@ export const fileAnswer = on("file", (ctx, { file }) =>
     }
     if (file.text === undefined) return [say(texts.fileRejected("it could not be read as text"))];
     return andThen(next, [remember("user", `[file ${file.name}]`)], (remembered) =>
-      continueSlot(remembered, { ...slot.args, [arg!.name]: file.text }, rest),
+      continueSlot(remembered, slot, { ...slot.args, [arg!.name]: file.text }, rest),
     );
   }),
 );
