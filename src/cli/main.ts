@@ -116,8 +116,14 @@ program
   .requiredOption("-c, --config <file>", "YAML configuration")
   .requiredOption("-n, --namespace <name>", "namespace of the room")
   .option("-r, --room <name>", "room name; the same name continues the same conversation")
-  .action(async (opts: { config: string; namespace: string; room?: string }) => {
-    await runShell({ config: loadConfig(opts.config), namespace: opts.namespace, room: opts.room });
+  .option("-u, --user <name>", "who is typing, for a room bound in shell.rooms (default: the login name)")
+  .action(async (opts: { config: string; namespace: string; room?: string; user?: string }) => {
+    await runShell({
+      config: loadConfig(opts.config),
+      namespace: opts.namespace,
+      room: opts.room,
+      user: opts.user,
+    });
   });
 
 program

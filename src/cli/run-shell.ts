@@ -13,6 +13,8 @@ export interface RunShellOptions {
   config: Config;
   namespace: string;
   room?: string;
+  /** Who is typing (default: the login name). */
+  user?: string;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function runShell(options: RunShellOptions): Promise<void> {
           input: process.stdin,
           output: process.stdout,
           interactive,
+          ...(options.user ? { user: options.user } : {}),
           filesDir: join(privateStateDir("files"), (options.room ?? namespace).replace(/[^\w.-]+/g, "_")),
         },
         (r) => (room = r),

@@ -1,5 +1,6 @@
 import { botIdPart } from "./telegram-token.js";
 import { formatPath, issueAt, type ConfigIssue } from "./config-issues.js";
+import { checkRoles } from "./config-role-checks.js";
 
 /** What the checks across fields found: errors stop a start, warnings are only shown. */
 export interface CrossFieldFindings {
@@ -89,6 +90,8 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
       once(`room:${r.room}`, ["matrix", "rooms", i, "room"], `room "${r.room}" is bound twice`);
     }
   });
+
+  checkRoles(root, errors, warnings);
 
   if (used.size > 0) {
     for (const name of namespaces) {

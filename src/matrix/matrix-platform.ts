@@ -40,8 +40,10 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         inbox: deps.inbox,
         log,
         syncTimeoutMs: options.syncTimeoutMs,
+        paired: (binding, sender) => deps.paired.has(binding, sender),
+        pairing: deps.pairing,
       }),
-      senderCheck: matrixSenderCheck(matrix),
+      senderCheck: matrixSenderCheck(matrix, (binding, sender) => deps.paired.has(binding, sender)),
     };
   };
 }

@@ -6,6 +6,7 @@ import { registerSecret, type Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
 import { matrixRoom } from "../core/room.js";
 import type { FloodGate } from "../edge/flood-gate.js";
+import { pairingCodeIn, type PairingGate } from "../edge/pairing-gate.js";
 import { refusalsTotal } from "../ops/metrics.js";
 import { classifyEvent } from "./classify-event.js";
 import { EditReview } from "./edit-review.js";
@@ -44,6 +45,10 @@ export interface MatrixReceiverOptions {
   syncTimeoutMs?: number;
   /** What an edited message does (default: logged, not asked again). */
   edits?: EditsConfig;
+  /** Users `/pair` added to the rooms' bindings. */
+  paired?: (binding: string, senderId: string) => boolean;
+  /** `/pair <code>`, taken at the edge before the allowlist. */
+  pairing?: PairingGate;
 }
 
 /**
@@ -239,7 +244,16 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       log.debug("matrix event from before the bot was there; not answered");
       return;
     }
-    const allowed = isAllowed(binding, event.sender, await this.powerLevels(binding));
+    const code = classified.type === "message" ? pairingCodeIn(classified.text) : undefined;
+    if (code !== undefined && this.options.pairing) {
+      const reply = await this.options.pairing.redeem(
+        { senderId: event.sender, room: matrixRoom(roomId), accepts: (name) => name === binding.name },
+        code,
+      );
+      if (reply) await this.notices?.say(roomId, event.event_id, event.sender, reply);
+      return;
+    }
+    const allowed = isAllowed(binding, event.sender, await this.powerLevels(binding), this.options.paired);
     if (!allowed) {
       // A stranger's chatter not addressed to the bot is ignored without a word, and without I/O.
       if (!this.admission?.addressedOffline(binding, event, classified)) return;
