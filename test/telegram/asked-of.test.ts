@@ -52,8 +52,8 @@ beforeAll(async () => {
       namespaces: { h: team.config },
       telegram: {
         apiRoot: standin.url,
-        // Many answers in one group: Telegram's 20 a minute would make the test wait.
-        limits: { groupPerMinute: 600 },
+        // Many answers in one group: Telegram's pace (1 a second, 20 a minute) would make the test wait.
+        limits: { groupPerMinute: 600, chatPerSecond: 30 },
         bots: [
           {
             token: "${TELEGRAM_TEAM_TOKEN}",
