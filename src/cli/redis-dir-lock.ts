@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, readlinkSync, realpathSync, unlinkSync, writ
 import { join } from "node:path";
 import { RedisDirBusyError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
+import { sleep } from "../core/retry.js";
 
 const LOCK_FILE = "roomgate.lock";
 
@@ -49,7 +50,7 @@ async function stopOrphan(pid: number, log: Logger): Promise<void> {
   } catch {
     return;
   }
-  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
   if (alive(pid)) process.kill(pid, "SIGKILL");
 }
 

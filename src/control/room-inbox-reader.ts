@@ -1,6 +1,11 @@
+import { z } from "zod";
 import type { Redis } from "ioredis";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Keys } from "../sessions/keys.js";
+import { safeJson } from "../sessions/session-store.js";
+
+/** What telling queued events apart needs: the id each one carries. */
+const QueuedIdSchema = z.object({ eventId: z.string() });
 
 /**
  * Reads a room's queued events while one of its turns runs. A room's turns run one
@@ -19,7 +24,7 @@ export class RoomInboxReader {
   async position(room: string, ownEventId?: string): Promise<number> {
     const raw = await this.redis.lrange(this.keys.inbox(room), 0, -1);
     if (ownEventId !== undefined) {
-      const own = raw.findIndex((r) => r.includes(`"eventId":${JSON.stringify(ownEventId)}`));
+      const own = raw.findIndex((r) => QueuedIdSchema.safeParse(safeJson(r)).data?.eventId === ownEventId);
       if (own >= 0) return own + 1;
     }
     return raw.length;
@@ -30,13 +35,7 @@ export class RoomInboxReader {
     const raw = await this.redis.lrange(this.keys.inbox(room), from, -1);
     const out: { next: number; event: InboundEvent }[] = [];
     for (const [i, text] of raw.entries()) {
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        continue;
-      }
-      const parsed = InboundEventSchema.safeParse(json);
+      const parsed = InboundEventSchema.safeParse(safeJson(text));
       if (parsed.success) out.push({ next: from + i + 1, event: parsed.data });
     }
     return out;

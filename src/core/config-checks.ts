@@ -48,36 +48,11 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
 
   const telegram = tree(root.telegram);
   if (telegram) {
-    if (telegram.mode === "webhook" && tree(telegram.webhook) === undefined) {
-      errors.push(
-        issueAt(
-          ["telegram", "webhook"],
-          'required when telegram.mode is "webhook" (url, secretToken, optional host and port)',
-        ),
-      );
-    }
-    if (telegram.mode !== "webhook" && telegram.webhook !== undefined) {
-      warnings.push(
-        issueAt(["telegram", "webhook"], 'ignored: telegram.mode is not "webhook", so the bots poll'),
-      );
-    }
+    const section = telegramSectionIssues(telegram);
+    errors.push(...section.errors);
+    warnings.push(...section.warnings);
     list(telegram.bots).forEach((bot, i) => {
-      const b = tree(bot);
-      if (!b) return;
-      checkNamespace(b.namespace, ["telegram", "bots", i, "namespace"]);
-      const id = typeof b.token === "string" ? botIdPart(b.token) : undefined;
-      if (id !== undefined) {
-        once(`bot:${id}`, ["telegram", "bots", i, "token"], `the same bot (id ${id}) is configured twice`);
-      }
-      list(b.groups).forEach((group, j) => {
-        const chat = tree(group)?.chat;
-        if (typeof chat !== "number") return;
-        once(
-          `bot:${i}:group:${chat}`,
-          ["telegram", "bots", i, "groups", j, "chat"],
-          `group ${chat} is bound twice`,
-        );
-      });
+      checkNamespace(tree(bot)?.namespace, ["telegram", "bots", i, "namespace"]);
     });
   }
 
@@ -104,5 +79,53 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
       );
     }
   }
+  return { errors, warnings };
+}
+
+/**
+ * The checks a Telegram section needs beyond its single fields: webhook mode has its
+ * `webhook` section, and no bot (nor a bot's group) is configured twice. The config
+ * check runs them on the file; the Telegram platform on the config it is given.
+ */
+export function telegramSectionIssues(section: unknown): CrossFieldFindings {
+  const errors: ConfigIssue[] = [];
+  const warnings: ConfigIssue[] = [];
+  const telegram = tree(section) ?? {};
+  if (telegram.mode === "webhook" && tree(telegram.webhook) === undefined) {
+    errors.push(
+      issueAt(
+        ["telegram", "webhook"],
+        'required when telegram.mode is "webhook" (url, secretToken, optional host and port)',
+      ),
+    );
+  }
+  if (telegram.mode !== "webhook" && telegram.webhook !== undefined) {
+    warnings.push(
+      issueAt(["telegram", "webhook"], 'ignored: telegram.mode is not "webhook", so the bots poll'),
+    );
+  }
+  const firstSeen = new Map<string, string>();
+  const once = (key: string, path: PropertyKey[], what: string) => {
+    const earlier = firstSeen.get(key);
+    if (earlier) errors.push(issueAt(path, `${what} (also at ${earlier})`));
+    else firstSeen.set(key, formatPath(path));
+  };
+  list(telegram.bots).forEach((bot, i) => {
+    const b = tree(bot);
+    if (!b) return;
+    const id = typeof b.token === "string" ? botIdPart(b.token) : undefined;
+    if (id !== undefined) {
+      once(`bot:${id}`, ["telegram", "bots", i, "token"], `the same bot (id ${id}) is configured twice`);
+    }
+    list(b.groups).forEach((group, j) => {
+      const chat = tree(group)?.chat;
+      if (typeof chat !== "number") return;
+      once(
+        `group:${i}:${chat}`,
+        ["telegram", "bots", i, "groups", j, "chat"],
+        `group ${chat} is bound twice`,
+      );
+    });
+  });
   return { errors, warnings };
 }

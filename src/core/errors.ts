@@ -53,12 +53,6 @@ export class MalformedAnswerError extends NamespaceError {
   }
 }
 
-/** A call was refused before reaching a namespace: outside the room's scope or not enabled. */
-export class ScopeError extends RoomgateError {}
-
-/** Arguments did not validate against a tool's input schema; nothing was called. */
-export class ArgumentError extends RoomgateError {}
-
 /** `redis-server` is needed for the embedded default and is not installed. */
 export class RedisMissingError extends RoomgateError {}
 

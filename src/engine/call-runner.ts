@@ -1,5 +1,4 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { CallProgress } from "../namespace/call-options.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { isCancel } from "./cancel.js";
@@ -8,6 +7,7 @@ import { TakenEvents } from "./taken.js";
 import type { TurnContext } from "./turn-context.js";
 import type { AskedOf } from "../sessions/session.js";
 import { personOf } from "./access.js";
+import { sleep } from "../core/retry.js";
 
 /** How often a running call looks at the room's new events for a /cancel. */
 const WATCH_EVERY_MS = 250;
@@ -87,7 +87,7 @@ async function watchForCancel(
   // Read nothing until the call has run a while: a quick call (most are) costs no Redis round trip.
   let mark: number | undefined;
   while (!stop.aborted) {
-    await sleep(WATCH_EVERY_MS, undefined, { signal: stop }).catch(() => undefined);
+    await sleep(WATCH_EVERY_MS, stop).catch(() => undefined);
     if (stop.aborted) return;
     mark ??= await turn.channel.mark(true);
     for (const { next, event } of await turn.channel.eventsAfter(mark)) {

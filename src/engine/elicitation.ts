@@ -1,5 +1,4 @@
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { InboundEvent } from "../core/event.js";
 import type { ReplyOption } from "../core/reply.js";
 import { isCancel } from "./cancel.js";
@@ -11,6 +10,7 @@ import type { TurnContext } from "./turn-context.js";
 import type { AskedOf } from "../sessions/session.js";
 import { nameOf } from "./access.js";
 import { permissionTexts } from "./permission-texts.js";
+import { sleep } from "../core/retry.js";
 
 const POLL_MS = 250;
 
@@ -160,7 +160,7 @@ async function wait(
       taken.take(event);
       return answer;
     }
-    await sleep(POLL_MS, undefined, { signal }).catch(() => undefined);
+    await sleep(POLL_MS, signal).catch(() => undefined);
   }
   return { timeout: true };
 }

@@ -1,7 +1,7 @@
 import type { PlatformFactory, PlatformModule, RuntimeDeps } from "../runtime.js";
 import { FloodGate } from "../edge/flood-gate.js";
 import { MatrixReceiver } from "./matrix-receiver.js";
-import type { RetryPolicy } from "./matrix-retry.js";
+import type { MatrixRetryPolicy } from "./matrix-retry.js";
 import { MatrixSender } from "./matrix-sender.js";
 import { matrixSenderCheck } from "./sender-check.js";
 
@@ -10,7 +10,7 @@ export interface MatrixPlatformOptions {
   /** Long-poll timeout of each sync request. */
   syncTimeoutMs?: number;
   /** Retry policy of sends. */
-  retry?: RetryPolicy;
+  retry?: MatrixRetryPolicy;
   /** How often a running turn renews its typing notification. */
   typingRefreshMs?: number;
 }

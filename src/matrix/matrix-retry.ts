@@ -1,23 +1,22 @@
 import type { SendGate, SendWindow } from "../core/adapter.js";
 import { PermanentSendError, SendDeferredError, TransientSendError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
-import { rateLimitedTotal } from "../ops/scheduler-metrics.js";
+import { backoffMs, retry, type RetryPolicy, type RetryVerdict } from "../core/retry.js";
+import { rateLimitedTotal } from "../ops/metrics.js";
 import { MatrixRequestError } from "./matrix-errors.js";
 
-/** How hard `withMatrixRetry` tries. */
-export interface RetryPolicy {
-  attempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
+/** How hard `withMatrixRetry` tries: the shared backoff, and the longest 429 wait it honours. */
+export interface MatrixRetryPolicy extends RetryPolicy {
   /** A 429 asking for a longer wait than this fails instead of holding the turn. */
   maxRetryAfterMs: number;
 }
 
 /** The default policy for sends: a few quick retries, and any reasonable 429 wait honoured. */
-export const SEND_RETRY: RetryPolicy = {
+export const SEND_RETRY: MatrixRetryPolicy = {
   attempts: 6,
-  baseDelayMs: 250,
-  maxDelayMs: 10_000,
+  firstMs: 250,
+  maxMs: 10_000,
+  jitter: true,
   maxRetryAfterMs: 120_000,
 };
 
@@ -46,23 +45,39 @@ function errcodeOf(err: unknown): string | undefined {
 }
 
 /**
- * How long to wait before trying again after `err`, or null when it is not worth it:
- * a 429 waits what `retry_after_ms` says; 5xx and network errors back off
- * exponentially with jitter; any other error is final.
+ * Whether `err` is a rate limit (429 or M_LIMIT_EXCEEDED), and the wait it asks for
+ * (`retry_after_ms`, on the error or its body) when it names one.
  */
-export function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number | null {
+function rateLimitOf(err: unknown): { waitMs: number | undefined } | undefined {
+  if (statusOf(err) !== 429 && errcodeOf(err) !== "M_LIMIT_EXCEEDED") return undefined;
+  const e = err as { retryAfterMs?: unknown; body?: { retry_after_ms?: unknown } };
+  const asked = Number(e.retryAfterMs ?? e.body?.retry_after_ms);
+  return { waitMs: Number.isFinite(asked) && asked >= 0 ? asked : undefined };
+}
+
+/** A failure a later attempt may not have: a 5xx, or no answer at all (a network error). */
+function isTransient(err: unknown): boolean {
   const status = statusOf(err);
-  if (status === 429 || errcodeOf(err) === "M_LIMIT_EXCEEDED") {
-    const e = err as { retryAfterMs?: unknown; body?: { retry_after_ms?: unknown } };
-    const asked = e.retryAfterMs ?? e.body?.retry_after_ms;
-    if (typeof asked === "number") return asked <= policy.maxRetryAfterMs ? asked : null;
-  } else if (
-    status !== undefined ? status < 500 : !NETWORK_CODES.has(String((err as { code?: unknown })?.code))
-  ) {
-    return null;
-  }
-  const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
-  return backoff / 2 + Math.random() * (backoff / 2);
+  return status !== undefined ? status >= 500 : NETWORK_CODES.has(String((err as { code?: unknown })?.code));
+}
+
+/**
+ * What to do after `err`: a 429 waits what `retry_after_ms` says (or fails when that is
+ * longer than the policy honours; without a wait it backs off); 5xx and network errors
+ * back off; any other error is final.
+ */
+export function retryVerdict(err: unknown, policy: MatrixRetryPolicy): RetryVerdict {
+  const limit = rateLimitOf(err);
+  if (limit?.waitMs !== undefined)
+    return limit.waitMs <= policy.maxRetryAfterMs ? { afterMs: limit.waitMs } : "fail";
+  return limit || isTransient(err) ? "retry" : "fail";
+}
+
+/** How long to wait before retry number `attempt` (from 0) after `err`, or null when it is not worth it. */
+export function retryDelay(err: unknown, attempt: number, policy: MatrixRetryPolicy): number | null {
+  const verdict = retryVerdict(err, policy);
+  if (verdict === "fail") return null;
+  return verdict === "retry" ? backoffMs(policy, attempt) : verdict.afterMs;
 }
 
 /** Runs a homeserver request, riding out rate limits and transient failures; throws MatrixRequestError. */
@@ -70,20 +85,18 @@ export async function withMatrixRetry<T>(
   what: string,
   request: () => Promise<T>,
   log: Logger,
-  policy: RetryPolicy = SEND_RETRY,
+  policy: MatrixRetryPolicy = SEND_RETRY,
 ): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await request();
-    } catch (err) {
-      const delay = attempt + 1 < policy.attempts ? retryDelay(err, attempt, policy) : null;
-      if (delay === null) throw new MatrixRequestError(what, statusOf(err), { cause: err });
-      log.warn(
-        { what, status: statusOf(err), errcode: errcodeOf(err), delayMs: Math.round(delay) },
-        "matrix retry",
-      );
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
+  try {
+    return await retry(request, (err) => retryVerdict(err, policy), policy, {
+      onRetry: ({ err, waitMs }) =>
+        log.warn(
+          { what, status: statusOf(err), errcode: errcodeOf(err), delayMs: Math.round(waitMs) },
+          "matrix retry",
+        ),
+    });
+  } catch (err) {
+    throw new MatrixRequestError(what, statusOf(err), { cause: err });
   }
 }
 
@@ -106,20 +119,16 @@ export async function gatedMatrixRequest<T>(
   try {
     return await request();
   } catch (err) {
-    const status = statusOf(err);
-    if (status === 429 || errcodeOf(err) === "M_LIMIT_EXCEEDED") {
-      const e = err as { retryAfterMs?: unknown; body?: { retry_after_ms?: unknown } };
-      const asked = Number(e.retryAfterMs ?? e.body?.retry_after_ms ?? 1000);
-      const waitMs = Number.isFinite(asked) && asked > 0 ? asked : 1000;
+    const limit = rateLimitOf(err);
+    if (limit) {
+      const waitMs = limit.waitMs || 1000;
       log.warn({ what, retryAfterMs: waitMs }, "matrix: 429 too many requests; holding the account's sends");
       rateLimitedTotal.inc({ platform: "matrix", method: what });
       await gate.hold(windows, waitMs);
       throw new SendDeferredError(waitMs, `429 from ${what}`, { cause: err });
     }
-    const transient =
-      status !== undefined ? status >= 500 : NETWORK_CODES.has(String((err as { code?: unknown })?.code));
-    const failure = new MatrixRequestError(what, status, { cause: err });
-    if (transient) throw new TransientSendError(failure.message, { cause: failure });
+    const failure = new MatrixRequestError(what, statusOf(err), { cause: err });
+    if (isTransient(err)) throw new TransientSendError(failure.message, { cause: failure });
     throw new PermanentSendError(failure.message, { cause: failure });
   }
 }

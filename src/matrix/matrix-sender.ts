@@ -19,7 +19,7 @@ import {
   SEND_RETRY,
   statusOf,
   withMatrixRetry,
-  type RetryPolicy,
+  type MatrixRetryPolicy,
 } from "./matrix-retry.js";
 import { routeSdkLogs } from "./sdk-logging.js";
 
@@ -27,7 +27,7 @@ import { routeSdkLogs } from "./sdk-logging.js";
 export interface MatrixSenderOptions {
   config: MatrixConfig;
   log: Logger;
-  retry?: RetryPolicy;
+  retry?: MatrixRetryPolicy;
   /** How often a running turn renews its typing notification. */
   typingRefreshMs?: number;
   /** Key names of the shared send windows (a 429's retry_after_ms holds every process's sends). */
@@ -67,7 +67,7 @@ export class MatrixSender implements PlatformSender {
   readonly platform = "matrix" as const;
   private readonly client: MatrixClient;
   private readonly log: Logger;
-  private readonly retry: RetryPolicy;
+  private readonly retry: MatrixRetryPolicy;
   private readonly status = new MatrixProgress();
 
   constructor(private readonly options: MatrixSenderOptions) {

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { MatrixClient, type IStorageProvider } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
-import { retryDelay, type RetryPolicy } from "./matrix-retry.js";
+import { sleep } from "../core/retry.js";
+import { retryDelay, type MatrixRetryPolicy } from "./matrix-retry.js";
 
 /** What the sync loop hands each response to. */
 export interface SyncHandler {
@@ -11,10 +11,11 @@ export interface SyncHandler {
   emit(type: string, ...payload: unknown[]): Promise<void>;
 }
 
-const SYNC_RETRY: RetryPolicy = {
+const SYNC_RETRY: MatrixRetryPolicy = {
   attempts: Infinity,
-  baseDelayMs: 1_000,
-  maxDelayMs: 30_000,
+  firstMs: 1_000,
+  jitter: true,
+  maxMs: 30_000,
   maxRetryAfterMs: 300_000,
 };
 
@@ -83,9 +84,9 @@ export class SyncingMatrixClient extends MatrixClient {
       } catch (err) {
         this.firstBatchDone?.();
         if (!this.running) return;
-        const delay = retryDelay(err, failures++, SYNC_RETRY) ?? SYNC_RETRY.maxDelayMs;
+        const delay = retryDelay(err, failures++, SYNC_RETRY) ?? SYNC_RETRY.maxMs;
         this.log.warn({ err, delayMs: Math.round(delay), failures }, "matrix sync failed; retrying");
-        await sleep(delay, undefined, { signal: this.halt.signal }).catch(() => undefined);
+        await sleep(delay, this.halt.signal).catch(() => undefined);
       }
     }
   }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -10,6 +9,7 @@ import {
 import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
+import { retry, sleep, type RetryPolicy } from "../core/retry.js";
 import { namespaceCallSeconds, namespaceCalls } from "../ops/metrics.js";
 import { START_WAIT_MS, answersPing, lostToCrash, timedOut } from "./call-recovery.js";
 import type { CallOptions, NamespaceAbout } from "./call-options.js";
@@ -21,6 +21,9 @@ import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { createTransport } from "./transport.js";
 import type { ToolInfo, ToolListing } from "./tool-info.js";
 import { fetchToolListing } from "./tool-listing.js";
+
+/** A call lost to a crash is sent once more, at once: reconnecting waits out the restart backoff itself. */
+const CRASH_RETRY: RetryPolicy = { attempts: 2, firstMs: 0, maxMs: 0 };
 
 /**
  * One namespace served over MCP: keeps a connection (restarting a crashed or hung
@@ -111,18 +114,22 @@ export class NamespaceClient extends NamespaceBinding {
     const timeout = options.timeoutMs ?? this.config.timeoutMs;
     const timer = namespaceCallSeconds.startTimer({ namespace: this.name });
     try {
-      try {
-        const result = await this.attempt(tool, args, options, timeout);
-        timer({ outcome: result.isError ? "tool_error" : "ok" });
-        return result;
-      } catch (err) {
-        if (!lostToCrash(err) || !this.retrySafe(tool) || this.closed || options.signal?.aborted) throw err;
-        namespaceCalls.inc({ namespace: this.name, outcome: "retried" });
-        this.log.warn({ tool }, "call lost to a namespace crash; retrying once on the restarted server");
-        const result = await this.attempt(tool, args, options, timeout);
-        timer({ outcome: result.isError ? "tool_error" : "ok" });
-        return result;
-      }
+      const result = await retry(
+        () => this.attempt(tool, args, options, timeout),
+        (err) =>
+          lostToCrash(err) && this.retrySafe(tool) && !this.closed && !options.signal?.aborted
+            ? "retry"
+            : "fail",
+        CRASH_RETRY,
+        {
+          onRetry: () => {
+            namespaceCalls.inc({ namespace: this.name, outcome: "retried" });
+            this.log.warn({ tool }, "call lost to a namespace crash; retrying once on the restarted server");
+          },
+        },
+      );
+      timer({ outcome: result.isError ? "tool_error" : "ok" });
+      return result;
     } catch (err) {
       namespaceCalls.inc({ namespace: this.name, outcome: "failed" });
       timer({ outcome: "failed" });

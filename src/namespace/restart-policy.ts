@@ -1,3 +1,5 @@
+import { backoffMs } from "../core/retry.js";
+
 /** Tuning of a namespace's restarts; the defaults suit a child process on one machine. */
 export interface RestartPolicyOptions {
   /** Wait before the first restart after a crash or a failed start. */
@@ -51,7 +53,7 @@ export class RestartPolicy {
     if (this.upSince !== undefined && now - this.upSince >= this.stableMs) this.failures = 0;
     this.upSince = undefined;
     this.failures += 1;
-    const delay = Math.min(this.maxMs, this.baseMs * 2 ** Math.min(this.failures - 1, 20));
+    const delay = backoffMs({ firstMs: this.baseMs, maxMs: this.maxMs }, this.failures - 1);
     this.notBefore = now + delay;
     return delay;
   }

@@ -5,7 +5,7 @@ import type { Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { CommitRecord } from "../sessions/session-store.js";
-import { resentUnknownPartsTotal } from "../ops/scheduler-metrics.js";
+import { resentUnknownPartsTotal } from "../ops/metrics.js";
 import { laneOf } from "./lanes.js";
 import type { QueueScripts } from "./scripts.js";
 

@@ -7,7 +7,7 @@ import type { TurnOutcome } from "../core/reply.js";
 import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
-import { deadLettersTotal, deferralsTotal } from "../ops/scheduler-metrics.js";
+import { deadLettersTotal, deferralsTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";

@@ -40,3 +40,23 @@ function escapeHtml(text: string): string {
 function escapeAttribute(value: string): string {
   return escapeHtml(value).replaceAll('"', "&quot;");
 }
+
+const NAMED: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
+
+/**
+ * The text an HTML message shows, without its markup: tags removed and entities decoded
+ * (the inverse of the escaping above). A platform that refuses a part's markup gets this
+ * instead, so the person still sees every character (only formatting and link targets are lost).
+ */
+export function htmlToPlainText(html: string): string {
+  return html
+    .replace(/<\/?[A-Za-z][^<>]*>/g, "")
+    .replace(
+      /&(?:#x([0-9a-f]+)|#([0-9]+)|(lt|gt|amp|quot));/gi,
+      (whole, hex?: string, dec?: string, name?: string) => {
+        if (name !== undefined) return NAMED[name.toLowerCase()] ?? whole;
+        const code = hex !== undefined ? parseInt(hex, 16) : Number(dec);
+        return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+      },
+    );
+}

@@ -26,7 +26,6 @@ const CALLBACK_DATA_LIMIT = 64;
 const ELLIPSIS = "…";
 
 /** The named entities Telegram's HTML parser knows. */
-const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
 
 const TELEGRAM_HTML: HtmlDialect = { lineBreak: "\n", codeOpen: "<pre>", codeClose: "</pre>" };
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
@@ -66,22 +65,6 @@ export function renderTelegram(reply: Reply): TelegramMessage[] {
     last.keyboard = reply.options.map((option, i) => [button(option, i + 1)]);
   }
   return messages;
-}
-
-/**
- * Length of an HTML message as Telegram counts it: UTF-16 code units of the text left once
- * tags are removed and entities decoded.
- */
-export function telegramTextLength(html: string): number {
-  return html
-    .replace(/<[^>]*>/g, "")
-    .replace(
-      /&(?:#x([0-9a-f]+)|#([0-9]+)|(lt|gt|amp|quot));/gi,
-      (_entity, hex?: string, dec?: string, name?: string) =>
-        name !== undefined
-          ? NAMED_ENTITIES[name.toLowerCase()]!
-          : String.fromCodePoint(hex !== undefined ? parseInt(hex, 16) : Number(dec)),
-    ).length;
 }
 
 /** The offer the options belong to; option tokens start with its id (`<offer id>.<n>`). */

@@ -2,14 +2,12 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import type { SendWindow } from "../core/adapter.js";
+import { sleep } from "../core/retry.js";
 
 const script =
   readFileSync(new URL("./lua/windows.lua", import.meta.url), "utf8") +
   "\n" +
   readFileSync(new URL("./lua/reserve-slot.lua", import.meta.url), "utf8");
-
-/** One sliding window: at most `max` sends per `windowMs` in the Redis key. */
-export type RateWindow = SendWindow;
 
 type Reserve = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
@@ -49,7 +47,7 @@ export class RedisRateLimiter {
       signal?.throwIfAborted();
       const wait = await this.tryAcquire(windows);
       if (wait <= 0) return;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await sleep(wait);
     }
   }
 

@@ -38,16 +38,6 @@ export class RedisSessionStore {
     private readonly log: Logger,
   ) {}
 
-  /** The room's session and recent history in one round trip (tests and tools; workers get them with the claim). */
-  async load(room: string, namespace: string): Promise<{ session: Session; history: HistoryEntry[] }> {
-    const [[, raw], [, rawHistory]] = (await this.redis
-      .multi()
-      .get(this.keys.session(room))
-      .lrange(this.keys.history(room), 0, -1)
-      .exec()) as [[null, string | null], [null, string[]]];
-    return this.parse(room, namespace, raw, rawHistory);
-  }
-
   /** Parses a session and history as read from Redis; a new session if none, unreadable, or of another namespace. */
   parse(
     room: string,
@@ -84,28 +74,6 @@ export class RedisSessionStore {
       eventId,
       turnMs: this.options.turnRecordMs ?? 2 * 3600_000,
     };
-  }
-
-  /** Writes a turn's session, history and outcome together (outside a worker: tests and tools). */
-  async commit(room: string, eventId: string, commit: TurnCommit): Promise<void> {
-    const c = this.record(eventId, commit);
-    const multi = this.redis.multi();
-    if (c.reset) multi.del(this.keys.history(room), this.keys.offerRefs(room));
-    multi.set(this.keys.session(room), c.session, "EX", c.idleSeconds);
-    if (c.append.length > 0) {
-      multi.rpush(this.keys.history(room), ...c.append);
-      multi.ltrim(this.keys.history(room), -c.historyCap, -1);
-    }
-    multi.expire(this.keys.history(room), c.idleSeconds);
-    multi.hset(this.keys.turn(room), "id", eventId, "outcome", c.outcome);
-    multi.pexpire(this.keys.turn(room), c.turnMs);
-    await multi.exec();
-  }
-
-  /** The outcome recorded for the room's head turn, when it is `eventId`'s. */
-  async outcome(room: string, eventId: string): Promise<TurnOutcome | null> {
-    const [id, raw] = await this.redis.hmget(this.keys.turn(room), "id", "outcome");
-    return id === eventId ? this.parseOutcome(raw) : null;
   }
 
   /** Parses a stored outcome; null when missing or unreadable (the turn is computed again). */

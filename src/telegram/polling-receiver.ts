@@ -10,6 +10,7 @@ import type { Update } from "grammy/types";
 import type { Redis } from "ioredis";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
+import { retry, type RetryPolicy } from "../core/retry.js";
 import type { Keys } from "../sessions/keys.js";
 import { loggableError } from "./loggable-error.js";
 
@@ -26,13 +27,6 @@ export interface PollingOptions {
 
 /** The runner hands out its own AbortSignal implementation; grammY's Api accepts the same one. */
 type PollSignal = Parameters<UpdateSupplier<Update>["supply"]>[1];
-
-/** The part of either AbortSignal implementation that a wait needs. */
-interface Abortable {
-  readonly aborted: boolean;
-  addEventListener(type: "abort", listener: () => void): void;
-  removeEventListener(type: "abort", listener: () => void): void;
-}
 
 const DEFAULTS: PollingOptions = { timeoutSeconds: 30, backoffMs: { initial: 1000, max: 30_000 } };
 
@@ -111,9 +105,8 @@ export class PollingReceiver implements Receiver {
   }
 
   private async fetch(limit: number, signal: PollSignal): Promise<Update[]> {
-    let wait = this.options.backoffMs.initial;
-    for (;;) {
-      try {
+    return retry(
+      async () => {
         const updates = await this.api.getUpdates(
           {
             offset: this.offset,
@@ -125,13 +118,17 @@ export class PollingReceiver implements Receiver {
         );
         this.batchLast = updates.at(-1)?.update_id ?? this.batchLast;
         return updates;
-      } catch (err) {
-        if (signal.aborted) throw err;
-        this.logFetchError(err, wait);
-        await sleep(wait, signal);
-        wait = Math.min(wait * 2, this.options.backoffMs.max);
-      }
-    }
+      },
+      () => "retry",
+      this.backoff(),
+      { signal, onRetry: ({ err, waitMs }) => this.logFetchError(err, waitMs) },
+    );
+  }
+
+  /** Waits double from the first to the longest; a poller retries for as long as it runs. */
+  private backoff(): RetryPolicy {
+    const { initial, max } = this.options.backoffMs;
+    return { firstMs: initial, maxMs: max, attempts: Infinity };
   }
 
   private logFetchError(err: unknown, retryInMs: number): void {
@@ -153,38 +150,23 @@ export class PollingReceiver implements Receiver {
    * retrying until Redis takes both (an update queued twice is dropped as a duplicate).
    */
   private async consume(update: Update): Promise<void> {
-    let wait = this.options.backoffMs.initial;
-    for (;;) {
-      // Once stopping, nothing more is confirmed: the rest of the batch arrives again after restart.
-      this.stopping.signal.throwIfAborted();
-      try {
+    // Once stopping, nothing more is confirmed: the rest of the batch arrives again after restart.
+    await retry(
+      async () => {
         await this.receive(update);
         this.offset = Math.max(this.offset, update.update_id + 1);
         if (update.update_id >= this.batchLast) await this.storeOffset();
-        return;
-      } catch (err) {
-        this.log.warn(
-          { err: loggableError(err), botId: this.botId, updateId: update.update_id, retryInMs: wait },
-          "telegram: could not enqueue an update; retrying",
-        );
-        await sleep(wait, this.stopping.signal);
-        wait = Math.min(wait * 2, this.options.backoffMs.max);
-      }
-    }
+      },
+      () => "retry",
+      this.backoff(),
+      {
+        signal: this.stopping.signal,
+        onRetry: ({ err, waitMs }) =>
+          this.log.warn(
+            { err: loggableError(err), botId: this.botId, updateId: update.update_id, retryInMs: waitMs },
+            "telegram: could not enqueue an update; retrying",
+          ),
+      },
+    );
   }
-}
-
-function sleep(ms: number, signal: Abortable): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Error("stopped"));
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Error("stopped"));
-    };
-    signal.addEventListener("abort", onAbort);
-  });
 }

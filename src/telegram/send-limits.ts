@@ -7,22 +7,16 @@ import {
   SendDeferredError,
   TransientSendError,
 } from "../core/delivery-errors.js";
-import type { TelegramConfig } from "../core/config.js";
+import { TelegramLimitsSchema, type TelegramLimits } from "../core/config/telegram.js";
 import type { Logger } from "../core/log.js";
-import { rateLimitedTotal } from "../ops/scheduler-metrics.js";
+import { retry, type RetryPolicy } from "../core/retry.js";
+import { rateLimitedTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import { loggableError, safeCause } from "./loggable-error.js";
 
-/** Telegram's send limits as configured. */
-export type TelegramLimits = TelegramConfig["limits"];
-
-/** The defaults: Telegram's documented limits for bots. */
-export const DEFAULT_TELEGRAM_LIMITS: TelegramLimits = {
-  botPerSecond: 30,
-  chatPerSecond: 1,
-  groupPerMinute: 20,
-};
+/** The defaults (Telegram's documented limits for bots), as the config section writes them. */
+export const DEFAULT_TELEGRAM_LIMITS: TelegramLimits = TelegramLimitsSchema.parse({});
 
 /** Methods that post or change a message: the ones Telegram's flood limits count. */
 const LIMITED = /^(send(?!ChatAction)|edit|copy|forward)/;
@@ -36,8 +30,15 @@ const LIMITED = /^(send(?!ChatAction)|edit|copy|forward)/;
 const SLACK_MS = 100;
 const CHAT_SLACK_MS = 150;
 
-/** Attempts of a send outside a turn (no gate), before its error reaches the caller. */
-const UNGATED_ATTEMPTS = 8;
+/**
+ * A send outside a turn (no gate: the edge's notices) retries 429s and 5xx here, up
+ * to 8 attempts in all, waits doubling from 0.5 s to at most 30 s (a 429 waits what
+ * Telegram asked, through the limiter's hold). A network failure (no answer at all)
+ * gets only the first 4 of them, so that an unreachable API ends in a clear error
+ * within seconds. Inside a turn nothing retries here: the scheduler parks the room.
+ */
+const UNGATED_RETRY: RetryPolicy = { attempts: 8, firstMs: 500, maxMs: 30_000 };
+const UNGATED_NETWORK_ATTEMPTS = 4;
 
 /** The turn a send belongs to, so every attempt is reserved through that turn's gate. */
 interface SendScope {
@@ -101,41 +102,76 @@ export function installSendLimits(
     if (!isLimitedMethod(method)) return prev(method, payload, signal);
     const chatId = Number((payload as { chat_id?: unknown }).chat_id);
     const windows = telegramWindows(options.keys, options.botId, chatId, options.limits);
+    const on429 = async (retryAfter: number): Promise<void> => {
+      options.log.warn(
+        { chatId, method, retryAfter, botId: options.botId },
+        "telegram: 429 too many requests; holding the chat's sends",
+      );
+      rateLimitedTotal.inc({ platform: "telegram", method });
+      await options.limiter.hold(windows.slice(1), retryAfter * 1000);
+    };
     const turn = scope.getStore();
-    for (let attempt = 1; ; attempt += 1) {
-      if (turn) await turn.gate.reserve(windows, turn.part);
-      else await options.limiter.acquire(windows, signal as AbortSignal | undefined);
+    if (turn) {
+      // One attempt: the scheduler parks the room for any wait or retry.
+      await turn.gate.reserve(windows, turn.part);
       let res: Awaited<ReturnType<typeof prev>>;
       try {
         res = await prev(method, payload, signal);
       } catch (err) {
-        if (turn)
-          throw new TransientSendError(`${method}: ${loggableError(err).message}`, { cause: safeCause(err) });
-        if (!(err instanceof HttpError) || signal?.aborted || attempt >= 4) throw err;
-        await sleep(500 * 2 ** (attempt - 1));
-        continue;
+        throw new TransientSendError(`${method}: ${loggableError(err).message}`, { cause: safeCause(err) });
       }
-      if (res.ok) return res;
-      if (res.error_code === 429) {
-        const retryAfter = Math.max(1, Number(res.parameters?.retry_after ?? 1));
-        options.log.warn(
-          { chatId, method, retryAfter, botId: options.botId },
-          "telegram: 429 too many requests; holding the chat's sends",
-        );
-        rateLimitedTotal.inc({ platform: "telegram", method });
-        await options.limiter.hold(windows.slice(1), retryAfter * 1000);
-        if (turn) throw new SendDeferredError(retryAfter * 1000, `429 from ${method}`);
-        if (attempt < UNGATED_ATTEMPTS) continue;
-        return res;
-      }
-      if (!turn && res.error_code >= 500 && attempt < UNGATED_ATTEMPTS) {
-        await sleep(Math.min(30_000, 500 * 2 ** (attempt - 1)));
-        continue;
+      if (!res.ok && res.error_code === 429) {
+        const retryAfter = retryAfterOf(res);
+        await on429(retryAfter);
+        throw new SendDeferredError(retryAfter * 1000, `429 from ${method}`);
       }
       return res;
     }
+    try {
+      return await retry(
+        async () => {
+          await options.limiter.acquire(windows, signal as AbortSignal | undefined);
+          const res = await prev(method, payload, signal);
+          if (res.ok) return res;
+          if (res.error_code === 429) {
+            await on429(retryAfterOf(res));
+            throw new RefusedAttempt(res, true);
+          }
+          if (res.error_code >= 500) throw new RefusedAttempt(res, false);
+          return res;
+        },
+        (err, attempt) => {
+          if (signal?.aborted) return "fail";
+          // The 429's hold makes the next slot wait as long as Telegram asked; nothing more to sleep.
+          if (err instanceof RefusedAttempt) return err.rateLimited ? { afterMs: 0 } : "retry";
+          return err instanceof HttpError && attempt < UNGATED_NETWORK_ATTEMPTS ? "retry" : "fail";
+        },
+        UNGATED_RETRY,
+      );
+    } catch (err) {
+      // Out of attempts on a refusal: grammY turns Telegram's answer into its GrammyError.
+      if (err instanceof RefusedAttempt) return err.res;
+      throw err;
+    }
   };
   api.config.use(transformer);
+}
+
+/** A send Telegram refused in a way a later attempt may not be (429, 5xx), carried to the retry. */
+class RefusedAttempt extends Error {
+  constructor(
+    readonly res: ApiResponse,
+    readonly rateLimited: boolean,
+  ) {
+    super("telegram refused the attempt");
+  }
+}
+
+type ApiResponse = Awaited<ReturnType<Parameters<Transformer>[0]>>;
+
+/** The seconds a 429 asks to wait (at least one). */
+function retryAfterOf(res: ApiResponse): number {
+  return res.ok ? 1 : Math.max(1, Number(res.parameters?.retry_after ?? 1));
 }
 
 /**
@@ -157,8 +193,4 @@ export function classifySendError(method: string, err: unknown): Error {
     return new PermanentSendError(text, { cause: err });
   }
   return new TransientSendError(text, { cause: safeCause(err) });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,6 +1,8 @@
 import { autoRetry } from "@grammyjs/auto-retry";
 import { Bot, HttpError, type Transformer } from "grammy";
 import { registerSecret } from "../core/log.js";
+import { retry, type RetryPolicy } from "../core/retry.js";
+import { botIdPart } from "../core/telegram-token.js";
 import { isLimitedMethod } from "./send-limits.js";
 import { TelegramTokenError } from "./telegram-errors.js";
 import { countTelegramCalls } from "./telegram-metrics.js";
@@ -8,16 +10,16 @@ import { countTelegramCalls } from "./telegram-metrics.js";
 /** How long a rate-limited or failing call is retried before the error reaches the caller. */
 const RETRY = { maxRetryAttempts: 8, maxDelaySeconds: 120 } as const;
 /** Network failures (no answer at all) are retried this often, waits doubling from the first. */
-const NETWORK_RETRY = { attempts: 4, firstWaitMs: 500 } as const;
+const NETWORK_RETRY: RetryPolicy = { attempts: 4, firstMs: 500, maxMs: 4000 };
 
 /**
  * The bot id is the part of the token before the colon; reading it there lets a
  * worker-only process address the right bot without calling getMe.
  */
 export function botIdFromToken(token: string): number {
-  const match = /^(\d+):[A-Za-z0-9_-]+$/.exec(token);
-  if (!match) throw new TelegramTokenError("a Telegram bot token must look like <bot id>:<secret>");
-  return Number(match[1]);
+  const id = botIdPart(token);
+  if (id === undefined) throw new TelegramTokenError("a Telegram bot token must look like <bot id>:<secret>");
+  return id;
 }
 
 /**
@@ -36,7 +38,7 @@ export function createTelegramBot(token: string, apiRoot?: string): Bot {
   // Transformers installed later wrap earlier ones: auto-retry sees network errors only once these gave up,
   // and the counter, innermost, sees every single attempt.
   bot.api.config.use(countTelegramCalls());
-  bot.api.config.use(retryNetworkErrors(NETWORK_RETRY.attempts, NETWORK_RETRY.firstWaitMs));
+  bot.api.config.use(retryNetworkErrors(NETWORK_RETRY));
   const retry = autoRetry({ ...RETRY, rethrowHttpErrors: true });
   bot.api.config.use((prev, method, payload, signal) =>
     isLimitedMethod(method) ? prev(method, payload, signal) : retry(prev, method, payload, signal),
@@ -44,24 +46,15 @@ export function createTelegramBot(token: string, apiRoot?: string): Bot {
   return bot;
 }
 
-function retryNetworkErrors(attempts: number, firstWaitMs: number): Transformer {
-  return async (prev, method, payload, signal) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await prev(method, payload, signal);
-      } catch (err) {
-        // The poller retries getUpdates itself, with logging and a stop signal.
-        if (
-          !(err instanceof HttpError) ||
-          method === "getUpdates" ||
-          isLimitedMethod(method) ||
-          signal?.aborted ||
-          attempt >= attempts
-        ) {
-          throw err;
-        }
-        await new Promise((resolve) => setTimeout(resolve, firstWaitMs * 2 ** (attempt - 1)));
-      }
-    }
-  };
+function retryNetworkErrors(policy: RetryPolicy): Transformer {
+  return (prev, method, payload, signal) =>
+    retry(
+      () => prev(method, payload, signal),
+      // The poller retries getUpdates itself, with logging and a stop signal; limited methods are the gate's.
+      (err) =>
+        err instanceof HttpError && method !== "getUpdates" && !isLimitedMethod(method) && !signal?.aborted
+          ? "retry"
+          : "fail",
+      policy,
+    );
 }

@@ -15,14 +15,3 @@ export class UnknownBotError extends RoomgateError {
     super(`no Telegram bot with id ${botId} is configured`);
   }
 }
-
-/** Telegram refused a message the sender had to deliver; `method` names the Bot API call. */
-export class TelegramSendError extends RoomgateError {
-  constructor(
-    readonly method: string,
-    message: string,
-    options: { cause?: unknown } = {},
-  ) {
-    super(`${method} failed: ${message}`, options);
-  }
-}

@@ -1,4 +1,6 @@
 import type { Api } from "grammy";
+import { telegramSectionIssues } from "../core/config-checks.js";
+import { issueLine } from "../core/config-issues.js";
 import { ConfigError } from "../core/errors.js";
 import { registerSecret } from "../core/log.js";
 import type { PlatformFactory, PlatformModule, RuntimeDeps } from "../runtime.js";
@@ -20,23 +22,15 @@ export function createTelegramPlatform(
   return (deps: RuntimeDeps): PlatformModule => {
     const telegram = deps.config.telegram;
     if (!telegram || telegram.bots.length === 0) return {};
-    if (telegram.mode === "webhook" && !telegram.webhook) {
-      throw new ConfigError("telegram.webhook: required when telegram.mode is webhook");
-    }
+    // The config check's own rules, for a config that did not come from a file (tests, embedding).
+    const { errors } = telegramSectionIssues(telegram);
+    if (errors.length > 0) throw new ConfigError(errors.map(issueLine).join("\n"), { issues: errors });
     registerSecret(telegram.webhook?.secretToken);
-    const bots: ReceivingBot[] = [];
-    for (const [i, config] of telegram.bots.entries()) {
-      let botId: number;
-      try {
-        botId = botIdFromToken(config.token);
-      } catch (err) {
-        throw new ConfigError(`telegram.bots.${i}.token: ${(err as Error).message}`, { cause: err });
-      }
-      if (bots.some((b) => b.botId === botId)) {
-        throw new ConfigError(`telegram.bots.${i}: bot ${botId} is configured twice`);
-      }
-      bots.push({ botId, bot: createTelegramBot(config.token, telegram.apiRoot), config });
-    }
+    const bots: ReceivingBot[] = telegram.bots.map((config) => ({
+      botId: botIdFromToken(config.token),
+      bot: createTelegramBot(config.token, telegram.apiRoot),
+      config,
+    }));
     const apis = new Map<number, Api>(bots.map(({ botId, bot }) => [botId, bot.api]));
     return {
       sender: new TelegramSender(

@@ -4,28 +4,23 @@ import type { Redis } from "ioredis";
 import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
 import { originOn, type InboundEvent } from "../core/event.js";
+import type { TelegramLimits } from "../core/config.js";
 import type { TelegramOrigin } from "../core/origin.js";
 import type { Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
+import { htmlToPlainText } from "../render/html.js";
 import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
 import { ChatMigrations } from "./chat-migrations.js";
-import { htmlToPlainText } from "./plain-text.js";
 import { sendAttachments } from "./telegram-media.js";
 import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
 import { messageRef, parseMessageRef } from "./telegram-origin.js";
 import { loggableError } from "./loggable-error.js";
-import {
-  classifySendError,
-  DEFAULT_TELEGRAM_LIMITS,
-  inSendScope,
-  installSendLimits,
-  type TelegramLimits,
-} from "./send-limits.js";
+import { classifySendError, DEFAULT_TELEGRAM_LIMITS, inSendScope, installSendLimits } from "./send-limits.js";
 
 /** APIs that already carry the send limits, so two senders on one API do not reserve twice. */
 const limited = new WeakSet<Api>();

@@ -1,67 +1,91 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
+import { Keys } from "../../src/sessions/keys.js";
 import { newSession } from "../../src/sessions/session.js";
 import { RedisSessionStore } from "../../src/sessions/session-store.js";
-import { testRedis, type TestRedis } from "../support/redis.js";
+import { eventually } from "../support/eventually.js";
+import { demoNamespaces, startSpine, type Spine } from "../support/spine.js";
+import { TestRooms } from "../support/test-room.js";
 
-describe("RedisSessionStore on a real Redis", () => {
-  let t: TestRedis;
+/**
+ * The session record as production writes it: turns run through the real worker, whose
+ * fenced Lua step commits session and history; the store parses what Redis then holds.
+ */
+describe("RedisSessionStore through the worker's commits, on a real Redis", () => {
+  let spine: Spine;
   let store: RedisSessionStore;
   beforeAll(async () => {
-    t = await testRedis();
-    store = new RedisSessionStore(t.redis, t.keys, { idleSeconds: 60, historyTurns: 2 }, silentLogger());
+    const demo = demoNamespaces();
+    const config = ConfigSchema.parse({
+      namespaces: demo.config.namespaces,
+      sessions: { idleSeconds: 60, historyTurns: 2 },
+    });
+    spine = await startSpine({ config, callLog: demo.callLog });
+    store = new RedisSessionStore(spine.redis.redis, spine.redis.keys, config.sessions, silentLogger());
   });
   afterAll(async () => {
-    await t.cleanup();
+    await spine.stop();
   });
 
-  it("starts a new session, then reads back exactly what a turn committed", async () => {
-    const { session, history } = await store.load("shell:a", "feed");
-    expect(history).toEqual([]);
-    session.enabled = ["feed.list"];
-    await store.commit("shell:a", "e1", {
-      session,
-      append: [{ role: "user", text: "hi", at: 1 }],
-      outcome: { reply: { blocks: [{ type: "text", text: "hello" }], options: [] } },
+  /** What Redis holds for a test room, once the worker's finish has committed its last turn. */
+  async function stored(name: string, turns: number, namespace = "feed") {
+    return eventually(async () => {
+      const found = await read(name, namespace);
+      expect(found.session.turns).toBe(turns);
+      return found;
     });
-    const again = await store.load("shell:a", "feed");
-    expect(again.session).toEqual(session);
-    expect(again.history).toEqual([{ role: "user", text: "hi", at: 1 }]);
-    expect(await store.outcome("shell:a", "e1")).toMatchObject({ reply: { blocks: [{ text: "hello" }] } });
+  }
+
+  async function read(name: string, namespace: string) {
+    const room = TestRooms.room(name);
+    const { redis, keys } = spine.redis;
+    return store.parse(room, namespace, await redis.get(keys.session(room)), await store.history(room));
+  }
+
+  it("reads back the session and history a turn committed", async () => {
+    await spine.rooms.ask("a", "/tools");
+    const d = await spine.rooms.ask("a", "what should I read today?");
+    const { session, history } = await stored("a", 2);
+    expect(session.enabled).toContain("feed.list");
+    const answer = d.outcome.reply!.blocks[0]!;
+    expect(history.slice(-2).map((h) => [h.role, h.text])).toEqual([
+      ["user", "what should I read today?"],
+      ["bot", answer.type === "answer" ? answer.answer : ""],
+    ]);
   });
 
-  it("caps the history and expires idle sessions", async () => {
-    const session = newSession("feed");
-    const append = Array.from({ length: 10 }, (_, i) => ({ role: "user" as const, text: `m${i}`, at: i }));
-    await store.commit("shell:b", "e1", { session, append, outcome: { reply: null } });
-    const { history } = await store.load("shell:b", "feed");
-    expect(history.map((h) => h.text)).toEqual(["m6", "m7", "m8", "m9"]);
-    const ttl = await t.redis.ttl(t.keys.session("shell:b"));
+  it("caps the history at historyTurns exchanges and expires idle sessions", async () => {
+    for (const n of [1, 2, 3]) await spine.rooms.ask("b", `question ${n}`);
+    const { history } = await stored("b", 3);
+    expect(history).toHaveLength(4);
+    expect(history.filter((h) => h.role === "user").map((h) => h.text)).toEqual(["question 2", "question 3"]);
+    const ttl = await spine.redis.redis.ttl(spine.redis.keys.session(TestRooms.room("b")));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60);
   });
 
   it("keeps one room's keys in one cluster slot (hash tag)", () => {
+    const keys = new Keys("rg");
     const room = "telegram:1:2";
-    const tags = [t.keys.session(room), t.keys.history(room), t.keys.inbox(room), t.keys.lease(room)].map(
+    const tags = [keys.session(room), keys.history(room), keys.inbox(room), keys.lease(room)].map(
       (k) => /\{([^}]*)\}/.exec(k)![1],
     );
     expect(new Set(tags)).toEqual(new Set([room]));
   });
 
-  it("starts anew when the record in Redis is unreadable, instead of crashing", async () => {
-    await t.redis.set(t.keys.session("shell:c"), '{"conversationId": 7}');
-    const { session } = await store.load("shell:c", "feed");
-    expect(typeof session.conversationId).toBe("string");
+  it("starts anew when the record in Redis is unreadable, and the room still answers", async () => {
+    const room = TestRooms.room("c");
+    await spine.redis.redis.set(spine.redis.keys.session(room), '{"conversationId": 7}');
+    const status = await spine.rooms.ask("c", "/status");
+    expect(status.text).toMatch(/Conversation: [0-9a-f-]{36}/);
+    await stored("c", 1);
   });
 
-  it("starts anew when the room was bound to another namespace", async () => {
-    await store.commit("shell:d", "e1", {
-      session: newSession("feed"),
-      append: [],
-      outcome: { reply: null },
-    });
-    const { session } = await store.load("shell:d", "runs");
+  it("starts anew when the room was bound to another namespace", () => {
+    const old = JSON.stringify(newSession("feed"));
+    const { session, history } = store.parse("shell:d", "runs", old, ['{"role":"user","text":"x","at":1}']);
     expect(session.namespace).toBe("runs");
+    expect(history).toEqual([]);
   });
 });

@@ -5,13 +5,14 @@ import type { InboundEvent } from "../../src/core/event.js";
 import { silentLogger } from "../../src/core/log.js";
 import { matrixRoom } from "../../src/core/room.js";
 import { runsTools } from "../../src/demo/runs.js";
-import type { RetryPolicy } from "../../src/matrix/matrix-retry.js";
+import type { MatrixRetryPolicy } from "../../src/matrix/matrix-retry.js";
 
 /** Retries as the adapter does, with waits short enough for tests. */
-export const FAST_RETRY: RetryPolicy = {
+export const FAST_RETRY: MatrixRetryPolicy = {
   attempts: 6,
-  baseDelayMs: 10,
-  maxDelayMs: 50,
+  firstMs: 10,
+  jitter: true,
+  maxMs: 50,
   maxRetryAfterMs: 5_000,
 };
 

@@ -44,7 +44,7 @@ describe("telegramPlatform", () => {
         telegramConfig({ apiRoot: "http://127.0.0.1:1", bots: [{ token: "12:aa" }, { token: "12:bb" }] }),
       );
     expect(twice).toThrow(ConfigError);
-    expect(twice).toThrow(/bot 12 is configured twice/);
+    expect(twice).toThrow(/the same bot \(id 12\) is configured twice/);
     const webhook = () =>
       platform(
         telegramConfig({ apiRoot: "http://127.0.0.1:1", mode: "webhook", bots: [{ token: "12:aa" }] }),
