@@ -106,7 +106,10 @@ export async function callChecked(
   }
   if (!approved && needsApproval(ctx, tool)) return askApproval(ctx, tool, args, question);
   const call = await runCall(ctx, tool, args, approved?.requester ?? personOf(ctx.event));
-  if (approved || isDestructive(tool)) await recordCall(ctx, tool, args, call, approved);
+  // The router is never destructive by contract, whatever its annotations say.
+  if (approved || (tool.name !== ns.askTool && isDestructive(tool))) {
+    await recordCall(ctx, tool, args, call, approved);
+  }
   // What the call took out of band is recorded whatever became of the call.
   const taken = call.taken.changes();
   if ("failed" in call) return [...taken, ...namespaceFailed(ctx, tool, call.failed, taken)];

@@ -109,8 +109,9 @@ export class ShellRoom implements Receiver, PlatformSender {
       return;
     }
     const code = pairingCodeIn(line);
-    if (code !== undefined && this.deps.pairing) {
-      this.answerAtEdge(this.pair(this.deps.pairing, code));
+    const pairing = this.deps.pairing;
+    if (code !== undefined && pairing) {
+      this.answerAtEdge(() => this.pair(pairing, code));
       return;
     }
     this.count += 1;
@@ -127,20 +128,23 @@ export class ShellRoom implements Receiver, PlatformSender {
       receivedAt: Date.now(),
       origin: { platform: "shell" },
     };
-    // A terminal room bound in `shell.rooms` is for its users (listed or paired) only.
-    if (!this.allowed(event)) {
-      this.answerAtEdge(Promise.resolve(edgeTexts.refusal));
-      return;
-    }
     this.pending.add(event.eventId);
-    this.queued = this.queued.then(() =>
-      this.deps.inbox.enqueue(event).catch((err: unknown) => {
+    this.queued = this.queued.then(async () => {
+      // A terminal room bound in `shell.rooms` is for its users (listed or paired) only;
+      // decided in typed order, so a `/pair` just before counts.
+      if (!this.allowed(event)) {
+        this.options.output.write(`${edgeTexts.refusal}\n\n`);
+        this.pending.delete(event.eventId);
+        this.checkFinished();
+        return;
+      }
+      await this.deps.inbox.enqueue(event).catch((err: unknown) => {
         this.deps.log.error({ err }, "shell input could not be queued");
         this.options.output.write("That message could not be queued; see the log.\n");
         this.pending.delete(event.eventId);
         this.checkFinished();
-      }),
-    );
+      });
+    });
   }
 
   /** `/pair <code>` in a terminal room: the person at the terminal joins the room's binding. */
@@ -155,11 +159,11 @@ export class ShellRoom implements Receiver, PlatformSender {
   }
 
   /** A line from the edge, in typed order after what is queued, counted until printed. */
-  private answerAtEdge(line: Promise<string | undefined>): void {
+  private answerAtEdge(line: () => Promise<string | undefined>): void {
     const id = `edge:${++this.count}`;
     this.pending.add(id);
     this.queued = this.queued
-      .then(() => line)
+      .then(line)
       .then((text) => {
         if (text) this.options.output.write(`${text}\n\n`);
       })

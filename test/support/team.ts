@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,7 @@ import { QueueScripts } from "../../src/queue/scripts.js";
 import { RedisInbox } from "../../src/queue/redis-inbox.js";
 import type { TestRedis } from "./redis.js";
 import type { StandinBot, StandinUser, StoredMessage, TelegramApiStandin } from "./telegram-api-standin.js";
+import type { StandinChat } from "./telegram-standin-wire.js";
 import { waitFor } from "./telegram-fixtures.js";
 
 /** The team namespace "h" (test/support/hostile/team-server.ts) as a stdio child, with its call log. */
@@ -34,12 +36,12 @@ function labelled(text: string, label: string): boolean {
   return text === label || text.replace(/^\d+\. /, "") === label;
 }
 
-/** A Telegram group on the stand-in, seen by one bot: who says what, what the bot answers, who presses what. */
+/** A Telegram chat (a group, or a direct chat) on the stand-in, seen by one bot: who says what, what the bot answers, who presses what. */
 export class StandinGroup {
   constructor(
     private readonly standin: TelegramApiStandin,
     readonly bot: StandinBot,
-    readonly chat: { id: number; type: "supergroup"; title: string },
+    readonly chat: StandinChat,
   ) {}
 
   get room(): string {
@@ -99,4 +101,27 @@ export class StandinGroup {
 export async function forge(db: TestRedis, event: InboundEvent): Promise<void> {
   const inbox = new RedisInbox(db.keys, new QueueScripts(db.redis), 3600_000);
   await inbox.enqueue(event);
+}
+
+/** Runs an operator command (`roomgate pair …`, `users …`, `audit export …`) as the operator would, beside a running start. */
+export function operatorCommand(
+  args: string[],
+  env: Record<string, string>,
+): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(process.execPath, ["bin/roomgate", ...args], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** The audit trail as `roomgate audit export` prints it: one JSON object per line. */
+export function exportedTrail(configFile: string, env: Record<string, string>): Record<string, unknown>[] {
+  const run = operatorCommand(["audit", "export", "-c", configFile, "--since", "1h"], env);
+  if (run.status !== 0) throw new Error(`audit export failed: ${run.stderr}`);
+  return run.stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
