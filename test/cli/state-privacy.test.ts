@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ let server: FloodHttpServer;
 let state: string;
 let child: ChildProcessWithoutNullStreams;
 let stdout = "";
+let config: string;
 
 function alive(pid: number): boolean {
   try {
@@ -42,7 +43,7 @@ beforeAll(async () => {
     mkdirSync(join(state, dir), { recursive: true, mode: 0o755 });
   writeFileSync(join(state, "logs", "roomgate.log"), "an old log line\n", { mode: 0o644 });
   writeFileSync(join(state, "files", "old-room", "report.txt"), "an old file\n", { mode: 0o644 });
-  const config = join(mkdtempSync(join(tmpdir(), "roomgate-private-config-")), "config.yaml");
+  config = join(mkdtempSync(join(tmpdir(), "roomgate-private-config-")), "config.yaml");
   writeFileSync(config, `namespaces:\n  h:\n    url: ${server.url}\n`);
   const env: NodeJS.ProcessEnv = { ...process.env, ROOMGATE_STATE_DIR: state };
   delete env.REDIS_URL;
@@ -68,6 +69,23 @@ describe("#5 the state folder is private to the service user", () => {
     expect(all.filter((e) => e.path.includes("appendonlydir") && !e.dir).length).toBeGreaterThan(0);
     const open = all.filter((e) => e.mode !== (e.dir ? 0o700 : 0o600));
     expect(open.map((e) => `${e.path} ${e.mode.toString(8)}`)).toEqual([]);
+  });
+});
+
+describe("operator commands beside a running process with the embedded Redis", () => {
+  it("use the Redis it runs instead of refusing the busy state folder", () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, ROOMGATE_STATE_DIR: state };
+    delete env.REDIS_URL;
+    const run = spawnSync(
+      process.execPath,
+      ["bin/roomgate", "audit", "export", "-c", config, "--since", "1h"],
+      {
+        env,
+        encoding: "utf8",
+      },
+    );
+    expect(run.stderr).not.toContain("in use");
+    expect(run.status).toBe(0);
   });
 });
 
