@@ -1,4 +1,4 @@
-import { issueAt, type ConfigIssue } from "./config-issues.js";
+import { formatPath, issueAt, type ConfigIssue } from "./config-issues.js";
 import { botIdPart } from "./telegram-token.js";
 
 type Tree = Record<string, unknown>;
@@ -55,14 +55,18 @@ function bindingsOf(root: Tree): RawBinding[] {
  * granted, and `where: dm` means something only in a room of several people.
  */
 export function checkRoles(root: Tree, errors: ConfigIssue[], warnings: ConfigIssue[]): void {
-  const seen = new Map<string, string>();
-  for (const b of bindingsOf(root)) {
-    const earlier = seen.get(b.name);
-    if (earlier)
+  const all = bindingsOf(root);
+  for (const b of all) {
+    // Default names repeat only when a place is bound twice, which is reported as such.
+    const other = typeof b.raw.name === "string" ? all.find((o) => o !== b && o.name === b.name) : undefined;
+    if (other) {
       errors.push(
-        issueAt([...b.path, "name"], `binding name "${b.name}" is used twice (also at ${earlier})`),
+        issueAt(
+          [...b.path, "name"],
+          `binding name "${b.name}" is used twice (also at ${formatPath(other.path)})`,
+        ),
       );
-    else seen.set(b.name, b.path.join("."));
+    }
     const approvals = tree(b.raw.approvals);
     if (!approvals) continue;
     const approvers = list(b.raw.approvers).length;

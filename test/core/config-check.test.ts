@@ -31,7 +31,7 @@ describe("configuration mistakes are all reported, with full paths", () => {
 
   it("lists the known keys when nothing is close", () => {
     expect(errorsOf(`${namespaces}sessions:\n  zzzzzz: 1\n`)).toEqual([
-      "sessions.zzzzzz: unknown key (known keys: idleSeconds, historyTurns, choiceSeconds, slotSeconds)",
+      "sessions.zzzzzz: unknown key (known keys: idleSeconds, historyTurns, choiceSeconds, slotSeconds, approvalSeconds)",
     ]);
   });
 
@@ -90,6 +90,21 @@ describe("configuration mistakes are all reported, with full paths", () => {
     const text = `${namespaces}http:\n  port: \${PORT:-9464}\n  host: \${HOST:-127.0.0.1}\n`;
     expect(parseConfig(text, {}).http).toEqual({ port: 9464, host: "127.0.0.1" });
     expect(parseConfig(text, { PORT: "9500" }).http?.port).toBe(9500);
+  });
+});
+
+describe("roles in the configuration", () => {
+  it("refuses approvals that could never be granted, and a binding name used twice", () => {
+    const text =
+      `${namespaces}telegram:\n  bots:\n    - token: "1:a"\n      namespace: feed\n      groups:\n` +
+      `        - { chat: -5, name: team, users: [1, 2], approvers: [2], approvals: { count: 2 } }\n` +
+      `        - { chat: -6, name: team, approvals: { by: approvers } }\n`;
+    expect(errorsOf(text)).toEqual([
+      'telegram.bots[0].groups[0].name: binding name "team" is used twice (also at telegram.bots[0].groups[1])',
+      "telegram.bots[0].groups[0].approvals.count: 2 approvals are needed but only 1 approvers are listed, so nothing could ever be approved",
+      'telegram.bots[0].groups[1].name: binding name "team" is used twice (also at telegram.bots[0].groups[0])',
+      "telegram.bots[0].groups[1].approvals.count: approval by approvers needs `approvers` listed in this binding",
+    ]);
   });
 });
 
