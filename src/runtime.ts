@@ -20,11 +20,13 @@ import { RoomWorker } from "./queue/room-worker.js";
 import { QueueScripts } from "./queue/scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
 import { AuditLog } from "./sessions/audit-log.js";
+import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
 import { Keys } from "./sessions/keys.js";
 import { PairedUsers } from "./sessions/paired-users.js";
 import { PairingCodes } from "./sessions/pairing-codes.js";
 import { RedisRateLimiter } from "./sessions/rate-limiter.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
+import { RedisTaskLedger } from "./sessions/task-ledger.js";
 
 /** How often a worker process records approvals that expired undecided. */
 const APPROVAL_SWEEP_MS = 15_000;
@@ -90,6 +92,8 @@ export interface RuntimeOptions {
   platforms: PlatformFactory[];
   /** Connect every namespace before receiving (default false: each connects on first use). */
   connectNamespaces?: boolean;
+  /** Run the proactive parts: bullmq's schedules, mutes and webhooks (default true). */
+  proactive?: boolean;
 }
 
 /** A running roomgate process: adapters, workers, namespaces; `stop` shuts it down in order. */
@@ -98,6 +102,8 @@ export interface Runtime {
   namespaces: NamespaceRegistry;
   /** The health and metrics server, when `config.http` asks for one. */
   health?: HealthServer;
+  /** Schedules, mutes and webhooks, unless turned off. */
+  proactive?: ProactiveService;
   /**
    * Shuts down in order: receivers stop, running turns get `graceMs` (default
    * `shutdown.graceSeconds`) to finish, rooms still held are handed back at once.
@@ -125,6 +131,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { paired } = permissions;
   const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log, ...permissions };
   const namespaces = new NamespaceRegistry(config, log);
+  namespaces.useTaskLedger(new RedisTaskLedger(redis, keys));
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
   const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
   const turnRecordMs = deadlineMs + 3600_000;
@@ -146,6 +153,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       audit: permissions.audit,
       enqueue: async (event) => void (await inbox.enqueue(event)),
     },
+    proactive: () => proactive?.room,
     log,
   });
 
@@ -162,6 +170,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   let worker: RoomWorker | undefined;
   const sweeps: NodeJS.Timeout[] = [];
   let health: HealthServer | undefined;
+  let proactive: ProactiveService | undefined;
   let receivers: Receiver[] = [];
   const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
     await health?.close();
@@ -169,6 +178,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
     for (const sweep of sweeps) clearInterval(sweep);
     await worker?.stop(graceMs);
+    await proactive?.close();
     await namespaces.close();
     paired.stop();
     redis.disconnect();
@@ -178,6 +188,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await redis.ping();
     await paired.start();
     worker = await startWorker();
+    if (options.proactive ?? true) {
+      proactive = await startProactive({
+        config,
+        redis,
+        keys,
+        inbox,
+        limiter,
+        log,
+        worker: options.workers ?? true,
+        reconcile: options.receivers ?? true,
+        workerName: `roomgate-${process.pid}`,
+        namespaces,
+      });
+    }
     if (options.connectNamespaces) await connectAll(namespaces, log);
     receivers = await startReceivers(
       (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
@@ -190,6 +214,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           redis,
           log,
           checks: running ? { worker: () => running.healthy() } : {},
+          routes: proactive?.routes ?? [],
         })
       : undefined;
   } catch (err) {
@@ -200,7 +225,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     throw err;
   }
 
-  return { deps, namespaces, health, stop };
+  return { deps, namespaces, health, proactive, stop };
 
   async function startWorker(): Promise<RoomWorker | undefined> {
     if (!((options.workers ?? true) && lanes.length > 0)) return undefined;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { LineCounter, parseDocument } from "yaml";
 import { checkAcrossFields } from "./config-checks.js";
+import { checkProactive } from "./config-proactive-checks.js";
 import { expandEnv } from "./config-env.js";
 import { fromZodIssues, issueLine, type ConfigIssue } from "./config-issues.js";
 import { placeIssues } from "./config-lines.js";
@@ -11,6 +12,7 @@ import { EditsSchema } from "./config/edits.js";
 import { LimitsSchema } from "./config/limits.js";
 import { MatrixSchema } from "./config/matrix.js";
 import { NamespacesSchema } from "./config/namespaces.js";
+import { HookConfigSchema, ProactiveSettingsSchema, ScheduleConfigSchema } from "./config/proactive.js";
 import { HttpSchema, ShutdownSchema, WorkerSchema } from "./config/process.js";
 import { QueueSchema } from "./config/queue.js";
 import { RedisSchema } from "./config/redis.js";
@@ -38,6 +40,11 @@ export const ConfigSchema = z.strictObject({
   matrix: MatrixSchema.optional(),
   shell: ShellSchema,
   audit: AuditSchema,
+  /** Scheduled asks (DESIGN §8a), held by bullmq's job schedulers. */
+  schedules: z.array(ScheduleConfigSchema).default([]),
+  /** Signed webhooks, served at `POST /hooks/<name>` on the `http` server. */
+  hooks: z.array(HookConfigSchema).default([]),
+  proactive: ProactiveSettingsSchema,
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -84,6 +91,7 @@ export function checkConfigText(text: string, env: NodeJS.ProcessEnv = process.e
   }
   const across = checkAcrossFields(expanded);
   errors.push(...across.errors);
+  if (result.success) errors.push(...checkProactive(result.data));
   return {
     ...(result.success && errors.length === 0 ? { config: result.data } : {}),
     errors: placeIssues(errors, doc, lines),

@@ -13,9 +13,18 @@ export type Sender = z.infer<typeof SenderSchema>;
 /**
  * Why an event is for the bot, as the adapter decided it: a direct chat, a room bound
  * to take every message, a mention, a reply to the bot (or in its thread), a command,
- * or a button (a press or keycap reaction on the bot's own message).
+ * or a button (a press or keycap reaction on the bot's own message); `proactive`: no
+ * person at all (a schedule's fire, a webhook, a resource update).
  */
-export const AddressedSchema = z.enum(["direct", "all", "mention", "reply", "command", "button"]);
+export const AddressedSchema = z.enum([
+  "direct",
+  "all",
+  "mention",
+  "reply",
+  "command",
+  "button",
+  "proactive",
+]);
 export type Addressed = z.infer<typeof AddressedSchema>;
 
 /**
@@ -32,6 +41,16 @@ export const EdgeSchema = z.object({
   origin: OriginSchema,
 });
 export type Edge = z.infer<typeof EdgeSchema>;
+
+/** What started a turn that no person sent (DESIGN §8a): a schedule's fire, a webhook, a resource update. */
+export const ProactiveSourceSchema = z.object({
+  type: z.enum(["schedule", "hook", "resource"]),
+  /** The schedule's name, the hook's name or the resource's uri. */
+  name: z.string().min(1),
+  /** When it fired or arrived (ms): a schedule's fire time, a hook's receipt, a resource's update. */
+  at: z.number(),
+});
+export type ProactiveSource = z.infer<typeof ProactiveSourceSchema>;
 
 /** A text file a person sent, already downloaded and size-checked by the adapter. */
 export const InboundFileSchema = z.object({
@@ -117,6 +136,18 @@ export const InboundEventSchema = z.preprocess(
       z.object({ ...base, kind: z.literal("file"), file: InboundFileSchema }),
       /** A call held in another room, to be approved here (an approver's direct chat). */
       z.object({ ...base, kind: z.literal("approval"), approval: RelayedApprovalSchema }),
+      /**
+       * A turn no person started: `text` goes to the router as the question (never a
+       * command or a choice); `read` names a resource to show instead, or to ask with.
+       * Not counted against a person's turn limits; its source has its own cap.
+       */
+      z.object({
+        ...base,
+        kind: z.literal("proactive"),
+        source: ProactiveSourceSchema,
+        text: z.string(),
+        read: z.object({ uri: z.string().min(1), then: z.enum(["show", "ask"]) }).optional(),
+      }),
     ])
     .refine((event) => event.origin.platform === event.platform, {
       message: "the origin's platform is not the event's",

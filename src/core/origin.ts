@@ -49,3 +49,27 @@ export const OriginSchema = z.discriminatedUnion("platform", [
   ShellOriginSchema,
 ]);
 export type Origin = z.infer<typeof OriginSchema>;
+
+/**
+ * The origin of a turn no person started (a schedule, a hook), from its room key
+ * alone: no message to reply to and no user; a chat with a positive id is a DM.
+ */
+export function roomOrigin(room: string): Origin | undefined {
+  const telegram = /^telegram:(\d+):(-?\d+)(?::(\d+))?$/.exec(room);
+  if (telegram) {
+    const chatId = Number(telegram[2]);
+    return {
+      platform: "telegram",
+      botId: Number(telegram[1]),
+      chatId,
+      ...(telegram[3] === undefined ? {} : { topicId: Number(telegram[3]) }),
+      chatType: chatId > 0 ? "private" : "supergroup",
+      userId: 0,
+    };
+  }
+  if (room.startsWith("matrix:!")) {
+    return { platform: "matrix", roomId: room.slice("matrix:".length), eventId: "", answerTo: "" };
+  }
+  if (room.startsWith("shell:")) return { platform: "shell" };
+  return undefined;
+}

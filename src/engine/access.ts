@@ -40,6 +40,20 @@ export function personOf(event: InboundEvent): AskedOf {
   return { id: event.sender.id, ...(event.sender.name ? { name: event.sender.name } : {}) };
 }
 
+/**
+ * Who pending state a turn makes is asked of: its person, or nobody in particular for a
+ * turn no person started (a schedule's fire, a webhook), whose offers are the room's.
+ */
+export function askerOf(event: InboundEvent): AskedOf | undefined {
+  return event.kind === "proactive" ? undefined : personOf(event);
+}
+
+/** The `askedOf` of pending state made in this turn, if it has a person. */
+export function asked(event: InboundEvent): { askedOf?: AskedOf } {
+  const of = askerOf(event);
+  return of ? { askedOf: of } : {};
+}
+
 /** How a person is named in "this was asked of …": their name, else their id. */
 export function nameOf(person: AskedOf): string {
   return person.name ?? person.id;

@@ -22,6 +22,7 @@ export type CallOutcome = { taken: TakenEvents } & (
 
 /** The status line of a running call. */
 export function progressText(tool: string, p: CallProgress): string {
+  if (p.status) return `⏳ ${tool}: ${p.message ?? ""}`;
   const count = p.total
     ? `${p.progress}/${p.total} (${Math.round((100 * p.progress) / p.total)}%)`
     : `${p.progress}`;
@@ -61,6 +62,8 @@ export async function runCall(
       },
       onElicit: (params, signal) =>
         elicit(turn, taken, params, AbortSignal.any([signal, controller.signal]), owner),
+      // A task tool keeps its task id under this key: the same when this turn is retried.
+      task: { room: turn.event.room, key },
     });
     return { result, taken };
   } catch (err) {

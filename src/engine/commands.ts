@@ -32,6 +32,12 @@ export const COMMANDS: readonly CommandInfo[] = [
   { command: "new", description: "Start a new conversation (history and enabled tools)", menu: true },
   { command: "reset", description: "Same as /new", menu: true },
   { command: "status", description: "Show this room's agent, conversation and enabled tools", menu: true },
+  {
+    command: "schedule",
+    description: "Scheduled asks of this room: /schedule list, add every 1h <question>, remove N",
+    menu: true,
+  },
+  { command: "mute", description: "Hold scheduled and webhook posts: /mute 2h, /mute off", menu: true },
 ];
 
 /** The commands platform menus list, as Telegram's setMyCommands takes them. */

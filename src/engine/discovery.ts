@@ -4,7 +4,7 @@ import type { ToolInfo } from "../namespace/tool-info.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { texts } from "./texts.js";
-import { personOf } from "./access.js";
+import { asked } from "./access.js";
 import { offer, say, type Change } from "./changes.js";
 import { newOffer } from "./offers.js";
 import type { TurnContext } from "./turn-context.js";
@@ -106,7 +106,7 @@ export function offerCandidates(
     offer(
       newOffer("", allowed, [], turn.settings.choiceSeconds, {
         callWith: args,
-        askedOf: personOf(turn.event),
+        ...asked(turn.event),
       }),
     ),
   ];

@@ -9,6 +9,7 @@ import type { TurnAccess } from "./access.js";
 import { applyChanges, say, type Change, type TurnResult } from "./changes.js";
 import { run, StepFailure } from "./composer.js";
 import { admission, messageSteps, turnSteps } from "./pipeline.js";
+import type { RoomProactive } from "./room-proactive.js";
 import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
 import { TurnContext, type TurnSettings } from "./turn-context.js";
@@ -31,6 +32,8 @@ export interface EngineDeps {
   senderAllowed?: (event: InboundEvent) => boolean;
   /** Roles, pairing and the audit trail; without it every allowed sender may do everything. */
   access?: AccessDeps;
+  /** The room's schedules and mute, once the proactive parts run (they start after the engine). */
+  proactive?: () => RoomProactive | undefined;
 }
 
 /** What the engine builds each turn's access from. */
@@ -73,6 +76,7 @@ export class Engine {
       offerByRef: (ref) => this.deps.offerByRef(event.room, ref),
       typedSteps: (typed) => run(messageSteps, typed),
       ...(this.deps.access ? { access: this.access(this.deps.access, event) } : {}),
+      proactive: this.deps.proactive?.(),
     });
     let changes: readonly Change[];
     try {

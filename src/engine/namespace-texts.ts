@@ -5,7 +5,7 @@ export const namespaceTexts = {
   noRouterNothing: (ns: string) =>
     `"${ns}" has no router, so your message went to no tool, and none of its tools matches your words. Send /tools to see them.`,
   taskRequired: (tool: string) =>
-    `${tool} runs only as an MCP task, and roomgate does not run MCP tasks yet. Nothing was called.`,
+    `${tool} runs only as an MCP task, and its server does not offer tasks for tool calls. Nothing was called.`,
   approvalAsk: (ns: string, tool: string) =>
     `${ns} wants to run ${tool}, which MCP marks as possibly destructive (it may change or delete things), with these arguments:`,
   confirmAsk: (ns: string, tool: string) =>

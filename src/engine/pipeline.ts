@@ -1,5 +1,5 @@
 import type { InboundEvent } from "../core/event.js";
-import { chain, when, type Step } from "./composer.js";
+import { chain, on, when, type Step } from "./composer.js";
 import { approvalAsked } from "./steps/approval-asked.js";
 import { buttonPress, keycapReaction } from "./steps/choice.js";
 import { callerOnly } from "./steps/caller-only.js";
@@ -8,7 +8,9 @@ import { edgeRecheck } from "./steps/edge-recheck.js";
 import { fileAnswer } from "./steps/file-answer.js";
 import { messageSize } from "./steps/message-size.js";
 import { offerAnswer } from "./steps/offer-answer.js";
+import { proactive } from "./steps/proactive.js";
 import { remembered } from "./steps/remembered.js";
+import { roomProactive } from "./steps/room-proactive.js";
 import { router } from "./steps/router.js";
 import { slotAnswer, slotExpiry } from "./steps/slot.js";
 import { alreadyTaken } from "./steps/taken.js";
@@ -34,6 +36,7 @@ export const admission: readonly ((
 export const messageSteps: Step = chain(
   messageSize, // too long: refused; blank: nothing
   callerOnly, // /call and /tools: the binding's callers only
+  roomProactive, // /schedule and /mute: the room's own schedules, and a hold on proactive posts
   commands, // /help, /tools, /call, /reset, …
   remembered, // into the history, and on
   slotExpiry, // a slot that waited too long ends, and on
@@ -46,6 +49,7 @@ export const messageSteps: Step = chain(
 export const turnSteps: Step = chain(
   alreadyTaken, // an answer or /cancel a running call took: nothing more
   approvalAsked, // a call held in another room, asked of this approver
+  on("proactive", proactive), // a schedule's fire, a webhook, a resource update: no person
   buttonPress, // a pending choice by token
   keycapReaction, // a pending choice by keycap on its message
   fileAnswer, // a file for the pending argument

@@ -4,7 +4,7 @@ import { callArguments } from "../sessions/audit-log.js";
 import type { AskedOf } from "../sessions/session.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { fillArguments, validateArguments } from "./arguments.js";
-import { personOf } from "./access.js";
+import { asked, personOf } from "./access.js";
 import { askApproval, needsApproval } from "./approvals.js";
 import { runCall, type CallOutcome } from "./call-runner.js";
 import { attach, offer, remember, say, setSlot, show, type Change } from "./changes.js";
@@ -72,7 +72,7 @@ export async function runTool(
         missing,
         question: options.question ?? "",
         createdAt: Date.now(),
-        askedOf: personOf(ctx.event),
+        ...asked(ctx.event),
       }),
       say(texts.askForArgument(tool.title ?? toolName, first.name, first.description, first.type)),
     ];
@@ -98,7 +98,9 @@ export async function callChecked(
   const ns = ctx.namespace;
   const problem = validateArguments(tool.inputSchema, args);
   if (problem) return [say(texts.invalidArguments(tool.name, problem))];
-  if (tool.execution?.taskSupport === "required") return [say(namespaceTexts.taskRequired(tool.name))];
+  if (tool.execution?.taskSupport === "required" && !ns.runsTasks) {
+    return [say(namespaceTexts.taskRequired(tool.name))];
+  }
   // The last of the three scope checks: nothing outside the namespace and enabled set is sent.
   if (!tool.name.startsWith(ns.prefix) || !isEnabled(ctx, tool.name)) {
     scopeRefusalsTotal.inc({ namespace: ns.name, reason: "not_in_namespace" });
@@ -126,10 +128,14 @@ export async function callChecked(
     done.push(remember("bot", view.answer.answer));
     if (view.answer.options.length === 0) return done;
     // The options are the asker's to choose: after an approval, the requester's, not the approver's.
-    const askedOf = approved?.requester ?? personOf(ctx.event);
-    const options = newOffer(question, view.answer.options, await ns.tools(), ctx.settings.choiceSeconds, {
+    const askedOf = approved?.requester ? { askedOf: approved.requester } : asked(ctx.event);
+    const options = newOffer(
+      question,
+      view.answer.options,
+      await ns.tools(),
+      ctx.settings.choiceSeconds,
       askedOf,
-    });
+    );
     return [...done, offer(options)];
   } catch (err) {
     return [...done, ...namespaceFailed(ctx, tool, err, done)];

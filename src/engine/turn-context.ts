@@ -4,6 +4,7 @@ import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
 import { openAccess, type TurnAccess } from "./access.js";
 import { applyToSession, type Change } from "./changes.js";
+import type { RoomProactive } from "./room-proactive.js";
 import { quietChannel, type TurnChannel } from "./turn-channel.js";
 
 /** Settings a turn needs from the configuration. */
@@ -35,6 +36,8 @@ export interface TurnServices {
   typedSteps(ctx: TurnContext): Promise<readonly Change[]>;
   /** Who may do what in the room (roles, pairing, the audit trail). */
   access: TurnAccess;
+  /** The room's schedules and mute (/schedule, /mute), where the proactive parts run. */
+  proactive?: RoomProactive;
 }
 
 /**
@@ -83,6 +86,9 @@ export class TurnContext {
   }
   get access(): TurnAccess {
     return this.services.access;
+  }
+  get proactive(): RoomProactive | undefined {
+    return this.services.proactive;
   }
 
   /** The offer a platform message carries, if any. */

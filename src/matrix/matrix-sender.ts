@@ -99,8 +99,9 @@ export class MatrixSender implements PlatformSender {
         body: part.body,
         format: "org.matrix.custom.html",
         formatted_body: part.formattedBody,
-        "m.relates_to": answerRelation(origin),
-        "m.mentions": { user_ids: [event.sender.id] },
+        // A proactive turn answers no event and mentions nobody: it is posted into the room.
+        ...(origin.answerTo === "" ? {} : { "m.relates_to": answerRelation(origin) }),
+        "m.mentions": { user_ids: event.kind === "proactive" ? [] : [event.sender.id] },
       };
       const key = `part:${i}`;
       refs.push(

@@ -19,6 +19,8 @@ export function matrixSenderCheck(
     const binding = origin ? bindings.get(origin.roomId) : undefined;
     if (!binding || binding.namespace !== event.namespace || event.room !== matrixRoom(binding.roomId))
       return false;
+    // No person: the room being bound to the event's namespace is the whole check.
+    if (event.kind === "proactive") return true;
     return (
       binding.users.has(event.sender.id) ||
       (paired?.(binding.name, event.sender.id) ?? false) ||

@@ -5,6 +5,8 @@ export interface CallProgress {
   progress: number;
   total?: number;
   message?: string;
+  /** A task's status rather than a count: shown as its message alone. */
+  status?: boolean;
 }
 
 /** What a namespace's server says about itself at initialisation (MCP serverInfo and instructions). */
@@ -21,4 +23,10 @@ export interface CallOptions {
   onProgress?: (progress: CallProgress) => void;
   /** Asks the person when the server elicits input during this call; without it such requests are declined. */
   onElicit?: ElicitHandler;
+  /**
+   * Where a tool that runs as an MCP task keeps its task id (the room and a key naming
+   * this call, stable across a retried turn), so a restart resumes it; without it a
+   * task tool is called without a task.
+   */
+  task?: { room: string; key: string };
 }

@@ -18,6 +18,8 @@ import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-
 import { RestartPolicy } from "./restart-policy.js";
 import { NamespaceBinding } from "./namespace-binding.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
+import { readAsResult, ResourceSubscriptions } from "./resource-subscriptions.js";
+import { callAsTask, runsAsTask, type TaskLedger } from "./task-call.js";
 import { createTransport } from "./transport.js";
 import type { ToolInfo, ToolListing } from "./tool-info.js";
 import { fetchToolListing } from "./tool-listing.js";
@@ -44,6 +46,10 @@ export class NamespaceClient extends NamespaceBinding {
   private closed = false;
   private readonly restarts = new RestartPolicy();
   private restartTimer: NodeJS.Timeout | undefined;
+  /** Resources the bindings watch, subscribed again on every connection. */
+  readonly subscriptions: ResourceSubscriptions;
+  /** Where tools run as MCP tasks keep their task ids; without it no tool runs as a task. */
+  tasks: TaskLedger | undefined;
 
   constructor(
     name: string,
@@ -53,6 +59,7 @@ export class NamespaceClient extends NamespaceBinding {
     private readonly maxReplyBytes = DEFAULT_MAX_REPLY_BYTES,
   ) {
     super(name, config);
+    this.subscriptions = new ResourceSubscriptions(name, log);
   }
 
   /** What the server listed before the prefix and the binding's patterns (for `roomgate check`). */
@@ -93,6 +100,24 @@ export class NamespaceClient extends NamespaceBinding {
   async about(): Promise<NamespaceAbout> {
     await this.ensureConnected(START_WAIT_MS);
     return this.serverAbout;
+  }
+
+  /** Whether task tools can run here: a place for task ids, and a server that offers tasks for tool calls. */
+  get runsTasks(): boolean {
+    return (
+      this.tasks !== undefined &&
+      this.client?.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined
+    );
+  }
+
+  /** Reads one of the server's resources, shaped as a tool result so it is shown as tool output is. */
+  async readResource(uri: string): Promise<CallToolResult> {
+    await this.ensureConnected(START_WAIT_MS);
+    try {
+      return await readAsResult(this.client!, uri, this.config.timeoutMs);
+    } catch (err) {
+      throw this.callError(`resources/read ${uri}`, err, this.config.timeoutMs);
+    }
   }
 
   /** True when `tool` is one of this namespace's tools. */
@@ -154,6 +179,19 @@ export class NamespaceClient extends NamespaceBinding {
       throw new NamespaceError(this.name, `${tool} is not a tool of namespace ${this.name}`, {
         userText: `${tool} is not a tool of this room's agent (${this.name}). Nothing was called.`,
       });
+    }
+    const info = this.toolList.find((t) => t.name === tool);
+    if (options.task && this.tasks && runsAsTask(client, info)) {
+      return callAsTask(
+        client,
+        this.tasks,
+        this.name,
+        tool,
+        args,
+        { ...options, task: options.task },
+        timeout,
+        this.log,
+      );
     }
     const onProgress = options.onProgress;
     const unregister = options.onElicit ? this.elicitations.register(options.onElicit) : undefined;
@@ -267,6 +305,7 @@ export class NamespaceClient extends NamespaceBinding {
       await client.connect(transport, { timeout: this.config.startTimeoutMs });
       this.pipeStderr(transport);
       await this.refreshTools(client);
+      await this.subscriptions.attach(client);
     } catch (err) {
       await client.close().catch(() => undefined);
       const delayMs = this.restarts.failed();

@@ -2,6 +2,7 @@ import type { Config } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { NamespaceClient } from "./namespace-client.js";
+import type { TaskLedger } from "./task-call.js";
 
 /** The configured namespaces of one process, each connected on first use. */
 export class NamespaceRegistry {
@@ -25,6 +26,11 @@ export class NamespaceRegistry {
       });
     }
     return client;
+  }
+
+  /** Gives every namespace the place where its task tools keep their task ids. */
+  useTaskLedger(ledger: TaskLedger): void {
+    for (const client of this.clients.values()) client.tasks = ledger;
   }
 
   /** Names of all configured namespaces. */

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Redis } from "ioredis";
 import type { Logger } from "../core/log.js";
 import { healthStatus } from "./health-status.js";
@@ -12,6 +12,9 @@ export interface HealthServer {
 
 /** How long /healthz waits for Redis before calling it down: the answer comes within a second. */
 const REDIS_PING_MS = 800;
+
+/** A further route of the server: handles the request and returns true, or returns false when the path is not its own. */
+export type HttpRoute = (req: IncomingMessage, res: ServerResponse, path: string) => boolean;
 
 /** A part of the process that health reports on: true when up. */
 export type HealthCheck = () => boolean | Promise<boolean>;
@@ -47,6 +50,8 @@ export async function startHealthServer(options: {
   log: Logger;
   /** Further parts to report, by name (e.g. the worker's dispatch loops). */
   checks?: Record<string, HealthCheck>;
+  /** Further routes (the webhooks), each handling its own paths; tried before the 404. */
+  routes?: HttpRoute[];
 }): Promise<HealthServer> {
   const health = async (): Promise<Record<string, "up" | "down">> => {
     const parts: Record<string, "up" | "down"> = {
@@ -83,6 +88,7 @@ export async function startHealthServer(options: {
         });
       return;
     }
+    for (const route of options.routes ?? []) if (route(req, res, path ?? "/")) return;
     res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
   });
   await new Promise<void>((resolve, reject) => {

@@ -154,3 +154,43 @@ export const deadLettersTotal = new Counter({
   labelNames: ["platform"] as const,
   registers: [registry],
 });
+
+/** Schedule fires a worker took, by schedule (a config name, or "room" for /schedule add) and result. */
+export const scheduleFiresTotal = new Counter({
+  name: "roomgate_schedule_fires_total",
+  help: "Schedule fires taken by a worker, by schedule (config name or room) and result (queued, duplicate, held, skipped_missed, skipped_cap, removed)",
+  labelNames: ["schedule", "result"] as const,
+  registers: [registry],
+});
+
+/** Webhook deliveries, by hook, HTTP status and reason (accepted, duplicate, or why refused). */
+export const hookDeliveriesTotal = new Counter({
+  name: "roomgate_hook_deliveries_total",
+  help: "Webhook deliveries by hook, status and reason (accepted, duplicate, bad_signature, stale, unknown_hook, too_large, rate, replayed, unavailable)",
+  labelNames: ["hook", "status", "reason"] as const,
+  registers: [registry],
+});
+
+/** Resource update notifications and the posts they led to, by namespace and result. */
+export const resourceUpdatesTotal = new Counter({
+  name: "roomgate_resource_updates_total",
+  help: "MCP resource updates by namespace and result (notified, posted, unchanged, duplicate, held)",
+  labelNames: ["namespace", "result"] as const,
+  registers: [registry],
+});
+
+/** Resource subscriptions this process holds, by namespace. */
+export const resourceSubscriptions = new Gauge({
+  name: "roomgate_resource_subscriptions",
+  help: "MCP resource subscriptions held by this process, by namespace",
+  labelNames: ["namespace"] as const,
+  registers: [registry],
+});
+
+/** MCP tasks by namespace and what happened (started, resumed, completed, failed, cancelled). */
+export const tasksTotal = new Counter({
+  name: "roomgate_tasks_total",
+  help: "MCP tasks by namespace and event (started, resumed, completed, failed, cancelled)",
+  labelNames: ["namespace", "event"] as const,
+  registers: [registry],
+});

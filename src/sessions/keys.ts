@@ -163,4 +163,43 @@ export class Keys {
   get openApprovalInfo(): string {
     return `${this.prefix}:{audit}:open-approval-info`;
   }
+
+  /**
+   * The prefix of bullmq's queue of proactive jobs (schedules, unmutes, resource
+   * posts): bullmq builds its keys as `<prefix>:<queue>:…`, and the hash tag puts
+   * every key of that queue in one Cluster slot, as bullmq's scripts need.
+   */
+  get bullmqPrefix(): string {
+    return `${this.prefix}:{proactive}`;
+  }
+
+  /** Until when (Redis ms) the room's proactive turns are held by /mute; expires at that time. */
+  mute(room: string): string {
+    return this.room(room, "mute");
+  }
+
+  /** Proactive events held while the room is muted, oldest first, queued when the mute ends. */
+  held(room: string): string {
+    return this.room(room, "held");
+  }
+
+  /** A hook delivery's signature seen lately → its delivery id, so a replayed signature is refused. */
+  hookSignature(hook: string, signature: string): string {
+    return `${this.prefix}:hook:{${hook}}:sig:${signature}`;
+  }
+
+  /** The MCP task one call of a room's turn started (its task id), so a restarted worker resumes polling it. */
+  task(room: string, callKey: string): string {
+    return this.room(room, `task:${callKey}`);
+  }
+
+  /** Marks that a resource's update for one throttle window was posted (or is due) in the room. */
+  resourceWindow(room: string, uri: string, window: number): string {
+    return this.room(room, `resource-window:${window}:${uri}`);
+  }
+
+  /** A hash of the resource's content as last posted in the room, so an unchanged one is not posted again. */
+  resourceSeen(room: string, uri: string): string {
+    return this.room(room, `resource-seen:${uri}`);
+  }
 }

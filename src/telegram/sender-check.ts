@@ -2,7 +2,7 @@ import type { TelegramConfig } from "../core/config.js";
 import { originOn, type InboundEvent } from "../core/event.js";
 import { botIdPart } from "../core/telegram-token.js";
 import { NO_ALIASES } from "./chat-migrations.js";
-import { approverMayPress, isAllowed, type PairedCheck } from "./telegram-access.js";
+import { approverMayPress, isAllowed, isBoundChat, type PairedCheck } from "./telegram-access.js";
 
 /**
  * The worker's own check of a queued Telegram event against the bindings as configured
@@ -25,6 +25,8 @@ export function telegramSenderCheck(
     const { botId, chatId, chatType, userId, roomChat } = origin;
     const bot = bots.get(botId);
     if (bot === undefined) return false;
+    // No person: the chat itself must still be one the bot may post into, for this namespace.
+    if (event.kind === "proactive") return bot.namespace === event.namespace && isBoundChat(bot, chatId);
     // A migrated group is bound by either of its ids: the one it has, or the one its room keeps.
     // Approvers may press approval buttons where they are not allowed to talk (approverMayPress).
     const presses = event.kind === "choice" || event.kind === "approval";

@@ -69,3 +69,15 @@ export function approverMayPress(
   }
   return (groupBinding(bot, chat.id, aliases)?.approvers ?? []).includes(userId);
 }
+
+/**
+ * Whether the bot may post into a chat on its own (a schedule, a hook): a DM with one
+ * of its users, or one of its groups.
+ */
+export function isBoundChat(
+  bot: TelegramBotConfig,
+  chatId: number,
+  aliases: ChatAliases = NO_ALIASES,
+): boolean {
+  return chatId > 0 ? bot.users.includes(chatId) : groupBinding(bot, chatId, aliases) !== undefined;
+}

@@ -57,12 +57,17 @@ describe("a room on server-everything, a third-party MCP server without a router
     expect(d.text).toContain("• get-tiny-image");
   });
 
-  it("refuses a task-only tool with a clear line instead of a raw -32601", async () => {
+  it("runs a task-only tool as an MCP task: started, its stages shown in place, then the result", async () => {
     await spine.rooms.ask("task", "/tools");
     const d = await spine.rooms.ask("task", '/call simulate-research-query {"topic": "bees"}');
-    expect(d.text).toBe(
-      "simulate-research-query runs only as an MCP task, and roomgate does not run MCP tasks yet. Nothing was called.",
-    );
+    expect(d.text).toContain("# Research Report: bees");
+    const shown = spine.rooms.progressShown.filter((p) => p.room.endsWith(":task")).map((p) => p.update);
+    expect(shown[0]!.text).toMatch(/^⏳ Simulate Research Query: started \(task [\w-]+\)$/);
+    // The server's stages last a second each and are polled at its interval: most, not all, are seen.
+    const stages = shown.filter((u) => /: working — \w+ \w+\.\.\.$/.test(u.text));
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(shown.map((u) => u.key)).size).toBe(1);
+    expect(shown.at(-1)).toMatchObject({ text: "✓ Simulate Research Query: finished", done: true });
   });
 
   it('says in /tools when no tool has the default prefix, naming prefix: ""', async () => {

@@ -5,7 +5,12 @@ import type { z } from "zod";
 import { checkConfigText, ConfigSchema } from "../../src/core/config.js";
 import { registry } from "../../src/ops/metrics.js";
 
-const EXAMPLE_ENV = { TELEGRAM_FEED_TOKEN: "123:abc", RUNS_TOKEN: "t", MATRIX_TOKEN: "m" };
+const EXAMPLE_ENV = {
+  TELEGRAM_FEED_TOKEN: "123:abc",
+  RUNS_TOKEN: "t",
+  MATRIX_TOKEN: "m",
+  HOOK_CI_SECRET: "s",
+};
 
 type Def = {
   type: string;

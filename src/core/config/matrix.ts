@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OnUpdateSchema, SubscribeSchema } from "./proactive.js";
 import { RespondSchema } from "./respond.js";
 import { roleFields } from "./roles.js";
 
@@ -20,6 +21,10 @@ const MatrixRoomSchema = z.strictObject({
   /** `mentions`: only mentions of the bot, replies to it and commands; `all`: every message. */
   respond: RespondSchema,
   ...roleFields(MatrixUserIdSchema),
+  /** MCP resources whose updates are posted into this room. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 /** The `matrix` section: the homeserver, the bot's token and the bound rooms. */

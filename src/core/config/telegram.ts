@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TELEGRAM_TOKEN } from "../telegram-token.js";
+import { OnUpdateSchema, SubscribeSchema } from "./proactive.js";
 import { RespondSchema } from "./respond.js";
 import { roleFields } from "./roles.js";
 
@@ -9,6 +10,10 @@ const TelegramGroupSchema = z.strictObject({
   /** `mentions`: only commands, mentions of the bot and replies to it; `all`: every message. */
   respond: RespondSchema,
   ...roleFields(z.number().int()),
+  /** MCP resources whose updates are posted into this group. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const TelegramBotSchema = z.strictObject({
@@ -22,6 +27,10 @@ const TelegramBotSchema = z.strictObject({
   groups: z.array(TelegramGroupSchema).default([]),
   /** Roles of the bot's direct chats (its `users`). */
   ...roleFields(z.number().int()),
+  /** MCP resources whose updates are posted to each allowed user's direct chat. */
+  subscribe: SubscribeSchema,
+  /** On an update: `show` the resource, or `ask` the router with it. */
+  onUpdate: OnUpdateSchema,
 });
 
 const TelegramWebhookSchema = z.strictObject({

@@ -1,0 +1,88 @@
+import type { Redis } from "ioredis";
+import { z } from "zod";
+import { InboundEventSchema } from "../core/event.js";
+import type { Logger } from "../core/log.js";
+import type { Keys } from "../sessions/keys.js";
+import type { ProactiveInbox } from "./proactive-inbox.js";
+import type { ProactiveQueue } from "./proactive-queue.js";
+import { roomToken } from "./schedule-ids.js";
+
+/** The data of an `unmute` job. */
+export const UnmuteJobSchema = z.object({ room: z.string().min(1) });
+
+/** What happens to held turns when a mute ends. */
+export type AfterMute = "deliver" | "drop";
+
+/**
+ * `/mute <duration>`: a room's proactive turns are held (never a person's answers)
+ * until the mute ends; then a bullmq job at that time queues them in order, or
+ * drops them, as `proactive.afterMute` says.
+ */
+export class RoomMutes {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly queue: ProactiveQueue,
+    private readonly inbox: ProactiveInbox,
+    private readonly afterMute: AfterMute,
+    private readonly log: Logger,
+  ) {}
+
+  /** Mutes the room until `untilMs` (replacing an earlier mute) and schedules its end. */
+  async mute(room: string, untilMs: number): Promise<void> {
+    await this.redis.set(this.keys.mute(room), String(untilMs), "PXAT", untilMs);
+    await this.queue.add("unmute", { room }, `unmute.${roomToken(room)}.${untilMs}`, untilMs - Date.now());
+  }
+
+  /** Ends the room's mute now; held turns are released at once. */
+  async unmute(room: string): Promise<string> {
+    await this.redis.del(this.keys.mute(room));
+    return this.release(room);
+  }
+
+  /** Until when the room is muted, or undefined. */
+  mutedUntil(room: string): Promise<number | undefined> {
+    return this.inbox.mutedUntil(room);
+  }
+
+  /** How many proactive turns are held for the room. */
+  held(room: string): Promise<number> {
+    return this.redis.llen(this.keys.held(room));
+  }
+
+  /**
+   * Queues (or drops) the room's held turns, oldest first, unless it is still muted
+   * (a later /mute moved the end). Each is removed only after it is queued, and only
+   * that one (LREM), so a crash or a second release at once queues none twice (the
+   * inbox de-duplicates by event id) and loses none.
+   */
+  async release(room: string): Promise<string> {
+    if (await this.inbox.mutedUntil(room)) return "still muted";
+    const key = this.keys.held(room);
+    if (this.afterMute === "drop") {
+      const dropped = await this.redis.llen(key);
+      await this.redis.del(key);
+      if (dropped > 0) this.log.info({ room, dropped }, "mute ended; held proactive turns dropped");
+      return `${dropped} held post${dropped === 1 ? "" : "s"} dropped`;
+    }
+    let queued = 0;
+    for (;;) {
+      const head = await this.redis.lindex(key, 0);
+      if (head === null) break;
+      const parsed = InboundEventSchema.safeParse(safeParse(head));
+      if (parsed.success && (await this.inbox.enqueue(parsed.data))) queued += 1;
+      else if (!parsed.success) this.log.error({ room }, "unreadable held event dropped");
+      await this.redis.lrem(key, 1, head);
+    }
+    if (queued > 0) this.log.info({ room, queued }, "mute ended; held proactive turns queued");
+    return `${queued} held post${queued === 1 ? "" : "s"} delivered`;
+  }
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
