@@ -258,7 +258,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         deadlineMs,
         retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),
         turnRecordMs,
-        typingAfterMs: config.queue.typingAfterMs,
+        typingAfterMs: config.queue.typingAfterSeconds * 1000,
         idleSeconds: config.sessions.idleSeconds,
       },
     });

@@ -22,7 +22,6 @@ export interface ApprovalRule {
 export interface Binding {
   name: string;
   platform: Platform;
-  namespace: string;
   /** A chat with several people (a Telegram group, a Matrix room): approvals may go to direct chats. */
   group: boolean;
   users: ReadonlySet<string> | "anyone";
@@ -94,7 +93,6 @@ export function allBindings(config: Config): Binding[] {
     out.push({
       name: telegramDmBinding(bot, botId),
       platform: "telegram",
-      namespace: bot.namespace,
       group: false,
       users: new Set(bot.users.map(tgId)),
       botId,
@@ -104,7 +102,6 @@ export function allBindings(config: Config): Binding[] {
       out.push({
         name: telegramGroupBinding(g, botId),
         platform: "telegram",
-        namespace: bot.namespace,
         group: true,
         users: new Set(g.users.map(tgId)),
         botId,
@@ -117,7 +114,6 @@ export function allBindings(config: Config): Binding[] {
     out.push({
       name: matrixBinding(r),
       platform: "matrix",
-      namespace: r.namespace,
       group: true,
       users: new Set(r.users),
       room: matrixRoom(r.room),
@@ -128,7 +124,6 @@ export function allBindings(config: Config): Binding[] {
     out.push({
       name: r.name ?? `shell:${r.room}`,
       platform: "shell",
-      namespace: "",
       group: false,
       users: r.users ? new Set(r.users.map(shellId)) : "anyone",
       room: shellRoom(r.room),
@@ -143,7 +138,6 @@ function operatorShell(room: string): Binding {
   return {
     name: `shell:${room.slice("shell:".length)}`,
     platform: "shell",
-    namespace: "",
     group: false,
     users: "anyone",
     room,

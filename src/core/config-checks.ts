@@ -1,6 +1,7 @@
 import { botIdPart } from "./telegram-token.js";
 import { formatPath, issueAt, type ConfigIssue } from "./config-issues.js";
 import { checkRoles } from "./config-role-checks.js";
+import { renamedKeyWarnings } from "./config/renamed-keys.js";
 
 /** What the checks across fields found: errors stop a start, warnings are only shown. */
 export interface CrossFieldFindings {
@@ -39,6 +40,26 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
       errors.push(issueAt(path, `unknown namespace "${value}" (known: ${knownList})`));
     }
   };
+  // A voice tool is served by the namespace it names, or the one whose prefix the tool has.
+  const prefixes = Object.entries(tree(root.namespaces) ?? {}).map(([name, ns]) => {
+    const prefix = tree(ns)?.prefix;
+    return [name, typeof prefix === "string" ? prefix : `${name}.`] as const;
+  });
+  const checkVoice = (value: unknown, path: PropertyKey[]) => {
+    const v = tree(value);
+    if (!v || typeof v.tool !== "string") return;
+    if (v.namespace !== undefined) return checkNamespace(v.namespace, [...path, "namespace"]);
+    const owner = prefixes.find(([, prefix]) => prefix !== "" && (v.tool as string).startsWith(prefix));
+    if (owner) used.add(owner[0]);
+    else {
+      errors.push(
+        issueAt(
+          [...path, "tool"],
+          `no configured namespace has the prefix of "${v.tool}"; name its namespace with voice.namespace`,
+        ),
+      );
+    }
+  };
   const firstSeen = new Map<string, string>();
   const once = (key: string, path: PropertyKey[], what: string) => {
     const earlier = firstSeen.get(key);
@@ -52,7 +73,23 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
     errors.push(...section.errors);
     warnings.push(...section.warnings);
     list(telegram.bots).forEach((bot, i) => {
-      checkNamespace(tree(bot)?.namespace, ["telegram", "bots", i, "namespace"]);
+      const b = tree(bot);
+      if (!b) return;
+      const at = ["telegram", "bots", i];
+      checkNamespace(b.namespace, [...at, "namespace"]);
+      checkVoice(b.voice, [...at, "voice"]);
+      list(b.topics).forEach((topic, j) => {
+        checkNamespace(tree(topic)?.namespace, [...at, "topics", j, "namespace"]);
+        checkVoice(tree(topic)?.voice, [...at, "topics", j, "voice"]);
+      });
+      list(b.groups).forEach((group, j) => {
+        const g = tree(group);
+        checkNamespace(g?.namespace, [...at, "groups", j, "namespace"]);
+        checkVoice(g?.voice, [...at, "groups", j, "voice"]);
+        for (const [id, ns] of Object.entries(tree(g?.topics) ?? {})) {
+          checkNamespace(ns, [...at, "groups", j, "topics", id]);
+        }
+      });
     });
   }
 
@@ -67,6 +104,7 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
   });
 
   checkRoles(root, errors, warnings);
+  warnings.push(...renamedKeyWarnings(root));
 
   if (used.size > 0) {
     for (const name of namespaces) {
@@ -84,7 +122,8 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
 
 /**
  * The checks a Telegram section needs beyond its single fields: webhook mode has its
- * `webhook` section, and no bot (nor a bot's group) is configured twice. The config
+ * `webhook` section, a bot has a namespace or topics, no topic name is listed twice,
+ * and no bot (nor a bot's group) is configured twice. The config
  * check runs them on the file; the Telegram platform on the config it is given.
  */
 export function telegramSectionIssues(section: unknown): CrossFieldFindings {
@@ -113,6 +152,27 @@ export function telegramSectionIssues(section: unknown): CrossFieldFindings {
   list(telegram.bots).forEach((bot, i) => {
     const b = tree(bot);
     if (!b) return;
+    if (b.namespace === undefined && list(b.topics).length === 0) {
+      errors.push(
+        issueAt(
+          ["telegram", "bots", i, "namespace"],
+          "required unless the bot lists `topics` (one namespace per private-chat topic)",
+        ),
+      );
+    }
+    const names = new Map<string, number>();
+    list(b.topics).forEach((topic, j) => {
+      const name = tree(topic)?.name;
+      if (typeof name !== "string") return;
+      const earlier = names.get(name.trim().toLowerCase());
+      if (earlier === undefined) return void names.set(name.trim().toLowerCase(), j);
+      errors.push(
+        issueAt(
+          ["telegram", "bots", i, "topics", j, "name"],
+          `topic "${name}" is listed twice (also at topics[${earlier}])`,
+        ),
+      );
+    });
     const id = typeof b.token === "string" ? botIdPart(b.token) : undefined;
     if (id !== undefined) {
       once(`bot:${id}`, ["telegram", "bots", i, "token"], `the same bot (id ${id}) is configured twice`);

@@ -40,6 +40,7 @@ interface SchemaDef {
   element?: z.ZodType;
   valueType?: z.ZodType;
   in?: z.ZodType;
+  out?: z.ZodType;
   options?: z.ZodType[];
 }
 
@@ -47,12 +48,18 @@ function defOf(schema: z.ZodType): SchemaDef {
   return (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
 }
 
+/** The schema a pipe's shape comes from: its input, or its output after a preprocess step. */
+function pipeShape(def: SchemaDef): z.ZodType | undefined {
+  if (def.type !== "pipe") return undefined;
+  return def.in && defOf(def.in).type === "transform" ? def.out : def.in;
+}
+
 /** Strips wrappers (optional, default, pipe…) down to the schema that gives the shape. */
 function unwrap(schema: z.ZodType): z.ZodType {
   let current = schema;
   for (let i = 0; i < 20; i++) {
     const def = defOf(current);
-    const inner = def.innerType ?? (def.type === "pipe" ? def.in : undefined);
+    const inner = def.innerType ?? pipeShape(def);
     if (!inner) return current;
     current = inner;
   }

@@ -15,7 +15,7 @@ export function roomTarget(config: Config, room: string, namespace?: string): Ro
   if ("problem" in bound) return bound;
   const chosen = namespace ?? bound.namespace;
   if (chosen === undefined) {
-    return { problem: `a terminal room has no binding: name its namespace (\`namespace:\`)` };
+    return { problem: `the room has no binding of its own: name its namespace (\`namespace:\`)` };
   }
   if (bound.namespace !== undefined && chosen !== bound.namespace) {
     return { problem: `the room is bound to namespace "${bound.namespace}", not "${chosen}"` };
@@ -25,7 +25,7 @@ export function roomTarget(config: Config, room: string, namespace?: string): Ro
 }
 
 function boundNamespace(config: Config, room: string): { namespace?: string } | { problem: string } {
-  const telegram = /^telegram:(\d+):(-?\d+)(?::\d+)?$/.exec(room);
+  const telegram = /^telegram:(\d+):(-?\d+)(?::(\d+))?$/.exec(room);
   if (telegram) {
     const bot = config.telegram?.bots.find((b) => botIdPart(b.token) === Number(telegram[1]));
     if (!bot) return { problem: `no bot with id ${telegram[1]} under telegram.bots` };
@@ -39,6 +39,13 @@ function boundNamespace(config: Config, room: string): { namespace?: string } | 
             : `group ${chat} is not in the bot's groups`,
       };
     }
+    const topic = telegram[3];
+    if (chat < 0) {
+      const group = bot.groups.find((g) => g.chat === chat)!;
+      return { namespace: (topic && group.topics[topic]) || group.namespace || bot.namespace };
+    }
+    // A private-chat topic's namespace is the one its topic was made for: the schedule or hook names it.
+    if (topic !== undefined && bot.topics.length > 0) return {};
     return { namespace: bot.namespace };
   }
   if (room.startsWith("matrix:")) {

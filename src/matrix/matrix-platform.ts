@@ -33,7 +33,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         config: matrix,
         maxFileBytes: deps.config.limits.maxFileBytes,
         edits: deps.config.edits,
-        fileTimeoutMs: deps.config.limits.fileTimeoutMs,
+        fileTimeoutMs: deps.config.limits.fileTimeoutSeconds * 1000,
         flood: new FloodGate(deps.redis, deps.keys, deps.config.limits),
         redis: deps.redis,
         keys: deps.keys,

@@ -29,7 +29,7 @@ export class NamespaceBinding {
 
   /** How long a question the server asks (elicitation) waits for the room's answer. */
   get elicitTimeoutMs(): number {
-    return this.config.elicitTimeoutMs;
+    return this.config.elicitTimeoutSeconds * 1000;
   }
 
   /** True when the binding asks for an approval of the tool whatever its annotations say (`tools.confirm`). */

@@ -114,9 +114,9 @@ export class NamespaceClient extends NamespaceBinding {
   async readResource(uri: string): Promise<CallToolResult> {
     await this.ensureConnected(START_WAIT_MS);
     try {
-      return await readAsResult(this.client!, uri, this.config.timeoutMs);
+      return await readAsResult(this.client!, uri, this.config.timeoutSeconds * 1000);
     } catch (err) {
-      throw this.callError(`resources/read ${uri}`, err, this.config.timeoutMs);
+      throw this.callError(`resources/read ${uri}`, err, this.config.timeoutSeconds * 1000);
     }
   }
 
@@ -136,7 +136,7 @@ export class NamespaceClient extends NamespaceBinding {
     args: Record<string, unknown>,
     options: CallOptions = {},
   ): Promise<CallToolResult> {
-    const timeout = options.timeoutMs ?? this.config.timeoutMs;
+    const timeout = options.timeoutMs ?? this.config.timeoutSeconds * 1000;
     const timer = namespaceCallSeconds.startTimer({ namespace: this.name });
     try {
       const result = await retry(
@@ -302,7 +302,7 @@ export class NamespaceClient extends NamespaceBinding {
       );
     });
     try {
-      await client.connect(transport, { timeout: this.config.startTimeoutMs });
+      await client.connect(transport, { timeout: this.config.startTimeoutSeconds * 1000 });
       this.pipeStderr(transport);
       await this.refreshTools(client);
       await this.subscriptions.attach(client);

@@ -41,9 +41,14 @@ export function resourceBindings(config: Config): ResourceBinding[] {
   };
   for (const bot of config.telegram?.bots ?? []) {
     const id = bot.token.split(":")[0];
-    for (const user of bot.users) add(`telegram:${id}:${user}`, bot.namespace, bot.subscribe, bot.onUpdate);
+    // A bot bound only through its topics has no namespace of its own for its DMs.
+    const dm = bot.namespace;
+    if (dm !== undefined)
+      for (const user of bot.users) add(`telegram:${id}:${user}`, dm, bot.subscribe, bot.onUpdate);
     for (const group of bot.groups) {
-      add(`telegram:${id}:${group.chat}`, bot.namespace, group.subscribe, group.onUpdate);
+      const namespace = group.namespace ?? bot.namespace;
+      if (namespace !== undefined)
+        add(`telegram:${id}:${group.chat}`, namespace, group.subscribe, group.onUpdate);
     }
   }
   for (const room of config.matrix?.rooms ?? []) {

@@ -9,7 +9,13 @@ import type { TurnInput, TurnRunner } from "./turn-runner.js";
 
 /** An idle worker looks for due rooms at least this often, even without a wake-up. */
 const MAX_IDLE_MS = 2000;
-/** A lease not confirmed by Redis within its length minus this is treated as lost. */
+/**
+ * A lease not confirmed by Redis within its length minus this is treated as lost. Not a
+ * setting: it covers the renewal's round trip and this process's clock drift against
+ * Redis' over one lease (the renewal runs every quarter of `queue.leaseSeconds`), so the
+ * worker stops before another can take the room; 1 s fits the 10 s default and any
+ * lease of a few seconds or more.
+ */
 const LEASE_MARGIN_MS = 1000;
 
 /** How long handing rooms back at shutdown may take. */

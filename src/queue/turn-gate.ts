@@ -34,7 +34,11 @@ export function roomScriptKeys(keys: Keys, room: string): string[] {
   ];
 }
 
-/** Waits shorter than this are waited out in the worker; longer ones give the slot back. */
+/**
+ * Waits shorter than this are waited out in the worker; longer ones give the slot back.
+ * Not a setting: parking costs about two round trips and a claim, so a wait shorter
+ * than that is cheaper to sleep through; anything longer must not hold a worker (DESIGN §8).
+ */
 const PARK_AFTER_MS = 20;
 
 /**

@@ -101,14 +101,16 @@ export function installSendLimits(
   const transformer: Transformer = async (prev, method, payload, signal) => {
     if (!isLimitedMethod(method)) return prev(method, payload, signal);
     const chatId = Number((payload as { chat_id?: unknown }).chat_id);
-    const windows = telegramWindows(options.keys, options.botId, chatId, options.limits);
+    const all = telegramWindows(options.keys, options.botId, chatId, options.limits);
+    // A draft is no message: it counts towards the bot's rate, not the chat's, so the answer after it is not held up.
+    const windows = method === "sendMessageDraft" ? all.slice(0, 1) : all;
     const on429 = async (retryAfter: number): Promise<void> => {
       options.log.warn(
         { chatId, method, retryAfter, botId: options.botId },
         "telegram: 429 too many requests; holding the chat's sends",
       );
       rateLimitedTotal.inc({ platform: "telegram", method });
-      await options.limiter.hold(windows.slice(1), retryAfter * 1000);
+      await options.limiter.hold(all.slice(1), retryAfter * 1000);
     };
     const turn = scope.getStore();
     if (turn) {

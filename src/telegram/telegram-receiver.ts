@@ -11,6 +11,8 @@ import { loggableError, safeCause } from "./loggable-error.js";
 import { PollingReceiver, type PollingOptions } from "./polling-receiver.js";
 import type { TelegramBotConfig } from "./telegram-access.js";
 import { TelegramStartError } from "./telegram-errors.js";
+import { PrivateTopics } from "./private-topics.js";
+import { TopicLobby } from "./topic-lobby.js";
 import { UpdateIntake } from "./update-intake.js";
 import { healthStatus } from "../ops/health-status.js";
 import { WebhookReceiver } from "./webhook-receiver.js";
@@ -49,7 +51,7 @@ export class TelegramReceiver implements Receiver {
     const intakes = [];
     let firstFailure: unknown;
     for (const { botId, bot, config: botConfig } of this.bots) {
-      const component = `telegram bot ${botId} (namespace ${botConfig.namespace})`;
+      const component = `telegram bot ${botId} (${agentsOf(botConfig)})`;
       try {
         await this.init(bot, botId);
       } catch (err) {
@@ -68,9 +70,20 @@ export class TelegramReceiver implements Receiver {
       await migrations.load();
       intakes.push({ botId, bot, intake: this.intake(bot, botConfig, config, log, migrations) });
       log.info(
-        { botId, username: bot.botInfo.username, namespace: botConfig.namespace },
+        {
+          botId,
+          username: bot.botInfo.username,
+          namespace: botConfig.namespace,
+          topics: botConfig.topics.map((t) => t.name),
+        },
         "telegram: bot ready",
       );
+      if (botConfig.topics.length > 0 && bot.botInfo.has_topics_enabled !== true) {
+        log.warn(
+          { botId, username: bot.botInfo.username },
+          "telegram: the bot lists topics but its topic mode is off in BotFather (Bot Settings → Topics); private chats have no topics",
+        );
+      }
     }
     if (intakes.length === 0 && firstFailure !== undefined) throw firstFailure;
     if (telegram.mode === "webhook" && telegram.webhook) {
@@ -123,8 +136,9 @@ export class TelegramReceiver implements Receiver {
       `${apiRoot}/file/bot${bot.token}`,
       config.limits.maxFileBytes,
       log,
-      config.limits.fileTimeoutMs,
+      config.limits.fileTimeoutSeconds * 1000,
     );
+    const topics = new PrivateTopics(this.deps.redis, this.deps.keys, bot.botInfo.id);
     const identity = {
       id: bot.botInfo.id,
       username: bot.botInfo.username,
@@ -132,6 +146,8 @@ export class TelegramReceiver implements Receiver {
       edits: config.edits,
       aliases: migrations,
       paired: (binding: string, sender: string) => this.deps.paired.has(binding, sender),
+      topicsEnabled: bot.botInfo.has_topics_enabled === true,
+      topics,
     };
     const { inbox, redis, keys, pairing } = this.deps;
     const flood = new FloodGate(redis, keys, config.limits);
@@ -143,8 +159,15 @@ export class TelegramReceiver implements Receiver {
       log,
       migrations,
       pairing,
+      lobby: new TopicLobby(bot.api, identity, topics, log),
     });
     this.intakes.push(intake);
     return intake;
   }
+}
+
+/** The agents a bot serves, for health and log lines: its namespace and its topics' namespaces. */
+function agentsOf(config: TelegramBotConfig): string {
+  const names = [config.namespace, ...config.topics.map((t) => t.namespace)].filter((n) => n !== undefined);
+  return `namespace ${[...new Set(names)].join(", ")}`;
 }

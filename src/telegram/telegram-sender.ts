@@ -13,8 +13,9 @@ import { htmlToPlainText } from "../render/html.js";
 import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
-import { ChatMigrations } from "./chat-migrations.js";
+import { MovedChats } from "./moved-chats.js";
 import { sendAttachments } from "./telegram-media.js";
+import { TelegramDrafts, type DraftTiming } from "./telegram-drafts.js";
 import { TelegramProgress } from "./telegram-progress.js";
 import { CHOSEN_BUTTON_DATA } from "./update-intake.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
@@ -37,6 +38,8 @@ export interface SenderTiming {
    * the client spins until then, and Telegram stops taking answers after a while.
    */
   pressDeadlineMs: number;
+  /** Pace and renewal of progress drafts in private chats. */
+  drafts?: Partial<DraftTiming>;
 }
 
 const TIMING: SenderTiming = { typingEveryMs: 4000, pressDeadlineMs: 8000 };
@@ -52,11 +55,12 @@ export class TelegramSender implements PlatformSender {
 
   private readonly timing: SenderTiming;
   private readonly status: TelegramProgress;
-  private readonly migrations = new Map<number, ChatMigrations>();
+  private readonly drafts: TelegramDrafts;
+  private readonly moved: MovedChats;
 
   constructor(
     private readonly apis: ReadonlyMap<number, Api>,
-    private readonly keys: Keys,
+    keys: Keys,
     limiter: RedisRateLimiter,
     private readonly log: Logger,
     timing: Partial<SenderTiming> = {},
@@ -66,6 +70,8 @@ export class TelegramSender implements PlatformSender {
   ) {
     this.timing = { ...TIMING, ...timing };
     this.status = new TelegramProgress(log);
+    this.drafts = new TelegramDrafts(log, this.timing.drafts);
+    this.moved = new MovedChats(keys, redis);
     for (const [botId, api] of apis) {
       if (limited.has(api)) continue;
       limited.add(api);
@@ -94,7 +100,7 @@ export class TelegramSender implements PlatformSender {
         refs.push(sent);
         continue;
       }
-      const message = await this.followingMigration(target, context, () =>
+      const message = await this.moved.send(target, context, () =>
         this.sendPart(api, target, part, i === 0, context, key),
       );
       const ref = messageRef(message.chat.id, message.message_id);
@@ -102,50 +108,10 @@ export class TelegramSender implements PlatformSender {
       refs.push(ref);
     }
     // Files go after the text; the options stay on the last text part, which `refs` ends with.
-    await this.followingMigration(target, context, () =>
+    await this.moved.send(target, context, () =>
       sendAttachments(api, target, outcome.reply!.attachments ?? [], context),
     );
     return refs;
-  }
-
-  /**
-   * Runs a send; when Telegram refuses it because the group became a supergroup (400
-   * with `migrate_to_chat_id`), records the migration, points `target` at the new chat
-   * (no reply to a message of the old one) and sends again there.
-   */
-  private async followingMigration<T>(
-    target: TelegramOrigin,
-    context: DeliveryContext,
-    send: () => Promise<T>,
-  ): Promise<T> {
-    for (let hop = 0; ; hop++) {
-      try {
-        return await send();
-      } catch (err) {
-        const to = migratedTo(err);
-        if (to === undefined || hop >= 2) throw err;
-        context.log.info(
-          { botId: target.botId, from: target.chatId, to },
-          "telegram: the group was migrated to a supergroup; the reply goes to its new id",
-        );
-        await this.migrationsOf(target.botId)?.record(target.chatId, to);
-        target.roomChat ??= target.chatId;
-        target.chatId = to;
-        target.chatType = "supergroup";
-        delete target.messageId;
-        delete target.topicId;
-      }
-    }
-  }
-
-  private migrationsOf(botId: number): ChatMigrations | undefined {
-    if (!this.redis) return undefined;
-    let migrations = this.migrations.get(botId);
-    if (!migrations) {
-      migrations = new ChatMigrations(this.redis, this.keys, botId);
-      this.migrations.set(botId, migrations);
-    }
-    return migrations;
   }
 
   /**
@@ -184,11 +150,17 @@ export class TelegramSender implements PlatformSender {
     };
   }
 
-  /** Shows a running call's progress in one status message, edited in place (telegram-progress.ts). */
+  /**
+   * Shows a running call's progress: in a private chat as the turn's streamed draft
+   * (telegram-drafts.ts), elsewhere — or for a bot Telegram refuses drafts for — in one
+   * status message edited in place (telegram-progress.ts).
+   */
   async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
     const origin = originOf(event);
-    // Sends and edits pass the API's send limits (installSendLimits) like every other call.
-    await this.status.update(this.api(origin.botId), origin, update);
+    const api = this.api(origin.botId);
+    // Sends, drafts and edits pass the API's send limits (installSendLimits) like every other call.
+    if (this.drafts.applies(origin) && (await this.drafts.update(api, event.eventId, origin, update))) return;
+    await this.status.update(api, origin, update);
   }
 
   private api(botId: number): Api {
@@ -263,18 +235,24 @@ export class TelegramSender implements PlatformSender {
           }
         : {}),
     };
-    try {
-      return await inSendScope(context.gate, key, () =>
-        api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" }),
-      );
-    } catch (err) {
-      if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
-        throw classifySendError("sendMessage", err);
+    // Recorded with the turn, so that a retried turn (the plain attempt may have to wait
+    // for its slot) goes on with plain text instead of trying the refused markup again.
+    const plainKey = `${key}:plain`;
+    if ((await context.ledger.get(plainKey)) === null) {
+      try {
+        return await inSendScope(context.gate, key, () =>
+          api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" }),
+        );
+      } catch (err) {
+        if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
+          throw classifySendError("sendMessage", err);
+        }
+        context.log.warn(
+          { err: err.description, chatId: origin.chatId },
+          "telegram: markup refused; sending as plain text",
+        );
+        await context.ledger.set(plainKey, "markup refused");
       }
-      context.log.warn(
-        { err: err.description, chatId: origin.chatId },
-        "telegram: markup refused; sending as plain text",
-      );
     }
     try {
       return await inSendScope(context.gate, key, () =>
@@ -284,13 +262,6 @@ export class TelegramSender implements PlatformSender {
       throw classifySendError("sendMessage", err);
     }
   }
-}
-
-/** The supergroup a refused send names when its group was migrated (the error itself or its cause). */
-function migratedTo(err: unknown): number | undefined {
-  const grammy = err instanceof GrammyError ? err : (err as { cause?: unknown } | null)?.cause;
-  if (!(grammy instanceof GrammyError) || grammy.error_code !== 400) return undefined;
-  return grammy.parameters?.migrate_to_chat_id;
 }
 
 function originOf(event: InboundEvent): TelegramOrigin {

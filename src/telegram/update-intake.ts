@@ -14,6 +14,7 @@ import { NOOP_DATA, pagedKeyboard, parsePageData } from "../render/telegram-keyb
 import type { Keys } from "../sessions/keys.js";
 import type { ChatMigrations } from "./chat-migrations.js";
 import type { DocumentReader } from "./document-reader.js";
+import type { TopicLobby } from "./topic-lobby.js";
 import { loggableError } from "./loggable-error.js";
 import { refusalsTotal } from "../ops/metrics.js";
 import { groupBinding } from "./telegram-access.js";
@@ -37,6 +38,8 @@ export interface IntakeDeps {
   migrations?: ChatMigrations;
   /** `/pair <code>`, taken at the edge before the allowlist. */
   pairing?: PairingGate;
+  /** Answers the General of a chat with topics, and topics whose agent is gone. */
+  lobby?: TopicLobby;
 }
 
 /**
@@ -77,6 +80,7 @@ export class UpdateIntake {
     }
     const moved = update.message?.migrate_to_chat_id ?? update.message?.migrate_from_chat_id;
     if (update.message && moved !== undefined) return this.migrated(update.message);
+    await this.loadTopics(update);
     const seen = edgeOf(update, this.identity);
     if (seen === null) return;
     const { chat, from, edge } = seen;
@@ -85,6 +89,12 @@ export class UpdateIntake {
     if (code !== undefined && this.deps.pairing) return this.pair(this.deps.pairing, seen, code);
     const topic = topicOf(seen);
     if (!edge.sender.allowed) return this.refuse(update, edge.room, chat.id, from.id, topic);
+    if (seen.binding.kind !== "agent") {
+      // A General listing topics, a topic whose agent is gone: answered here, within the flood limits.
+      const flood = await this.deps.flood.check(edge.room, edge.sender.id);
+      if (flood.admit) return this.deps.lobby?.answer(update, seen);
+      return this.refuseFlood(chat.id, seen.press?.id, flood.notice, topic);
+    }
     const page = press?.data === undefined ? null : parsePageData(press.data);
     if (press && page) return this.turnPage(press, page);
     if (update.message?.document) {
@@ -95,6 +105,18 @@ export class UpdateIntake {
       return;
     }
     await this.enqueue(update, seen, true);
+  }
+
+  /**
+   * Reads the topics the bot made in a private chat before its edge is decided, so that a
+   * topic's room is bound to its namespace; only for senders the bot serves in DMs.
+   */
+  private async loadTopics(update: Update): Promise<void> {
+    const { topics, config } = this.identity;
+    const chat = update.message?.chat ?? update.callback_query?.message?.chat;
+    const from = update.message?.from ?? update.callback_query?.from;
+    if (!topics || config.topics.length === 0 || chat?.type !== "private" || !from) return;
+    if (config.users.includes(from.id)) await topics.load(chat.id);
   }
 
   /** Waits for the document reads in flight, so a stop does not lose one half-read. */

@@ -4,6 +4,8 @@ import type { Addressed, Edge, InboundEvent, InboundFile } from "../core/event.j
 import type { TelegramOrigin } from "../core/origin.js";
 import { telegramRoom } from "../core/room.js";
 import type { ChatAliases } from "./chat-migrations.js";
+import type { PrivateTopics } from "./private-topics.js";
+import { bindingOf, type TelegramBinding } from "./room-binding.js";
 import {
   approverMayPress,
   groupBinding,
@@ -25,6 +27,10 @@ export interface BotIdentity {
   aliases?: ChatAliases;
   /** Users `/pair` added to the bot's bindings. */
   paired?: PairedCheck;
+  /** Whether BotFather's topic mode is on (getMe's `has_topics_enabled`): private chats then have topics. */
+  topicsEnabled?: boolean;
+  /** The private-chat topics the bot made, loaded for the update's chat before `edgeOf`. */
+  topics?: PrivateTopics;
 }
 
 /** Reads a document into an inbound file (downloaded text, or the reason it was refused). */
@@ -52,6 +58,8 @@ export interface TelegramEdge {
   chat: Chat;
   from: User;
   press?: NonNullable<Update["callback_query"]>;
+  /** What the room is bound to: a namespace, or a General (lobby), retired topic or unbound group the intake answers itself. */
+  binding: TelegramBinding;
 }
 
 /** Decides the edge record of an update (see TelegramEdge); null when it is not for the bot. */
@@ -65,13 +73,40 @@ export function edgeOf(update: Update, bot: BotIdentity): TelegramEdge | null {
       chat,
       from: press.from,
       press,
+      binding: roomBinding(bot, chat, press.message),
     };
   }
   const msg = update.message;
   if (!msg?.from || msg.from.is_bot) return null;
   const addressed = addressedBy(msg, bot);
   if (addressed === undefined) return null;
-  return { edge: edgeRecord(bot, msg.chat, msg.from, msg, addressed), chat: msg.chat, from: msg.from };
+  return {
+    edge: edgeRecord(bot, msg.chat, msg.from, msg, addressed),
+    chat: msg.chat,
+    from: msg.from,
+    binding: roomBinding(bot, msg.chat, msg),
+  };
+}
+
+function roomBinding(
+  bot: BotIdentity,
+  chat: Chat,
+  msg: { message_thread_id?: number; is_topic_message?: boolean },
+): TelegramBinding {
+  return bindingOf(
+    bot.config,
+    { chat, topicId: topicOf(msg) },
+    {
+      topicsEnabled: bot.topicsEnabled ?? false,
+      ...(bot.aliases ? { aliases: bot.aliases } : {}),
+      ...(bot.topics ? { topics: bot.topics } : {}),
+    },
+  );
+}
+
+/** Only topics (forum topics, private-chat topics) are rooms of their own; a reply thread in a plain group is not. */
+function topicOf(msg: { message_thread_id?: number; is_topic_message?: boolean }): number | undefined {
+  return msg.is_topic_message === true ? msg.message_thread_id : undefined;
 }
 
 /**
@@ -86,9 +121,12 @@ export async function normalizeUpdate(
   readDocument: ReadDocument,
   now: () => number = Date.now,
 ): Promise<InboundEvent | null> {
+  const { binding } = seen;
+  // Only a room bound to a namespace becomes an event; the intake answers the others itself.
+  if (binding.kind !== "agent") return null;
   const common = {
     eventId: `tg:${bot.id}:${update.update_id}`,
-    namespace: bot.config.namespace,
+    namespace: binding.namespace,
     platform: "telegram" as const,
     receivedAt: now(),
     ...seen.edge,
@@ -118,8 +156,7 @@ function edgeRecord(
   addressed: Addressed,
   callbackQueryId?: string,
 ): Edge {
-  // Only forum topics are rooms of their own; a reply thread in a plain group is not.
-  const topicId = msg.is_topic_message === true ? msg.message_thread_id : undefined;
+  const topicId = topicOf(msg);
   // A migrated group stays the room it was: its key keeps the first id the group had.
   const roomChat = bot.aliases?.original(chat.id) ?? chat.id;
   const origin: TelegramOrigin = {

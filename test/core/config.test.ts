@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/core/config.js";
+import { checkConfigText, issueLineOf, parseConfig } from "../../src/core/config.js";
 import { ConfigError } from "../../src/core/errors.js";
 
 const base = `
@@ -17,7 +17,7 @@ describe("configuration", () => {
     const config = parseConfig(base, { RUNS_TOKEN: "s3cret" });
     expect(config.namespaces.runs!.headers.Authorization).toBe("Bearer s3cret");
     expect(config.redis.prefix).toBe("rg");
-    expect(config.namespaces.feed!.timeoutMs).toBe(30_000);
+    expect(config.namespaces.feed!.timeoutSeconds).toBe(30);
   });
 
   it("names the variable and the path when a ${VAR} is not set", () => {
@@ -54,5 +54,36 @@ describe("configuration", () => {
 
   it("reports YAML syntax errors as configuration errors", () => {
     expect(() => parseConfig("namespaces: [unclosed")).toThrow(ConfigError);
+  });
+
+  it("reads the old millisecond keys as the new seconds keys for one release, each with a warning", () => {
+    const text = [
+      "namespaces:",
+      "  feed:",
+      "    command: [node, server.js]",
+      "    timeoutMs: 1500",
+      "    elicitTimeoutMs: 60000",
+      "limits:",
+      "  fileTimeoutMs: 5000",
+      "queue:",
+      "  typingAfterMs: 250",
+      "",
+    ].join("\n");
+    const report = checkConfigText(text, {});
+    expect(report.errors).toEqual([]);
+    expect(report.config?.namespaces.feed).toMatchObject({ timeoutSeconds: 1.5, elicitTimeoutSeconds: 60 });
+    expect(report.config?.limits.fileTimeoutSeconds).toBe(5);
+    expect(report.config?.queue.typingAfterSeconds).toBe(0.25);
+    expect(report.warnings.map(issueLineOf)).toEqual([
+      'namespaces.feed.timeoutMs: renamed to "timeoutSeconds", in seconds (1500 ms is 1.5); the old key is read until the next release  [line 4]',
+      'namespaces.feed.elicitTimeoutMs: renamed to "elicitTimeoutSeconds", in seconds (60000 ms is 60); the old key is read until the next release  [line 5]',
+      'limits.fileTimeoutMs: renamed to "fileTimeoutSeconds", in seconds (5000 ms is 5); the old key is read until the next release  [line 7]',
+      'queue.typingAfterMs: renamed to "typingAfterSeconds", in seconds (250 ms is 0.25); the old key is read until the next release  [line 9]',
+    ]);
+    // Both names at once is a mistake, not a rename: the old one is an unknown key.
+    const both = checkConfigText(`${text}  typingAfterSeconds: 1\n`, {});
+    expect(both.errors.map(issueLineOf)).toEqual([
+      'queue.typingAfterMs: unknown key (did you mean "typingAfterSeconds"?)  [line 9]',
+    ]);
   });
 });

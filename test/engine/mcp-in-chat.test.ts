@@ -13,7 +13,7 @@ describe("MCP in chat with server-everything: progress, cancel, elicitation", ()
       config: ConfigSchema.parse({
         namespaces: {
           everything: { command: EVERYTHING_COMMAND, prefix: "", ask: false },
-          hasty: { command: EVERYTHING_COMMAND, prefix: "", ask: false, elicitTimeoutMs: 1500 },
+          hasty: { command: EVERYTHING_COMMAND, prefix: "", ask: false, elicitTimeoutSeconds: 1.5 },
         },
       }),
     });

@@ -100,7 +100,7 @@ describe("a namespace binding: prefix, router name, allow/deny/trust", () => {
     ],
     [
       "a server that never answers",
-      { command: [process.execPath, "-e", "setTimeout(() => {}, 20000)"], startTimeoutMs: 500 },
+      { command: [process.execPath, "-e", "setTimeout(() => {}, 20000)"], startTimeoutSeconds: 0.5 },
       "it did not answer at start",
     ],
   ])("names the cause class of %s, without internals", async (_what, raw, reason) => {

@@ -61,7 +61,7 @@ describe("NamespaceClient", () => {
     const slow = client("feed", {
       command: [process.execPath, DEMO_SERVER],
       env: { ATTEST_TOOLS: "feed", DEMO_SLOW_MS: "2000" },
-      timeoutMs: 200,
+      timeoutSeconds: 0.2,
     });
     const err = await slow
       .call("feed.ask", { question: "what should I read today?" })

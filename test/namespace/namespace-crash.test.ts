@@ -26,13 +26,13 @@ afterEach(async () => {
 });
 
 /** An echo namespace child whose every start is appended to a pid log. */
-function echo(timeoutMs = 30_000): { client: NamespaceClient; pids: () => number[] } {
+function echo(timeoutSeconds = 30): { client: NamespaceClient; pids: () => number[] } {
   const dir = mkdtempSync(join(tmpdir(), "roomgate-crash-"));
   const log = join(dir, "pids");
   const config = NamespaceConfigSchema.parse({
     command: [process.execPath, ...ECHO_SERVER],
     env: { ECHO_PID_LOG: log, ECHO_MARKERS: dir },
-    timeoutMs,
+    timeoutSeconds,
   });
   const client = new NamespaceClient("echo", config, silentLogger());
   clients.push(client);
@@ -117,7 +117,7 @@ describe("NamespaceClient when its child crashes or hangs", () => {
   });
 
   it("kills a hung child when a call times out, and the next call is answered by a new one", async () => {
-    const { client, pids } = echo(800);
+    const { client, pids } = echo(0.8);
     await client.start();
     const [hung] = pids();
     expect(await outcome(client.call("echo.ask", { question: "hang" }))).toEqual(TIMED_OUT);
@@ -127,7 +127,7 @@ describe("NamespaceClient when its child crashes or hangs", () => {
   });
 
   it("lets a slow but healthy child live after a timeout", async () => {
-    const { client, pids } = echo(300);
+    const { client, pids } = echo(0.3);
     await client.start();
     expect(await outcome(client.call("echo.ask", { question: "sleep:1500 slow" }))).toEqual(TIMED_OUT);
     await new Promise((resolve) => setTimeout(resolve, 1_500));

@@ -6,7 +6,7 @@ import { checkConfigText, ConfigSchema } from "../../src/core/config.js";
 import { registry } from "../../src/ops/metrics.js";
 
 const EXAMPLE_ENV = {
-  TELEGRAM_FEED_TOKEN: "123:abc",
+  TELEGRAM_TOKEN: "123:abc",
   RUNS_TOKEN: "t",
   MATRIX_TOKEN: "m",
   HOOK_CI_SECRET: "s",

@@ -85,18 +85,15 @@ describe("a worker killed with SIGKILL", () => {
       earlierAttemptAt: expect.any(Number),
       earlierAttemptBy: expect.stringContaining(`/${first.process.child.pid}/`),
     });
-    // The new process serves /metrics once it has started, which may be just after it answered.
-    let metrics = "";
-    await waitFor(
-      async () => {
-        metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+    // The new process serves /metrics once its receivers are up, which may be after its worker resent the part.
+    const metrics = await waitFor(
+      () =>
+        fetch(`http://127.0.0.1:${port}/metrics`).then(
           (r) => r.text(),
-          () => "",
-        );
-        return metrics !== "";
-      },
-      10_000,
-      "the metrics of the new process",
+          () => false as const,
+        ),
+      20_000,
+      "the new process's /metrics",
     );
     expect(metrics).toMatch(/^roomgate_resent_unknown_parts_total\{platform="telegram"\} 1$/m);
     // The turn is finished: no third copy, and the room answers the next question once.

@@ -1,28 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Redis } from "ioredis";
-import { silentLogger } from "../../src/core/log.js";
-import { startRuntime, type Runtime } from "../../src/runtime.js";
-import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
-import { testRedis, type TestRedis } from "../support/redis.js";
 import { DEMO_SERVER } from "../support/spine.js";
-import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/telegram-fixtures.js";
+import { telegramWorld } from "../support/telegram-world.js";
 
 const TURNS = 40;
 
 describe("Redis round trips per turn", () => {
-  let standin: TelegramApiStandin;
-  let db: TestRedis;
-  let bot: StandinBot;
-  let runtime: Runtime;
+  const world = telegramWorld();
   beforeAll(async () => {
-    standin = await TelegramApiStandin.start();
-    db = await testRedis();
-    bot = standin.addBot();
-    const base = telegramConfig({
-      apiRoot: standin.url,
+    const base = world.config({
       namespaces: { feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } } },
-      bots: [{ token: bot.token, users: Array.from({ length: TURNS + 30 }, (_, i) => 7000 + i) }],
+      bot: { users: Array.from({ length: TURNS + 30 }, (_, i) => 7000 + i) },
     });
     const config = {
       ...base,
@@ -32,33 +21,20 @@ describe("Redis round trips per turn", () => {
         limits: { botPerSecond: 100_000, chatPerSecond: 1000, groupPerMinute: 100_000 },
       },
     };
-    runtime = await startRuntime({
-      config,
-      redisUrl: db.url,
-      prefix: db.prefix,
-      log: silentLogger(),
-      platforms: [
-        createTelegramPlatform({ polling: { timeoutSeconds: 1, backoffMs: { initial: 50, max: 500 } } }),
-      ],
-    });
-  });
-  afterAll(async () => {
-    await runtime.stop(0);
-    await standin.close();
-    await db.cleanup();
+    await world.start(config);
   });
 
   /** Watches MONITOR while `work` runs; returns the commands on this test's keys, scripts counted once. */
   async function watch(work: () => Promise<void>): Promise<{ all: string[]; scheduler: string[] }> {
-    const monitor: Redis = await db.redis.monitor();
+    const monitor: Redis = await world.db.redis.monitor();
     const commands: string[] = [];
     const scheduler: string[] = [];
     const evals: string[] = [];
     monitor.on("monitor", (_time: string, args: string[], source: string) => {
       if (source.startsWith("lua")) return; // inside a script: not a round trip
-      if (!args.some((a) => a.includes(db.prefix))) return;
+      if (!args.some((a) => a.includes(world.db.prefix))) return;
       // bullmq's upkeep of the proactive queue (a stalled-jobs check every 2.5 s) runs on a clock, not per turn.
-      if (args.some((a) => a.includes(`${db.prefix}:{proactive}:`))) return;
+      if (args.some((a) => a.includes(`${world.db.prefix}:{proactive}:`))) return;
       commands.push(args[0]!.toLowerCase());
       // The receiving side's own call: the poller's offset (the flood check rides in the enqueue).
       const edge = args.some((a) => a.includes(":telegram:"));
@@ -74,8 +50,11 @@ describe("Redis round trips per turn", () => {
 
   let next = 7000;
   const ask = (id: number) =>
-    standin.userSends(bot.token, { from: { id, first_name: "U" }, text: "what should I read today?" });
-  const answered = (id: number) => standin.botMessages(bot.token, id).length === 1;
+    world.standin.userSends(world.bot.token, {
+      from: { id, first_name: "U" },
+      text: "what should I read today?",
+    });
+  const answered = (id: number) => world.standin.botMessages(world.bot.token, id).length === 1;
 
   it("costs the scheduler at most 5 commands a turn, 6 in all with flood control on, scripts counted once (redis-cli monitor's view)", async () => {
     // Warm up: the namespace child is started, its tools listed, every script sent once.
@@ -94,7 +73,7 @@ describe("Redis round trips per turn", () => {
     expect(commands.scheduler.length / ids.length).toBeLessThanOrEqual(5);
     expect(perTurn).toBeLessThanOrEqual(6);
     // Flood control is on as shipped: every sender's turn was counted, inside those round trips.
-    expect(await db.redis.get(db.keys.turnRate(`tg:${ids[0]}`))).toBe("1");
+    expect(await world.db.redis.get(world.db.keys.turnRate(`tg:${ids[0]}`))).toBe("1");
   }, 60_000);
 
   it("costs the same for turns one at a time", async () => {

@@ -12,13 +12,21 @@ export function telegramConfig(input: {
     token: string;
     namespace?: string;
     users?: number[];
-    groups?: { chat: number; users: number[]; respond?: "mentions" | "all" }[];
+    groups?: {
+      chat: number;
+      users: number[];
+      respond?: "mentions" | "all";
+      namespace?: string;
+      topics?: Record<string, string>;
+    }[];
+    topics?: { name: string; namespace: string; voice?: { tool: string; namespace?: string } }[];
+    voice?: { tool: string; namespace?: string };
   }[];
   edits?: { reask?: boolean; windowSeconds?: number };
   mode?: "polling" | "webhook";
   webhook?: { url: string; port: number; host?: string; secretToken: string };
   namespaces?: Record<string, unknown>;
-  limits?: { maxFileBytes?: number; maxMessageChars?: number };
+  limits?: { maxFileBytes?: number; maxMessageChars?: number; fileTypes?: string[] };
 }): Config {
   return ConfigSchema.parse({
     namespaces: input.namespaces ?? { feed: { command: ["true"] } },
@@ -28,7 +36,8 @@ export function telegramConfig(input: {
       apiRoot: input.apiRoot,
       mode: input.mode ?? "polling",
       webhook: input.webhook,
-      bots: input.bots.map((b) => ({ namespace: "feed", ...b })),
+      // A bot that lists topics has no default namespace unless it names one.
+      bots: input.bots.map((b) => ({ ...(b.topics ? {} : { namespace: "feed" }), ...b })),
     },
   });
 }

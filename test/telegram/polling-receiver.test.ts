@@ -40,7 +40,7 @@ async function receiver(inbox: RecordingInbox, log: Logger = silentLogger()): Pr
   const identity = {
     id: bot.id,
     username: bot.username,
-    config: { token: bot.token, namespace: "feed", users: [ALICE.id], groups: [] },
+    config: { token: bot.token, namespace: "feed", users: [ALICE.id], topics: [], groups: [] },
   };
   const reader = new DocumentReader(grammy.api, `${standin.url}/file/bot${bot.token}`, 1000, log);
   const flood = new FloodGate(db.redis, db.keys, { turnsPerMinute: 1000, roomQueueCap: 1000 });

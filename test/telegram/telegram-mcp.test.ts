@@ -1,46 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/core/log.js";
-import { startRuntime, type Runtime } from "../../src/runtime.js";
-import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { EVERYTHING_COMMAND } from "../support/everything.js";
-import { testRedis, type TestRedis } from "../support/redis.js";
-import { TelegramApiStandin, type StandinBot, type StandinUser } from "../support/telegram-api-standin.js";
-import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import type { StandinUser } from "../support/telegram-api-standin.js";
+import { waitFor } from "../support/telegram-fixtures.js";
+import { telegramWorld } from "../support/telegram-world.js";
 
 const ALICE: StandinUser = { id: 901, first_name: "Alice" };
 const MALLORY: StandinUser = { id: 966, first_name: "Mallory" };
-const FAST = { timeoutSeconds: 1, backoffMs: { initial: 50, max: 500 } };
 
 describe("Telegram with server-everything: progress, elicitation, approvals on the stand-in", () => {
-  let standin: TelegramApiStandin;
-  let db: TestRedis;
-  let bot: StandinBot;
-  let runtime: Runtime;
+  const world = telegramWorld({ perChatRate: true, username: "everything_standin_bot" });
   beforeAll(async () => {
-    standin = await TelegramApiStandin.start({ perChatRate: true });
-    db = await testRedis();
-    bot = standin.addBot({ username: "everything_standin_bot" });
-    runtime = await startRuntime({
-      config: telegramConfig({
-        apiRoot: standin.url,
-        namespaces: { everything: { command: EVERYTHING_COMMAND, prefix: "", ask: false } },
-        bots: [{ token: bot.token, namespace: "everything", users: [ALICE.id] }],
-      }),
-      redisUrl: db.url,
-      prefix: db.prefix,
-      log: silentLogger(),
-      platforms: [createTelegramPlatform({ polling: FAST })],
+    const config = world.config({
+      namespaces: { everything: { command: EVERYTHING_COMMAND, prefix: "", ask: false } },
+      bot: { namespace: "everything", users: [ALICE.id] },
     });
-  });
-  afterAll(async () => {
-    await runtime.stop();
-    await db.cleanup();
-    await standin.close();
+    await world.start(config);
   });
 
-  const messages = () => standin.botMessages(bot.token, ALICE.id);
+  const messages = () => world.standin.botMessages(world.bot.token, ALICE.id);
   async function send(text: string, count: number) {
-    standin.userSends(bot.token, { from: ALICE, text });
+    world.standin.userSends(world.bot.token, { from: ALICE, text });
     await waitFor(() => messages().length >= count, 30_000, `message ${count}`);
     return messages();
   }
@@ -80,7 +59,7 @@ describe("Telegram with server-everything: progress, elicitation, approvals on t
       "Decline",
       "Cancel",
     ]);
-    standin.userPresses(bot.token, {
+    world.standin.userPresses(world.bot.token, {
       from: MALLORY,
       chatId: ALICE.id,
       messageId: check.message_id,
@@ -88,7 +67,7 @@ describe("Telegram with server-everything: progress, elicitation, approvals on t
     });
     await new Promise((r) => setTimeout(r, 1000));
     expect(messages()).toHaveLength(before + 3);
-    standin.userPresses(bot.token, {
+    world.standin.userPresses(world.bot.token, {
       from: ALICE,
       chatId: ALICE.id,
       messageId: check.message_id,
@@ -97,7 +76,7 @@ describe("Telegram with server-everything: progress, elicitation, approvals on t
     await waitFor(() => messages().length >= before + 4, 30_000, "the next question");
     const next = messages().at(-1)!;
     const submit = next.reply_markup!.inline_keyboard.flat().find((b) => b.text.endsWith("Submit"))!;
-    standin.userPresses(bot.token, {
+    world.standin.userPresses(world.bot.token, {
       from: ALICE,
       chatId: ALICE.id,
       messageId: next.message_id,

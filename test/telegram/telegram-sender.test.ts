@@ -8,7 +8,7 @@ import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
 import { TelegramSender } from "../../src/telegram/telegram-sender.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { MemoryLedger } from "../support/telegram-fixtures.js";
+import { deliverLikeTheScheduler, HeldTurn } from "../support/held-turn.js";
 
 const ALICE = { id: 501, first_name: "Alice" };
 const log = silentLogger();
@@ -108,12 +108,14 @@ function answer(
   };
 }
 
-async function deliver(
-  event: InboundEvent,
-  outcome: TurnOutcome,
-  ledger = new MemoryLedger(),
-): Promise<string[]> {
-  return sender.deliver(event, outcome, { turnId: event.eventId, ledger, log });
+/** Delivers as a worker does: through the turn's real gate, waiting out deferrals as the scheduler would. */
+async function deliver(event: InboundEvent, outcome: TurnOutcome, turn?: HeldTurn): Promise<string[]> {
+  return (await delivered(event, outcome, turn)).refs;
+}
+
+async function delivered(event: InboundEvent, outcome: TurnOutcome, turn?: HeldTurn) {
+  const held = turn ?? (await HeldTurn.take(db, event.room, log));
+  return deliverLikeTheScheduler(held, (t) => sender.deliver(event, outcome, t.context(event.eventId)));
 }
 
 describe("TelegramSender", () => {
@@ -168,18 +170,24 @@ describe("TelegramSender", () => {
     expect(standin.rateViolations).toEqual([]);
   });
 
-  it("rides out a 429 storm and a 502 with every message delivered once", async () => {
+  it("defers the turn on a 429 and fails it over on a 502; retried, every message arrives once", async () => {
     standin.inject("sendMessage", { status: 429, retryAfter: 1 }, 4);
     standin.inject("sendMessage", { status: 502 });
     const chats = [701, 702, 703];
-    await Promise.all(
-      chats.map((chat) => deliver(question("q", chat), { reply: answer({ answer: `for ${chat}` }) })),
+    const results = await Promise.all(
+      chats.map((chat) => delivered(question("q", chat), { reply: answer({ answer: `for ${chat}` }) })),
     );
     for (const chat of chats) {
       const messages = standin.botMessages(bot.token, chat);
       expect(messages.map((m) => m.text)).toEqual([`for ${chat}`]);
     }
-    expect(standin.callsTo("sendMessage", bot.id).filter((c) => !c.ok).length).toBe(5);
+    // Nothing is retried inside the sender: each refusal went back to the scheduler once.
+    const refused = standin.callsTo("sendMessage", bot.id).filter((c) => !c.ok).length;
+    expect(refused).toBe(5);
+    // The 502 failed one attempt; the 429s (and the chat windows they held) deferred the others.
+    expect(results.reduce((n, r) => n + r.failed, 0)).toBe(1);
+    expect(results.reduce((n, r) => n + r.deferred, 0)).toBeGreaterThanOrEqual(4);
+    expect(standin.rateViolations).toEqual([]);
   }, 30_000);
 
   it("resends a part as plain text when Telegram cannot parse its markup", async () => {
@@ -228,12 +236,11 @@ describe("TelegramSender", () => {
     expect(standin.botMessages(bot.token, ALICE.id)).toHaveLength(1);
   });
 
-  it("sends each part once when a turn is delivered again (the ledger)", async () => {
-    const ledger = new MemoryLedger();
+  it("sends each part once when a turn is delivered again (the turn record in Redis)", async () => {
     const event = question();
     const outcome = { reply: answer({ answer: "once", caveat: "x\n".repeat(3000) }) };
-    const first = await deliver(event, outcome, ledger);
-    const again = await deliver(event, outcome, ledger);
+    const { refs: first, turn } = await delivered(event, outcome);
+    const again = await deliver(event, outcome, await turn.again());
     expect(again).toEqual(first);
     expect(standin.botMessages(bot.token, ALICE.id)).toHaveLength(first.length);
   });

@@ -17,9 +17,10 @@ const identity: BotIdentity = {
     token: `${BOT_ID}:x`,
     namespace: "feed",
     users: [ALICE.id],
+    topics: [],
     groups: [
-      { chat: GROUP.id, users: [ALICE.id] },
-      { chat: FORUM.id, users: [ALICE.id] },
+      { chat: GROUP.id, users: [ALICE.id], topics: {} },
+      { chat: FORUM.id, users: [ALICE.id], topics: {} },
     ],
   },
 };
@@ -133,9 +134,12 @@ describe("normalizeUpdate", () => {
     expect(await normalize(text("/help", { chat: GROUP, from: MALLORY }))).toMatchObject({
       sender: { allowed: false },
     });
-    expect(await normalize(text("/help", { chat: OTHER_GROUP }))).toMatchObject({
-      sender: { allowed: false },
+    // A group no binding names is no room: the intake leaves it, and nothing is queued.
+    expect(edgeOf(text("/help", { chat: OTHER_GROUP }), identity)).toMatchObject({
+      edge: { sender: { allowed: false } },
+      binding: { kind: "unbound" },
     });
+    expect(await normalize(text("/help", { chat: OTHER_GROUP }))).toBeNull();
   });
 
   it("makes each forum topic its own room; the topic's creation message is no reply to the bot", async () => {
@@ -200,7 +204,10 @@ describe("normalizeUpdate", () => {
   it("takes every message of a group bound with respond: all, saying so on the edge record", async () => {
     const all: BotIdentity = {
       ...identity,
-      config: { ...identity.config, groups: [{ chat: GROUP.id, users: [ALICE.id], respond: "all" }] },
+      config: {
+        ...identity.config,
+        groups: [{ chat: GROUP.id, users: [ALICE.id], respond: "all", topics: {} }],
+      },
     };
     const seen = edgeOf(text("just chatting", { chat: GROUP }), all);
     expect(seen?.edge).toMatchObject({ addressed: "all", sender: { allowed: true } });

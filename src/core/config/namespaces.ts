@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fromMilliseconds, RENAMED_TO_SECONDS } from "./renamed-keys.js";
 
 /** Which tools of a namespace a binding shows (`allow`/`deny` globs) and runs without asking (`trust`). */
 export const NamespaceToolsSchema = z
@@ -22,30 +23,33 @@ export const DiscoverySchema = z.strictObject({
 });
 
 /** One namespace: a stdio command or a Streamable HTTP url (DESIGN §10). */
-export const NamespaceConfigSchema = z
-  .strictObject({
-    command: z.array(z.string()).min(1).optional(),
-    cwd: z.string().optional(),
-    env: z.record(z.string(), z.string()).default({}),
-    url: z.url().optional(),
-    headers: z.record(z.string(), z.string()).default({}),
-    /** Tool-name prefix of the namespace; default `<name>.`, `""` means the whole server. */
-    prefix: z.string().optional(),
-    /** The router's tool name; default `<prefix>ask`; `false` = the namespace has no router. */
-    ask: z.union([z.string().min(1), z.literal(false)]).optional(),
-    tools: NamespaceToolsSchema,
-    /** The namespace's own discovery tools (search / describe / call by address), when it has them. */
-    discovery: DiscoverySchema.optional(),
-    /** Per-call timeout in milliseconds. */
-    timeoutMs: z.number().int().positive().default(30_000),
-    /** How long a question the server asks in the room (elicitation) waits for an answer, in milliseconds. */
-    elicitTimeoutMs: z.number().int().positive().default(300_000),
-    /** How long the server may take to start and answer `initialize`, in milliseconds. */
-    startTimeoutMs: z.number().int().positive().default(30_000),
-  })
-  .refine((ns) => (ns.command === undefined) !== (ns.url === undefined), {
-    message: "a namespace needs exactly one of `command` (stdio) or `url` (Streamable HTTP)",
-  });
+export const NamespaceConfigSchema = z.preprocess(
+  fromMilliseconds(RENAMED_TO_SECONDS.namespace),
+  z
+    .strictObject({
+      command: z.array(z.string()).min(1).optional(),
+      cwd: z.string().optional(),
+      env: z.record(z.string(), z.string()).default({}),
+      url: z.url().optional(),
+      headers: z.record(z.string(), z.string()).default({}),
+      /** Tool-name prefix of the namespace; default `<name>.`, `""` means the whole server. */
+      prefix: z.string().optional(),
+      /** The router's tool name; default `<prefix>ask`; `false` = the namespace has no router. */
+      ask: z.union([z.string().min(1), z.literal(false)]).optional(),
+      tools: NamespaceToolsSchema,
+      /** The namespace's own discovery tools (search / describe / call by address), when it has them. */
+      discovery: DiscoverySchema.optional(),
+      /** Per-call timeout, in seconds. */
+      timeoutSeconds: z.number().positive().default(30),
+      /** How long a question the server asks in the room (elicitation) waits for an answer, in seconds. */
+      elicitTimeoutSeconds: z.number().positive().default(300),
+      /** How long the server may take to start and answer `initialize`, in seconds. */
+      startTimeoutSeconds: z.number().positive().default(30),
+    })
+    .refine((ns) => (ns.command === undefined) !== (ns.url === undefined), {
+      message: "a namespace needs exactly one of `command` (stdio) or `url` (Streamable HTTP)",
+    }),
+);
 export type NamespaceConfig = z.infer<typeof NamespaceConfigSchema>;
 
 /** The `namespaces` section: each namespace by its name. */

@@ -1,21 +1,25 @@
 import { z } from "zod";
+import { fromMilliseconds, RENAMED_TO_SECONDS } from "./renamed-keys.js";
 
 /** The `queue` section: leases, delivery deadlines and retries of the room scheduler. */
 export const QueueSchema = z
-  .strictObject({
-    /** A dead worker's rooms are taken over this long after its last lease renewal. */
-    leaseSeconds: z.number().positive().default(10),
-    /** A turn still undeliverable this long after its first wait goes to the dead letters. */
-    deliveryDeadlineSeconds: z.number().positive().default(3600),
-    /** The longest sleep between delivery retries (backoff doubles from 0.5 s up to this, jittered). */
-    retryMaxSeconds: z.number().positive().default(10),
-    /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
-    dedupeSeconds: z
-      .number()
-      .int()
-      .positive()
-      .default(6 * 3600),
-    /** Typing is shown only for turns that run longer than this. */
-    typingAfterMs: z.number().int().nonnegative().default(1000),
-  })
+  .preprocess(
+    fromMilliseconds(RENAMED_TO_SECONDS.queue),
+    z.strictObject({
+      /** A dead worker's rooms are taken over this long after its last lease renewal. */
+      leaseSeconds: z.number().positive().default(10),
+      /** A turn still undeliverable this long after its first wait goes to the dead letters. */
+      deliveryDeadlineSeconds: z.number().positive().default(3600),
+      /** The longest sleep between delivery retries (backoff doubles from 0.5 s up to this, jittered). */
+      retryMaxSeconds: z.number().positive().default(10),
+      /** How long a platform event id is remembered, so a redelivered event is not answered twice. */
+      dedupeSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(6 * 3600),
+      /** Typing is shown only for turns that run longer than this many seconds. */
+      typingAfterSeconds: z.number().nonnegative().default(1),
+    }),
+  )
   .prefault({});

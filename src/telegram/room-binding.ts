@@ -1,0 +1,134 @@
+import type { VoiceConfig } from "../core/config/telegram.js";
+import { NO_ALIASES, type ChatAliases } from "./chat-migrations.js";
+import type { PrivateTopics, StoredTopic } from "./private-topics.js";
+import { groupBinding, type TelegramBotConfig, type TelegramGroupConfig } from "./telegram-access.js";
+
+/** One topic a chat's General lists: what it is called and which agent answers in it. */
+export interface ListedTopic {
+  name: string;
+  namespace: string;
+  /** The thread, when the topic exists (a forum topic, or a private topic the bot made). */
+  threadId?: number;
+}
+
+/**
+ * What a Telegram room is bound to: a namespace (`agent`); the General of a chat with
+ * topics (`lobby`), which lists them; a topic the bot made for a namespace that the
+ * configuration no longer has (`retired`); or nothing (`unbound`, a group no binding names).
+ */
+export type TelegramBinding =
+  | { kind: "agent"; namespace: string; voice?: VoiceConfig }
+  | { kind: "lobby"; topics: ListedTopic[] }
+  | { kind: "retired"; topic: StoredTopic; topics: ListedTopic[] }
+  | { kind: "unbound" };
+
+/** Where a room is: its chat, and its topic when it has one. */
+export interface RoomPlace {
+  chat: { id: number; type: string };
+  topicId: number | undefined;
+}
+
+/** What the binding is read against besides the bot's configuration. */
+export interface BindingContext {
+  /** Whether BotFather's topic mode is on for the bot (getMe's `has_topics_enabled`). */
+  topicsEnabled: boolean;
+  aliases?: ChatAliases;
+  /** The private-chat topics the bot made, already loaded for the chat. */
+  topics?: PrivateTopics;
+}
+
+/**
+ * Decides, without I/O, what a room is bound to. A private chat of a bot with `topics`
+ * has one room per topic, each bound to its entry's namespace, and a General that lists
+ * them; a forum group binds topic ids (`topics: { "11": runs }`); the bot's `namespace`
+ * (or the group's own) stays the default for chats and topics without a binding.
+ */
+export function bindingOf(
+  bot: TelegramBotConfig,
+  place: RoomPlace,
+  context: BindingContext,
+): TelegramBinding {
+  const { chat, topicId } = place;
+  if (chat.type === "private") return privateBinding(bot, chat.id, topicId, context);
+  const group = groupBinding(bot, chat.id, context.aliases ?? NO_ALIASES);
+  if (!group) return { kind: "unbound" };
+  return groupRoomBinding(bot, group, topicId);
+}
+
+function privateBinding(
+  bot: TelegramBotConfig,
+  chatId: number,
+  topicId: number | undefined,
+  context: BindingContext,
+): TelegramBinding {
+  const fallback = (): TelegramBinding =>
+    bot.namespace !== undefined
+      ? agent(bot.namespace, bot.voice)
+      : { kind: "lobby", topics: listPrivate(bot, chatId, context.topics) };
+  if (bot.topics.length === 0) return fallback();
+  if (topicId === undefined) {
+    // Without topic mode the chat has no topics: the bot's own namespace answers, if it has one.
+    return context.topicsEnabled
+      ? { kind: "lobby", topics: listPrivate(bot, chatId, context.topics) }
+      : fallback();
+  }
+  const made = context.topics?.byThread(chatId, topicId);
+  if (!made) return fallback();
+  const entry = bot.topics.find((t) => t.name === made.name);
+  if (!entry) return { kind: "retired", topic: made, topics: listPrivate(bot, chatId, context.topics) };
+  return agent(entry.namespace, entry.voice ?? bot.voice);
+}
+
+function groupRoomBinding(
+  bot: TelegramBotConfig,
+  group: TelegramGroupConfig,
+  topicId: number | undefined,
+): TelegramBinding {
+  const voice = group.voice ?? bot.voice;
+  const bound = topicId === undefined ? undefined : group.topics[String(topicId)];
+  if (bound !== undefined) return agent(bound, voice);
+  const namespace = group.namespace ?? bot.namespace;
+  if (namespace !== undefined) return agent(namespace, voice);
+  const topics = Object.entries(group.topics).map(([id, ns]) => ({
+    name: `#${id}`,
+    namespace: ns,
+    threadId: Number(id),
+  }));
+  return { kind: "lobby", topics };
+}
+
+function listPrivate(bot: TelegramBotConfig, chatId: number, made: PrivateTopics | undefined): ListedTopic[] {
+  return bot.topics.map((t) => {
+    const threadId = made?.byName(chatId, t.name)?.threadId;
+    return { name: t.name, namespace: t.namespace, ...(threadId === undefined ? {} : { threadId }) };
+  });
+}
+
+function agent(namespace: string, voice: VoiceConfig | undefined): TelegramBinding {
+  return { kind: "agent", namespace, ...(voice ? { voice } : {}) };
+}
+
+/**
+ * Every namespace a bot may bind a room of this chat to, as configured now: what a
+ * worker re-checks a queued event's namespace against (a private topic's namespace
+ * is one of the bot's topic entries; the edge read which from Redis).
+ */
+export function namespacesOf(
+  bot: TelegramBotConfig,
+  chat: { id: number; type: string },
+  roomChat?: number,
+): Set<string> {
+  const names = new Set<string>();
+  if (bot.namespace !== undefined) names.add(bot.namespace);
+  if (chat.type === "private") {
+    for (const t of bot.topics) names.add(t.namespace);
+    return names;
+  }
+  for (const id of [chat.id, roomChat]) {
+    const group = id === undefined ? undefined : bot.groups.find((g) => g.chat === id);
+    if (!group) continue;
+    if (group.namespace !== undefined) names.add(group.namespace);
+    for (const ns of Object.values(group.topics)) names.add(ns);
+  }
+  return names;
+}
