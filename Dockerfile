@@ -7,8 +7,6 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The Matrix SDK's native crypto module is replaced by a local stub package (see docs/matrix.md).
-COPY vendor ./vendor
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
@@ -21,7 +19,6 @@ ENV NODE_ENV=production \
     HEALTH_PORT=9464
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
-COPY --from=build /app/vendor ./vendor
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /var/lib/roomgate /etc/roomgate && chown node:node /var/lib/roomgate

@@ -5,24 +5,31 @@
 # a small unstable chroot under .state/synapse/ from the machine's own configured
 # Debian mirror, installs matrix-synapse in it, runs it on loopback with a generated
 # config (registration shared secret, no federation), runs test/e2e against it and
-# stops it. Needs root (debootstrap, chroot) and access to the Debian mirror.
+# stops it. The encrypted-room test's human is an independent E2EE client, Debian's
+# python3-matrix-nio with python3-olm, installed on the host (run with /usr/bin/python3).
+# Needs root (debootstrap, chroot, apt-get) and access to the Debian mirror.
 #
-#   scripts/synapse-e2e.sh install   # debootstrap + apt-get install matrix-synapse (once)
+#   scripts/synapse-e2e.sh install   # debootstrap + matrix-synapse (once), nio + olm on the host
 #   scripts/synapse-e2e.sh start     # write config, start Synapse, wait until it answers
 #   scripts/synapse-e2e.sh stop      # stop Synapse
-#   scripts/synapse-e2e.sh test      # install (if needed), start, run the e2e test, stop
+#   scripts/synapse-e2e.sh test [vitest args]  # install (if needed), start, run test/e2e, stop
 #
-# Environment: SYNAPSE_PORT (default 8448), SYNAPSE_STATE (default .state/synapse).
+# Environment: SYNAPSE_PORT (default: a free loopback port chosen at start),
+# SYNAPSE_STATE (default .state/synapse).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 STATE="${SYNAPSE_STATE:-$PWD/.state/synapse}"
 ROOT="$STATE/root"
-PORT="${SYNAPSE_PORT:-8448}"
 DATA=/var/lib/roomgate-synapse # inside the chroot
 LOG="$STATE/synapse.out"
 
 log() { printf 'synapse-e2e: %s\n' "$*" >&2; }
+
+# A loopback port nothing listens on now (others run Synapse on this machine too).
+free_port() {
+  node -e 'const s = require("net").createServer(); s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
+}
 
 # The first Debian archive URI of the machine's apt sources (deb822 or one-line form),
 # so the chroot comes from the same mirror the machine already uses.
@@ -46,7 +53,16 @@ unmount_proc() {
   if mountpoint -q "$ROOT/proc"; then umount "$ROOT/proc"; fi
 }
 
+# The human side of the encrypted-room test: an E2EE client that is not roomgate's.
+install_human() {
+  if /usr/bin/python3 -c 'import nio, olm' 2>/dev/null; then return; fi
+  log "installing python3-matrix-nio and python3-olm"
+  apt-get update -qq </dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matrix-nio python3-olm </dev/null
+}
+
 install() {
+  install_human
   if [ -x "$ROOT/usr/bin/python3" ] && chroot "$ROOT" python3 -c 'import synapse' 2>/dev/null; then
     log "matrix-synapse already installed in $ROOT"
     return
@@ -75,6 +91,7 @@ matrix-synapse matrix-synapse/report-stats boolean false" | debconf-set-selectio
 
 configure() {
   local dir="$ROOT$DATA"
+  PORT="${SYNAPSE_PORT:-$(free_port)}"
   mkdir -p "$dir"
   if [ ! -f "$dir/homeserver.yaml" ]; then
     chroot "$ROOT" python3 -m synapse.app.homeserver --server-name localhost \
@@ -102,16 +119,22 @@ federation_domain_whitelist: []
 rc_message: { per_second: 50, burst_count: 100 }
 rc_joins: { local: { per_second: 50, burst_count: 100 } }
 rc_invites: { per_room: { per_second: 50, burst_count: 100 }, per_user: { per_second: 50, burst_count: 100 } }
+rc_login: { address: { per_second: 50, burst_count: 100 }, account: { per_second: 50, burst_count: 100 } }
+rc_registration: { per_second: 50, burst_count: 100 }
 EOF
+  echo "$PORT" >"$STATE/port"
 }
 
 start() {
   install
-  configure
-  mount_proc
+  # Synapse runs without /proc; a /proc mounted inside the work tree would break tools
+  # that walk it (prettier --check .), so it is mounted only while packages install.
+  unmount_proc
   if [ -f "$STATE/synapse.pid" ] && kill -0 "$(cat "$STATE/synapse.pid")" 2>/dev/null; then
+    PORT=$(cat "$STATE/port")
     log "Synapse already running (pid $(cat "$STATE/synapse.pid"))"
   else
+    configure
     chroot "$ROOT" python3 -m synapse.app.homeserver \
       --config-path "$DATA/homeserver.yaml" --config-path "$DATA/roomgate.yaml" >"$LOG" 2>&1 &
     echo $! >"$STATE/synapse.pid"
@@ -143,14 +166,17 @@ run_test() {
   start
   trap stop EXIT
   SYNAPSE_URL="http://127.0.0.1:$PORT" SYNAPSE_SHARED_SECRET="$(cat "$STATE/shared-secret")" \
-    npx vitest run --config test/e2e/vitest.config.ts
+    npx vitest run --config test/e2e/vitest.config.ts "$@"
 }
 
 case "${1:-test}" in
   install) install ;;
   start) start ;;
   stop) stop ;;
-  test) run_test ;;
+  test)
+    shift || true
+    run_test "$@"
+    ;;
   *)
     log "usage: $0 [install|start|stop|test]"
     exit 2

@@ -94,6 +94,14 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
   }
 
   const matrix = tree(root.matrix);
+  if (matrix && matrix.encryption === "required" && matrix.storeKey === undefined) {
+    errors.push(
+      issueAt(
+        ["matrix", "storeKey"],
+        'required when matrix.encryption is "required": the device\'s keys are kept in Redis encrypted with it (storeKey: ${MATRIX_STORE_KEY})',
+      ),
+    );
+  }
   list(matrix?.rooms).forEach((room, i) => {
     const r = tree(room);
     if (!r) return;

@@ -1,8 +1,10 @@
 import { keycapNumber } from "../render/matrix.js";
 import {
+  EncryptedFileSchema,
   MessageContentSchema,
   PowerLevelsSchema,
   RelatesToSchema,
+  type EncryptedFile,
   type MessageContent,
   type PowerLevels,
   type RoomEvent,
@@ -23,7 +25,16 @@ export type Classified =
   | { type: "reaction"; target: string; number: number }
   /** An edit (m.replace) of an earlier message: the event it replaces and the new text. */
   | { type: "edit"; target: string; text: string }
-  | ({ type: "file"; name: string; mime: string; size: number; url?: string; rejected?: string } & Placement);
+  | ({
+      type: "file";
+      name: string;
+      mime: string;
+      size: number;
+      url?: string;
+      /** How the file is encrypted, for a file sent in an encrypted room. */
+      encryption?: EncryptedFile;
+      rejected?: string;
+    } & Placement);
 
 /** The rules the classifier needs from its surroundings. */
 export interface ClassifyContext {
@@ -87,13 +98,17 @@ function classifyFile(content: MessageContent, maxFileBytes: number): Classified
   if (content.msgtype !== "m.file" || !isTextMime(mime)) {
     return { ...file, rejected: `${name} is not a text file (${mime}); only text files can be read.` };
   }
-  if (content.url === undefined) {
-    return { ...file, rejected: `${name} is encrypted, and encrypted files cannot be read.` };
-  }
+  const encryption = EncryptedFileSchema.safeParse(content.file);
+  const url = content.url ?? (encryption.success ? encryption.data.url : undefined);
+  if (url === undefined) return { ...file, rejected: `${name} has no readable file attached.` };
   if (size > maxFileBytes) {
     return { ...file, rejected: `${name} is ${size} bytes; files up to ${maxFileBytes} bytes can be read.` };
   }
-  return { ...file, url: content.url };
+  return {
+    ...file,
+    url,
+    ...(content.url === undefined && encryption.success ? { encryption: encryption.data } : {}),
+  };
 }
 
 function classifyMessage(event: RoomEvent, maxFileBytes: number): Classified {

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { MatrixClient } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
+import type { OutboundEncryption } from "./crypto/outbound-encryption.js";
 import { matrixRoom } from "../core/room.js";
 import { edgeTexts } from "../edge/edge-texts.js";
 import { StrangerGate } from "../edge/stranger-gate.js";
@@ -11,13 +12,15 @@ import type { Keys } from "../sessions/keys.js";
  * What the Matrix adapter says at the edge, sent straight to the homeserver in one
  * attempt (the sync loop never waits out retries for it) and touching no session or
  * queue: a refusal at most once an hour per person and room, a flood notice, and the
- * notice before leaving a room no binding names.
+ * notice before leaving a room no binding names. In an encrypted room each is encrypted
+ * for the room's audience and the person it answers, or not sent at all.
  */
 export class EdgeNotices {
   private readonly strangers: StrangerGate;
 
   constructor(
     private readonly client: MatrixClient,
+    private readonly outbound: OutboundEncryption,
     redis: Redis,
     private readonly keys: Keys,
     private readonly log: Logger,
@@ -40,7 +43,7 @@ export class EdgeNotices {
   async leave(roomId: string): Promise<void> {
     if (!(await this.strangers.claim(this.keys.notice(matrixRoom(roomId), "leaving", "bot")))) return;
     this.log.warn({ roomId }, "the Matrix bot is in a room no binding names; leaving");
-    await this.send(roomId, "leaving", { msgtype: "m.notice", body: edgeTexts.leaving });
+    await this.send(roomId, "leaving", { msgtype: "m.notice", body: edgeTexts.leaving }, []);
     await this.client
       .leaveRoom(roomId)
       .catch((err: unknown) => this.log.warn({ err, roomId }, "could not leave a room"));
@@ -48,20 +51,33 @@ export class EdgeNotices {
 
   /** One notice in reply to an event, mentioning its sender. */
   async say(roomId: string, eventId: string, sender: string, text: string): Promise<void> {
-    await this.send(roomId, eventId, {
-      msgtype: "m.notice",
-      body: text,
-      "m.relates_to": { "m.in_reply_to": { event_id: eventId } },
-      "m.mentions": { user_ids: [sender] },
-    });
+    await this.send(
+      roomId,
+      eventId,
+      {
+        msgtype: "m.notice",
+        body: text,
+        "m.relates_to": { "m.in_reply_to": { event_id: eventId } },
+        "m.mentions": { user_ids: [sender] },
+      },
+      [sender],
+    );
   }
 
-  private async send(roomId: string, seed: string, content: Record<string, unknown>): Promise<void> {
+  private async send(
+    roomId: string,
+    seed: string,
+    content: Record<string, unknown>,
+    to: string[],
+  ): Promise<void> {
     // A transaction id from the room and what is answered: a repeat after a crash is one message.
     const txnId = `rg-edge-${createHash("sha256").update(`${roomId}\n${seed}`).digest("base64url").slice(0, 24)}`;
-    const path = `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/send/m.room.message/${txnId}`;
-    await this.client
-      .doRequest("PUT", path, null, content)
-      .catch((err: unknown) => this.log.warn({ err, roomId }, "could not send an edge notice"));
+    try {
+      const wire = await (await this.outbound.plan(roomId, to)).wire("m.room.message", content);
+      const path = `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(wire.type)}/${txnId}`;
+      await this.client.doRequest("PUT", path, null, wire.content);
+    } catch (err) {
+      this.log.warn({ err, roomId }, "could not send an edge notice");
+    }
   }
 }

@@ -105,6 +105,12 @@ export class InboundBuilder {
     const file: InboundFile = { name: c.name, mime: c.mime, size: c.size };
     if (c.rejected !== undefined || c.url === undefined)
       return { ...file, rejected: c.rejected ?? "unreadable" };
-    return this.media.read({ name: c.name, mime: c.mime, claimedSize: c.size, url: c.url });
+    return this.media.read({
+      name: c.name,
+      mime: c.mime,
+      claimedSize: c.size,
+      url: c.url,
+      ...(c.encryption ? { encryption: c.encryption } : {}),
+    });
   }
 }

@@ -20,6 +20,16 @@ export const RoomEventSchema = z.looseObject({
 });
 export type RoomEvent = z.infer<typeof RoomEventSchema>;
 
+/** The `file` object of an encrypted attachment (spec: EncryptedFile), as far as it is read. */
+export const EncryptedFileSchema = z.looseObject({
+  url: z.string(),
+  key: z.looseObject({ k: z.string() }),
+  iv: z.string(),
+  hashes: z.looseObject({ sha256: z.string() }),
+  v: z.string().optional(),
+});
+export type EncryptedFile = z.infer<typeof EncryptedFileSchema>;
+
 /** The content of an `m.room.message` event, as far as the adapter reads it. */
 export const MessageContentSchema = z.looseObject({
   msgtype: z.string(),

@@ -1,5 +1,6 @@
 import type { PlatformFactory, PlatformModule, RuntimeDeps } from "../runtime.js";
 import { FloodGate } from "../edge/flood-gate.js";
+import { MatrixE2ee } from "./crypto/matrix-e2ee.js";
 import { MatrixReceiver } from "./matrix-receiver.js";
 import type { MatrixRetryPolicy } from "./matrix-retry.js";
 import { MatrixSender } from "./matrix-sender.js";
@@ -21,6 +22,8 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
     const matrix = deps.config.matrix;
     if (!matrix) return {};
     const log = deps.log.child({ platform: "matrix" });
+    // One account, one device: the sender encrypts with the device the receiver owns.
+    const e2ee = new MatrixE2ee(matrix, log, deps.redis, deps.keys);
     return {
       sender: new MatrixSender({
         config: matrix,
@@ -28,6 +31,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         retry: options.retry,
         typingRefreshMs: options.typingRefreshMs,
         keys: deps.keys,
+        e2ee,
       }),
       receiver: new MatrixReceiver({
         config: matrix,
@@ -42,6 +46,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         syncTimeoutMs: options.syncTimeoutMs,
         paired: (binding, sender) => deps.paired.has(binding, sender),
         pairing: deps.pairing,
+        e2ee,
       }),
       senderCheck: matrixSenderCheck(matrix, (binding, sender) => deps.paired.has(binding, sender)),
     };

@@ -1,32 +1,35 @@
 import type { Redis } from "ioredis";
-import { MatrixClient } from "matrix-bot-sdk";
+import type { MatrixClient } from "matrix-bot-sdk";
 import type { Inbox, Receiver } from "../core/adapter.js";
 import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
-import type { Keys } from "../sessions/keys.js";
 import { matrixRoom } from "../core/room.js";
+import type { Keys } from "../sessions/keys.js";
 import type { FloodGate } from "../edge/flood-gate.js";
 import { pairingCodeIn, type PairingGate } from "../edge/pairing-gate.js";
 import { refusalsTotal } from "../ops/metrics.js";
 import { classifyEvent } from "./classify-event.js";
+import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
+import type { CryptoDevice } from "./crypto/crypto-device.js";
+import { DeviceStorageProvider } from "./crypto/device-storage.js";
+import { InboundDecryption } from "./crypto/inbound-decryption.js";
+import { MatrixE2ee, type E2eeParts } from "./crypto/matrix-e2ee.js";
 import { EditReview } from "./edit-review.js";
-import { EncryptionNotice } from "./encryption-notice.js";
+import { EncryptionPolicy } from "./encryption-policy.js";
 import { historyOf } from "./history-guard.js";
+import { EventIntake } from "./event-intake.js";
+import { answerInvite } from "./invite-handler.js";
 import { InboundBuilder } from "./inbound-builder.js";
 import { MediaReader } from "./media-reader.js";
 import { EdgeNotices } from "./edge-notices.js";
-import {
-  PowerLevelsSchema,
-  RoomEventSchema,
-  SyncJoinedRoomsSchema,
-  type PowerLevels,
-} from "./matrix-events.js";
+import { RoomEventSchema, type RoomEvent } from "./matrix-events.js";
 import { withMatrixRetry } from "./matrix-retry.js";
 import { MentionGate } from "./mention-gate.js";
 import { MessageAdmission } from "./message-admission.js";
 import { RedisStorageProvider } from "./redis-storage-provider.js";
-import { isAllowed, mayInvite, roomBindings, type RoomBinding } from "./room-policy.js";
+import { isAllowed, roomBindings, type RoomBinding } from "./room-policy.js";
 import { routeSdkLogs } from "./sdk-logging.js";
+import { scanJoinedRooms } from "./sync-room-scan.js";
 import { SyncingMatrixClient, type SyncHandler } from "./sync-client.js";
 
 /** What the Matrix receiver needs from the runtime. */
@@ -49,6 +52,14 @@ export interface MatrixReceiverOptions {
   paired?: (binding: string, senderId: string) => boolean;
   /** `/pair <code>`, taken at the edge before the allowlist. */
   pairing?: PairingGate;
+  /** The account's E2EE parts, shared with the sender; without it the receiver makes its own. */
+  e2ee?: MatrixE2ee;
+}
+
+/** How an event reached the room handler: whether it was history on arrival, and whether it came encrypted. */
+interface Arrival {
+  history: boolean;
+  encrypted: boolean;
 }
 
 /**
@@ -67,22 +78,25 @@ const SYNC_FILTER = {
  * configured rooms from allowed inviters only, leaves rooms no binding names (with one
  * notice), and enqueues what allowed people write in bound rooms, never the bot's own
  * events, other bots' notices or a room's history. A stranger is refused before any other
- * I/O: at most one notice an hour, nothing fetched, queued or stored. An encrypted bound
- * room gets one notice and is not read. Files are read off the sync loop.
+ * I/O: at most one notice an hour, nothing fetched, queued or stored. Files are read off
+ * the sync loop. With encryption, only the process that owns the bot's device syncs
+ * (crypto/device-owner.ts): it decrypts encrypted rooms' events, and in an encrypted room
+ * reads nothing that came in the clear; the others stand by to take the device over.
  */
 export class MatrixReceiver implements Receiver, SyncHandler {
   private readonly bindings: Map<string, RoomBinding>;
-  private readonly levels = new Map<string, PowerLevels>();
   /** Events of the batch in hand that are history (see historyOf). */
   private history = new Set<string>();
-  /** File reads in flight, one chain per room so that a room's files keep their order. */
-  private readonly reads = new Map<string, Promise<void>>();
   private notices: EdgeNotices | undefined;
   private client: SyncingMatrixClient | undefined;
+  private api: MatrixClient | undefined;
+  private parts: E2eeParts | undefined;
   private botUserId = "";
-  private notice: EncryptionNotice | undefined;
-  private builder: InboundBuilder | undefined;
+  private policy: EncryptionPolicy | undefined;
+  private decryption: InboundDecryption | undefined;
+  private intake: EventIntake | undefined;
   private admission: MessageAdmission | undefined;
+  private storage: RedisStorageProvider | undefined;
 
   constructor(private readonly options: MatrixReceiverOptions) {
     this.bindings = roomBindings(options.config);
@@ -91,21 +105,34 @@ export class MatrixReceiver implements Receiver, SyncHandler {
   }
 
   /**
-   * Connects as the bot, checks the bound rooms it is in, and starts syncing;
-   * resolves once the first sync response is handled (or failed, to be retried).
+   * Connects as the bot and checks the bound rooms it is in; then starts syncing, or
+   * with encryption owns the device first (or stands by when another process does).
+   * Resolves once the first sync response is handled (or failed, to be retried), or once
+   * standing by. A device store that is lost or cannot be decrypted fails the start.
    */
   async start(): Promise<void> {
-    const { config, log } = this.options;
-    const probe = new MatrixClient(config.homeserver, config.accessToken);
-    this.botUserId = await withMatrixRetry("whoami", () => probe.getUserId(), log);
-    const storage = new RedisStorageProvider(
-      this.options.redis,
-      this.options.keys.matrixStorage(this.botUserId),
+    const { config, log, redis, keys } = this.options;
+    const e2ee = this.options.e2ee ?? new MatrixE2ee(config, log, redis, keys);
+    const parts = await e2ee.ready();
+    this.parts = parts;
+    this.botUserId = parts.userId;
+    const api = e2ee.api;
+    this.api = api;
+    this.storage = new RedisStorageProvider(redis, keys.matrixStorage(this.botUserId));
+    if (config.encryption !== "off" && !config.storeKey) {
+      log.error(
+        "matrix: no matrix.storeKey (MATRIX_STORE_KEY) is set, so encryption cannot start: encrypted rooms are not served",
+      );
+    }
+    this.policy = new EncryptionPolicy(
+      config.encryption,
+      e2ee.capable,
+      e2ee.unavailable(),
+      parts.rooms,
+      this.storage,
+      api,
+      log,
     );
-    const client = new SyncingMatrixClient(config.homeserver, config.accessToken, storage, log);
-    client.syncingTimeout = this.options.syncTimeoutMs ?? client.syncingTimeout;
-    this.client = client;
-    this.notice = new EncryptionNotice(client, storage, log);
     const media = new MediaReader(
       config.homeserver,
       config.accessToken,
@@ -113,114 +140,134 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       this.options.fileTimeoutMs ?? 20_000,
       log,
     );
-    this.builder = new InboundBuilder(client, this.botUserId, media, log);
-    this.notices = new EdgeNotices(client, this.options.redis, this.options.keys, log);
-    const gate = new MentionGate(client, this.botUserId, log);
+    this.notices = new EdgeNotices(api, parts.outbound, redis, keys, log);
+    const builder = new InboundBuilder(api, this.botUserId, media, log);
+    this.intake = new EventIntake(builder, this.notices, this.options.inbox, this.options.flood, log);
+    const gate = new MentionGate(api, this.botUserId, log);
     await gate.learnName();
-    const edits = new EditReview(client, this.options.edits ?? { reask: false, windowSeconds: 120 }, log);
+    const edits = new EditReview(api, this.options.edits ?? { reask: false, windowSeconds: 120 }, log);
     this.admission = new MessageAdmission(gate, edits, log);
-    const joined = new Set(await withMatrixRetry("joined rooms", () => client.getJoinedRooms(), log));
-    const encrypted: string[] = [];
+    const joined = new Set(await withMatrixRetry("joined rooms", () => api.getJoinedRooms(), log));
     for (const roomId of this.bindings.keys()) {
       if (!joined.has(roomId))
         log.warn({ roomId }, "the Matrix bot is not in this configured room yet: invite it");
-      else if (await this.notice.check(roomId)) {
-        encrypted.push(roomId);
-        await this.notice.encrypted(roomId);
-      }
     }
-    // Every start says which bound rooms the bot cannot read, not only the first time.
-    if (encrypted.length > 0) {
-      log.error(
-        { rooms: encrypted },
-        "matrix: these bound rooms are end-to-end encrypted and will not be answered",
-      );
-    }
+    await this.policy.checkAtStart([...this.bindings.keys()].filter((id) => joined.has(id)));
+    if (parts.owner)
+      await parts.owner.start({ owned: (device) => this.serve(device), lost: () => this.pause() });
+    else await this.serve(undefined);
+  }
+
+  /** Stops syncing once the batch in hand is handled (giving the device up), and waits for file reads in flight. */
+  async stop(): Promise<void> {
+    if (this.parts?.owner) await this.parts.owner.stop();
+    else await this.pause();
+    await this.intake?.drain();
+  }
+
+  /** Syncs as the bot: with `device`, as the device's owner (fenced sync token, decryption). */
+  private async serve(device: CryptoDevice | undefined): Promise<void> {
+    const { config, log, redis, keys } = this.options;
+    const parts = this.parts;
+    if (!parts || !this.storage) return;
+    const owner = parts.owner;
+    const storage =
+      device && owner
+        ? new DeviceStorageProvider(redis, keys.matrixStorage(this.botUserId), owner.store, () => owner.token)
+        : this.storage;
+    this.decryption =
+      device && parts.undecrypted
+        ? new InboundDecryption(
+            device,
+            parts.undecrypted,
+            (roomId, event, history) => this.onRoomEvent(roomId, event, { history, encrypted: true }),
+            log,
+          )
+        : undefined;
+    const client = new SyncingMatrixClient(config.homeserver, config.accessToken, storage, log);
+    client.syncingTimeout = this.options.syncTimeoutMs ?? client.syncingTimeout;
+    this.client = client;
     client.setSyncHandler(this);
     await client.start(SYNC_FILTER);
     await client.firstBatch;
-    log.info({ userId: this.botUserId, rooms: this.bindings.size }, "matrix receiver syncing");
+    await this.decryption?.retryAll();
+    log.info(
+      { userId: this.botUserId, rooms: this.bindings.size, encryption: device !== undefined },
+      "matrix receiver syncing",
+    );
   }
 
-  /** Stops syncing once the batch in hand is handled, and waits for file reads in flight. */
-  async stop(): Promise<void> {
-    await this.client?.stopSync();
-    await Promise.all(this.reads.values());
+  /** Stops syncing (the device was lost, or the process stops). */
+  private async pause(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    await client?.stopSync();
+    this.decryption = undefined;
   }
 
   /**
-   * Scans a sync response before its events: which of them are history, encryption
-   * anywhere in a bound room, power levels in the rooms' state, and joined rooms no
-   * binding names, which are left.
+   * Scans a sync response before its events: the device takes its to-device messages
+   * (room keys), then which events are history, encryption, history visibility,
+   * membership and gap power levels in bound rooms, and joined rooms no binding names,
+   * which are left.
    */
   async beforeBatch(raw: unknown, initial: boolean): Promise<void> {
     this.history = historyOf(raw, initial, this.botUserId);
-    const sync = SyncJoinedRoomsSchema.safeParse(raw);
-    for (const [roomId, room] of Object.entries(sync.success ? sync.data.rooms.join : {})) {
-      if (!this.bindings.has(roomId)) {
-        await this.notices?.leave(roomId);
+    for (const room of scanJoinedRooms(raw)) {
+      if (!this.bindings.has(room.roomId)) {
+        await this.notices?.leave(room.roomId);
         continue;
       }
-      const state = (room.state?.events ?? [])
-        .map((e) => RoomEventSchema.safeParse(e))
-        .flatMap((e) => (e.success ? [e.data] : []));
-      const timeline = (room.timeline?.events ?? [])
-        .map((e) => RoomEventSchema.safeParse(e))
-        .flatMap((e) => (e.success ? [e.data] : []));
-      if ([...state, ...timeline].some((e) => e.type === "m.room.encryption" && e.state_key === "")) {
-        await this.notice?.encrypted(roomId);
+      if (room.encryption)
+        await this.policy?.encryptionOn(room.roomId, room.encryption, room.historyVisibility);
+      else if (room.historyVisibility)
+        await this.parts?.rooms.visibility(room.roomId, room.historyVisibility);
+      if (room.members) this.parts?.audience.forget(room.roomId);
+      if (room.levels) {
+        this.parts?.levels.set(room.roomId, room.levels);
       }
-      // Levels in the state section changed outside the timeline (a gap); timeline ones apply in order.
-      const levels = state.findLast((e) => e.type === "m.room.power_levels" && e.state_key === "");
-      const parsed = levels ? PowerLevelsSchema.safeParse(levels.content) : undefined;
-      if (parsed?.success) this.levels.set(roomId, parsed.data);
     }
+    // After the rooms' state: a late key may release an event of a room whose encryption just arrived.
+    await this.decryption?.receiveSync(raw);
   }
 
   /**
    * Handles one sync emission of the SDK, in order. A failure is logged and the event
    * skipped: homeserver calls were already retried and Redis commands wait for a
-   * reconnect, so what is left would fail again and stall the sync on one event.
+   * reconnect, so what is left would fail again and stall the sync on one event. A lost
+   * device lease is not skipped: it ends the sync (sync-client.ts).
    */
   async emit(type: string, ...payload: unknown[]): Promise<void> {
     const [roomId, event] = payload;
     if (typeof roomId !== "string") return;
     try {
-      if (type === "room.invite") await this.onInvite(roomId, event);
-      else if (type === "room.event") await this.onRoomEvent(roomId, event);
+      if (type === "room.invite" && this.api) {
+        await answerInvite(this.api, this.bindings.get(roomId), roomId, event, this.options.log);
+      } else if (type === "room.event") await this.onSyncedEvent(roomId, event);
     } catch (err) {
+      if (err instanceof DeviceLeaseLostError) throw err;
       const eventId = (event as { event_id?: unknown } | null)?.event_id;
       this.options.log.error({ err, type, roomId, eventId }, "matrix event handling failed; event skipped");
     }
   }
 
-  private async onInvite(roomId: string, raw: unknown): Promise<void> {
-    const client = this.client;
-    const inviter = (raw as { sender?: unknown } | null)?.sender;
-    if (!client || typeof inviter !== "string") return;
-    const binding = this.bindings.get(roomId);
-    const log = this.options.log.child({ roomId, inviter });
-    if (!mayInvite(binding, inviter)) {
-      log.warn(
-        binding
-          ? "invite from a user who may not invite the bot; declined"
-          : "invite to an unconfigured room; declined",
-      );
-      await withMatrixRetry("decline invite", () => client.leaveRoom(roomId), log).catch((err: unknown) =>
-        log.warn({ err }, "could not decline the invite"),
-      );
-      return;
+  private async onSyncedEvent(roomId: string, raw: unknown): Promise<void> {
+    const parsed = RoomEventSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const history = this.history.has(parsed.data.event_id);
+    const encrypted = parsed.data.type === "m.room.encrypted";
+    const decryptable = this.bindings.has(roomId) && this.policy?.isEncrypted(roomId) === true;
+    if (encrypted && this.decryption && decryptable && parsed.data.sender !== this.botUserId) {
+      return this.decryption.handle(roomId, parsed.data, history);
     }
-    await withMatrixRetry("join", () => client.joinRoom(roomId), log);
-    log.info("joined configured room on invite");
+    await this.onRoomEvent(roomId, parsed.data, { history, encrypted: false });
   }
 
-  private async onRoomEvent(roomId: string, raw: unknown): Promise<void> {
+  private async onRoomEvent(roomId: string, event: RoomEvent, arrival: Arrival): Promise<void> {
     const binding = this.bindings.get(roomId);
-    const parsed = RoomEventSchema.safeParse(raw);
-    if (!binding || !parsed.success || this.notice?.isEncrypted(roomId)) return;
-    const event = parsed.data;
+    if (!binding || !this.policy?.serves(roomId)) return;
     const log = this.options.log.child({ roomId, eventId: event.event_id });
+    if (this.policy.clearInEncrypted(roomId, event, arrival.encrypted, this.botUserId)) return;
     const classified = classifyEvent(event, {
       botUserId: this.botUserId,
       maxFileBytes: this.options.maxFileBytes,
@@ -230,17 +277,14 @@ export class MatrixReceiver implements Receiver, SyncHandler {
         log.debug({ reason: classified.reason }, "matrix event ignored");
         return;
       case "encrypted":
-        // An encrypted event in a room whose state says it is not encrypted is just unreadable:
-        // anyone could send one, and it must not silence the bot.
-        if (event.type === "m.room.encryption" || (await this.notice?.check(roomId))) {
-          await this.notice?.encrypted(roomId);
-        }
+        // m.room.encryption was taken before the batch; an m.room.encrypted event here is
+        // one this process cannot decrypt (no device, or a room without encryption on).
         return;
       case "power-levels":
-        this.levels.set(roomId, classified.levels);
+        this.parts?.levels.set(roomId, classified.levels);
         return;
     }
-    if (this.history.has(event.event_id)) {
+    if (arrival.history) {
       log.debug("matrix event from before the bot was there; not answered");
       return;
     }
@@ -253,7 +297,8 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       if (reply) await this.notices?.say(roomId, event.event_id, event.sender, reply);
       return;
     }
-    const allowed = isAllowed(binding, event.sender, await this.powerLevels(binding), this.options.paired);
+    const levels = binding.powerLevel === undefined ? undefined : await this.parts?.levels.of(roomId);
+    const allowed = isAllowed(binding, event.sender, levels, this.options.paired);
     if (!allowed) {
       // A stranger's chatter not addressed to the bot is ignored without a word, and without I/O.
       if (!this.admission?.addressedOffline(binding, event, classified)) return;
@@ -269,63 +314,6 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       return;
     }
     const admitted = await this.admission?.admit(binding, event, classified);
-    if (!admitted) return;
-    const flood = this.options.flood;
-    const refused = async (notice: string | undefined): Promise<void> => {
-      if (notice) await this.notices?.say(roomId, event.event_id, event.sender, notice);
-    };
-    // A file is downloaded and a reaction's target fetched only once admitted, so their
-    // flood check comes first, on its own; a message is checked in its enqueue's round trip.
-    const checkedInEnqueue = flood !== undefined && admitted.type === "message";
-    if (flood && !checkedInEnqueue) {
-      const verdict = await flood.check(matrixRoom(roomId), event.sender);
-      if (!verdict.admit) return refused(verdict.notice);
-    }
-    const enqueue = async (): Promise<void> => {
-      const inbound = await this.builder?.build(binding, event, admitted, true);
-      if (!inbound) return;
-      if (!flood || !checkedInEnqueue) {
-        const fresh = await this.options.inbox.enqueue(inbound);
-        log.debug({ kind: inbound.kind, fresh }, "matrix event enqueued");
-        return;
-      }
-      const queued = await flood.enqueue(this.options.inbox, inbound, event.sender);
-      if (!queued.admit) return refused(queued.notice);
-      log.debug({ kind: inbound.kind, fresh: queued.fresh }, "matrix event enqueued");
-    };
-    if (admitted.type === "file") this.readLater(roomId, enqueue);
-    else await enqueue();
-  }
-
-  private readLater(roomId: string, task: () => Promise<void>): void {
-    const next = (this.reads.get(roomId) ?? Promise.resolve())
-      .then(task)
-      .catch((err: unknown) => this.options.log.error({ err, roomId }, "a Matrix file could not be queued"))
-      .finally(() => {
-        if (this.reads.get(roomId) === next) this.reads.delete(roomId);
-      });
-    this.reads.set(roomId, next);
-  }
-
-  /** The room's power levels when its binding uses them, read once and then kept current from sync. */
-  private async powerLevels(binding: RoomBinding): Promise<PowerLevels | undefined> {
-    if (binding.powerLevel === undefined || !this.client) return undefined;
-    const known = this.levels.get(binding.roomId);
-    if (known) return known;
-    const client = this.client;
-    try {
-      const content: unknown = await withMatrixRetry(
-        "power levels",
-        () => client.getRoomStateEvent(binding.roomId, "m.room.power_levels", ""),
-        this.options.log,
-      );
-      const levels = PowerLevelsSchema.parse(content ?? {});
-      this.levels.set(binding.roomId, levels);
-      return levels;
-    } catch (err) {
-      // Without the levels only the listed users are allowed; the next event asks again.
-      this.options.log.warn({ err, roomId: binding.roomId }, "cannot read the room's power levels");
-      return undefined;
-    }
+    if (admitted) await this.intake?.take(binding, event, admitted);
   }
 }

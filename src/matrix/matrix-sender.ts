@@ -1,13 +1,17 @@
 import { createHash } from "node:crypto";
-import { MatrixClient } from "matrix-bot-sdk";
+import type { MatrixClient } from "matrix-bot-sdk";
 import { z } from "zod";
 import type { DeliveryContext, PlatformSender, SendWindow } from "../core/adapter.js";
+import { PermanentSendError, TransientSendError } from "../core/delivery-errors.js";
 import type { MatrixConfig } from "../core/config.js";
 import { originOn, type InboundEvent } from "../core/event.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { Reply, TurnOutcome } from "../core/reply.js";
 import { KEYCAPS, renderMatrix } from "../render/matrix.js";
+import { DeviceLeaseLostError, EncryptionUnavailableError } from "./crypto/crypto-errors.js";
+import { MatrixE2ee } from "./crypto/matrix-e2ee.js";
+import type { RoomSendPlan } from "./crypto/outbound-encryption.js";
 import { MatrixOriginError } from "./matrix-errors.js";
 import { attachmentContent } from "./matrix-media.js";
 import { MatrixProgress } from "./matrix-progress.js";
@@ -32,6 +36,8 @@ export interface MatrixSenderOptions {
   typingRefreshMs?: number;
   /** Key names of the shared send windows (a 429's retry_after_ms holds every process's sends). */
   keys?: Keys;
+  /** The account's E2EE parts, shared with the receiver (the device, when this process owns it). */
+  e2ee?: MatrixE2ee;
 }
 
 /** The reaction that marks an offer message as chosen. */
@@ -61,11 +67,13 @@ function answerRelation(origin: MatrixOrigin): Record<string, unknown> {
  * The sending half of the Matrix adapter: renders a turn's reply as `m.notice` events
  * (plain body and HTML), replying to the question in its thread, pre-places keycap
  * reactions on the part that carries options, marks a chosen offer with ✅, and sends
- * each part once per turn even when the turn is retried.
+ * each part once per turn even when the turn is retried. In an encrypted room every
+ * event and file is encrypted (crypto/outbound-encryption.ts), or nothing is sent.
  */
 export class MatrixSender implements PlatformSender {
   readonly platform = "matrix" as const;
   private readonly client: MatrixClient;
+  private readonly e2ee: MatrixE2ee;
   private readonly log: Logger;
   private readonly retry: MatrixRetryPolicy;
   private readonly status = new MatrixProgress();
@@ -73,18 +81,20 @@ export class MatrixSender implements PlatformSender {
   constructor(private readonly options: MatrixSenderOptions) {
     registerSecret(options.config.accessToken);
     routeSdkLogs(options.log);
-    this.client = new MatrixClient(options.config.homeserver, options.config.accessToken);
     this.log = options.log.child({ platform: "matrix" });
+    this.e2ee = options.e2ee ?? new MatrixE2ee(options.config, this.log);
+    this.client = this.e2ee.api;
     this.retry = options.retry ?? SEND_RETRY;
   }
 
   /** Sends the outcome into the event's room; returns the event ids of the reply's parts. */
   async deliver(event: InboundEvent, outcome: TurnOutcome, context: DeliveryContext): Promise<string[]> {
     const origin = originOf(event);
+    const plan = await this.plan(origin.roomId, event.sender.id);
     const offer = outcome.chosen?.messageRefs.at(-1);
     if (offer)
       await this.once(context, "chosen", () =>
-        this.react(origin.roomId, offer, CHOSEN_MARK, context, "chosen"),
+        this.react(plan, origin.roomId, offer, CHOSEN_MARK, context, "chosen"),
       );
     // Matrix has no toast: a bare toast (a stale or repeated choice) is the only answer an allowed
     // user gets. A stranger's reactions get none, so they cannot make the bot post at will.
@@ -106,7 +116,7 @@ export class MatrixSender implements PlatformSender {
       const key = `part:${i}`;
       refs.push(
         await this.once(context, key, () =>
-          this.send(origin.roomId, "m.room.message", content, context, key),
+          this.send(plan, origin.roomId, "m.room.message", content, context, key),
         ),
       );
     }
@@ -114,16 +124,17 @@ export class MatrixSender implements PlatformSender {
     if (carrier) {
       for (const [i, keycap] of KEYCAPS.slice(0, reply.options.length).entries()) {
         const key = `keycap:${i}`;
-        await this.once(context, key, () => this.react(origin.roomId, carrier, keycap, context, key));
+        await this.once(context, key, () => this.react(plan, origin.roomId, carrier, keycap, context, key));
       }
     }
     for (const [i, attachment] of (reply.attachments ?? []).entries()) {
       const key = `attach:${i}`;
       await this.once(context, key, async () =>
         this.send(
+          plan,
           origin.roomId,
           "m.room.message",
-          await attachmentContent(this.client, attachment),
+          await attachmentContent(plan, attachment),
           context,
           key,
         ),
@@ -136,8 +147,9 @@ export class MatrixSender implements PlatformSender {
   async progress(event: InboundEvent, update: ProgressUpdate): Promise<void> {
     const origin = originOf(event);
     const context = { turnId: `progress:${update.key}`, ledger: noLedger, log: this.log };
+    const plan = await this.plan(origin.roomId, event.sender.id);
     await this.status.update(update, (content, seq) =>
-      this.send(origin.roomId, "m.room.message", content, context, `status:${seq}`),
+      this.send(plan, origin.roomId, "m.room.message", content, context, `status:${seq}`),
     );
   }
 
@@ -182,7 +194,23 @@ export class MatrixSender implements PlatformSender {
     return ref;
   }
 
+  /**
+   * How this delivery goes into the room. An encrypted room this process cannot encrypt
+   * for gets nothing: a final failure when the deployment cannot encrypt at all, a retry
+   * when the device is owned by another process (the turn finds its way there).
+   */
+  private async plan(roomId: string, person: string): Promise<RoomSendPlan> {
+    try {
+      return await (await this.e2ee.ready()).outbound.plan(roomId, [person]);
+    } catch (err) {
+      if (!(err instanceof EncryptionUnavailableError)) throw err;
+      if (this.e2ee.capable) throw new TransientSendError(err.message, { cause: err });
+      throw new PermanentSendError(err.message, { cause: err });
+    }
+  }
+
   private async react(
+    plan: RoomSendPlan,
     roomId: string,
     target: string,
     key: string,
@@ -190,10 +218,11 @@ export class MatrixSender implements PlatformSender {
     partKey: string,
   ): Promise<string> {
     const content = { "m.relates_to": { rel_type: "m.annotation", event_id: target, key } };
-    return this.send(roomId, "m.reaction", content, context, partKey);
+    return this.send(plan, roomId, "m.reaction", content, context, partKey);
   }
 
   private async send(
+    plan: RoomSendPlan,
     roomId: string,
     type: string,
     content: Record<string, unknown>,
@@ -201,13 +230,18 @@ export class MatrixSender implements PlatformSender {
     partKey: string,
   ): Promise<string> {
     const txnId = transactionId(context.turnId, partKey);
+    // Encrypted once: every attempt sends the same ciphertext under the same transaction id.
+    const wire = await plan.wire(type, content).catch((err: unknown) => {
+      if (err instanceof DeviceLeaseLostError) throw new TransientSendError(err.message, { cause: err });
+      throw err;
+    });
     const path =
       `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}` +
-      `/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
+      `/send/${encodeURIComponent(wire.type)}/${encodeURIComponent(txnId)}`;
     const request = countedAttempts(
       "matrix",
       path,
-      () => this.client.doRequest("PUT", path, null, content),
+      () => this.client.doRequest("PUT", path, null, wire.content),
       statusOf,
     );
     const response: unknown = context.gate

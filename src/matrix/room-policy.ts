@@ -21,7 +21,7 @@ export interface RoomBinding {
  * The configured rooms by room id. Inviters are `matrix.inviters` when set, else the
  * room's own users: whoever may talk in a room may bring the bot into it.
  */
-export function roomBindings(config: MatrixConfig): Map<string, RoomBinding> {
+export function roomBindings(config: Pick<MatrixConfig, "rooms" | "inviters">): Map<string, RoomBinding> {
   const global = new Set(config.inviters);
   return new Map(
     config.rooms.map((room) => [

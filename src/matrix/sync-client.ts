@@ -1,6 +1,7 @@
 import { MatrixClient, type IStorageProvider } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";
+import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import { retryDelay, type MatrixRetryPolicy } from "./matrix-retry.js";
 
 /** What the sync loop hands each response to. */
@@ -24,6 +25,7 @@ const SYNC_RETRY: MatrixRetryPolicy = {
  * handled (awaited, in order) before its token is stored, a failed batch is fetched
  * again from the same token, and stopping waits for the batch in hand. The SDK's own
  * loop stores the token before handling and emits without awaiting its listeners.
+ * A lost device lease ends the loop at once: the batch in hand is not acknowledged.
  */
 export class SyncingMatrixClient extends MatrixClient {
   private handler: SyncHandler | undefined;
@@ -84,6 +86,12 @@ export class SyncingMatrixClient extends MatrixClient {
       } catch (err) {
         this.firstBatchDone?.();
         if (!this.running) return;
+        if (err instanceof DeviceLeaseLostError) {
+          // Another process owns the device now: syncing on would take its to-device messages.
+          this.log.error({ err }, "matrix sync stopped: the device is owned elsewhere now");
+          this.running = false;
+          return;
+        }
         const delay = retryDelay(err, failures++, SYNC_RETRY) ?? SYNC_RETRY.maxMs;
         this.log.warn({ err, delayMs: Math.round(delay), failures }, "matrix sync failed; retrying");
         await sleep(delay, this.halt.signal).catch(() => undefined);

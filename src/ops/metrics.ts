@@ -155,6 +155,29 @@ export const deadLettersTotal = new Counter({
   registers: [registry],
 });
 
+/** Matrix: sends into an end-to-end encrypted room that this process could not encrypt, refused (nothing sent). */
+export const matrixPlaintextRefusedTotal = new Counter({
+  name: "roomgate_matrix_plaintext_refused_total",
+  help: "Matrix sends refused because the room is end-to-end encrypted and this process cannot encrypt (nothing was sent), by reason",
+  labelNames: ["reason"] as const,
+  registers: [registry],
+});
+
+/** Matrix: encrypted events that could not be decrypted at once, by what became of them. */
+export const matrixUndecryptedTotal = new Counter({
+  name: "roomgate_matrix_undecrypted_events_total",
+  help: "Matrix encrypted events not decryptable on arrival, by outcome (waiting, decrypted_late, dropped)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+/** Matrix: 1 while this process owns the bot's device (decrypts and encrypts), 0 while it stands by. */
+export const matrixDeviceOwned = new Gauge({
+  name: "roomgate_matrix_device_owned",
+  help: "1 while this process owns the Matrix bot's end-to-end encryption device, 0 while it stands by",
+  registers: [registry],
+});
+
 /** Schedule fires a worker took, by schedule (a config name, or "room" for /schedule add) and result. */
 export const scheduleFiresTotal = new Counter({
   name: "roomgate_schedule_fires_total",

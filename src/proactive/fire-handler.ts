@@ -1,11 +1,12 @@
 import type { Job } from "bullmq";
+import cronParser from "cron-parser";
 import type { Logger } from "../core/log.js";
 import { scheduleFiresTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { ProactiveInbox } from "./proactive-inbox.js";
 import type { ProactiveHandler } from "./proactive-queue.js";
-import { ScheduleBook } from "./schedule-book.js";
+import { ScheduleBook, type Repeat } from "./schedule-book.js";
 import { fireEventId, fireTimeOf } from "./schedule-ids.js";
 
 /**
@@ -38,7 +39,8 @@ export function fireHandler(deps: {
       return result;
     };
     const log = deps.log.child({ schedule: id, room: data.room, fireAt: new Date(at).toISOString() });
-    if (!(await deps.book.exists(id))) {
+    const schedule = await deps.book.get(id);
+    if (!schedule) {
       log.info("fire of a removed schedule; dropped");
       return count("removed");
     }
@@ -54,15 +56,41 @@ export function fireHandler(deps: {
       log.warn({ perMinute: data.perMinute }, "schedule over its cap (perMinute); fire skipped");
       return count("skipped_cap");
     }
-    const result = await deps.inbox.put({
-      eventId: fireEventId(id, at),
-      room: data.room,
-      namespace: data.namespace,
-      source: { type: "schedule", name: data.label, at },
-      text: data.ask,
-    });
+    const put = (fireAt: number) =>
+      deps.inbox.put({
+        eventId: fireEventId(id, fireAt),
+        room: data.room,
+        namespace: data.namespace,
+        source: { type: "schedule", name: data.label, at: fireAt },
+        text: data.ask,
+      });
+    const result = await put(at);
     if (lateMs > deps.lateMs) log.info({ lateMs }, "fire missed while roomgate was down; run once now");
+    // A job taken back from a process that died holding it, before it added the next
+    // fire: bullmq then went on from now, so the periods in between were never produced.
+    // They are this job's to queue (each once, by id), as far back as lateMs.
+    if (job.stalledCounter > 0 && schedule.next !== undefined) {
+      const now = Date.now();
+      for (const fireAt of firesBetween(schedule.repeat, at, schedule.next)) {
+        if (now - fireAt <= deps.lateMs) count(await put(fireAt));
+      }
+    }
     log.debug({ result }, "schedule fired");
     return count(result);
   };
+}
+
+/** The fire times strictly between two fires of a repeat (at most a thousand). */
+function firesBetween(repeat: Repeat, after: number, before: number): number[] {
+  const out: number[] = [];
+  if ("every" in repeat) {
+    for (let t = after + repeat.every; t < before && out.length < 1000; t += repeat.every) out.push(t);
+    return out;
+  }
+  const it = cronParser.parseExpression(repeat.cron, {
+    currentDate: new Date(after),
+    ...(repeat.tz ? { tz: repeat.tz } : {}),
+  });
+  for (let t = it.next().getTime(); t < before && out.length < 1000; t = it.next().getTime()) out.push(t);
+  return out;
 }

@@ -113,9 +113,17 @@ export class ScheduleBook {
     return this.queue.queue.removeJobScheduler(id);
   }
 
-  /** Whether the schedule still exists (a fire taken just as it was removed is dropped). */
-  async exists(id: string): Promise<boolean> {
-    return (await this.queue.queue.getJobScheduler(id)) !== undefined;
+  /** The schedule as bullmq holds it now (its repeat and next fire), or undefined once removed. */
+  async get(id: string): Promise<ScheduleEntry | undefined> {
+    const s = await this.queue.queue.getJobScheduler(id);
+    if (!s) return undefined;
+    const data = FireDataSchema.safeParse(s.template?.data);
+    if (!data.success) return undefined;
+    const repeat: Repeat =
+      s.pattern !== undefined && s.pattern !== null
+        ? { cron: s.pattern, ...(s.tz ? { tz: s.tz } : {}) }
+        : { every: Number(s.every) };
+    return { id, data: data.data, repeat, ...(s.next ? { next: Number(s.next) } : {}) };
   }
 
   /** The data of a fire job, or undefined when it is unreadable. */

@@ -122,6 +122,21 @@ export class Keys {
     return `${this.prefix}:matrix:${userId}:storage`;
   }
 
+  /**
+   * Matrix E2EE: the keys of one bot device, under one hash tag so that the fenced
+   * scripts (lease check + write) touch one Cluster slot. `lease`: the owner's token;
+   * `store`: the encrypted crypto store and the device's sync token; `undecrypted`:
+   * events waiting for their room key.
+   */
+  matrixDevice(userId: string, deviceId: string, what: "lease" | "store" | "undecrypted"): string {
+    return `${this.prefix}:{mx-device:${userId}:${deviceId}}:${what}`;
+  }
+
+  /** Matrix E2EE: the bound rooms known to be encrypted (encryption is never switched off again). */
+  matrixEncryptedRooms(userId: string): string {
+    return `${this.prefix}:matrix:${userId}:encrypted-rooms`;
+  }
+
   /** Liveness records of running processes, for /status and health. */
   heartbeat(kind: string, id: string): string {
     return `${this.prefix}:heartbeat:${kind}:${id}`;

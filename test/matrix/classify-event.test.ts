@@ -117,16 +117,20 @@ describe("classifyEvent", () => {
     expect(file("m.file", "application/pdf", 10)).toMatchObject({
       rejected: expect.stringContaining("not a text"),
     });
-    const encrypted = classifyEvent(
-      event("m.room.message", {
-        msgtype: "m.file",
-        body: "e.txt",
-        file: {},
-        info: { mimetype: "text/plain" },
-      }),
-      context,
-    );
-    expect(encrypted).toMatchObject({ rejected: expect.stringContaining("encrypted") });
+    const sent = (file: unknown) =>
+      classifyEvent(
+        event("m.room.message", {
+          msgtype: "m.file",
+          body: "e.txt",
+          file,
+          info: { mimetype: "text/plain", size: 10 },
+        }),
+        context,
+      );
+    // A file of an encrypted room: its URL and how to decrypt it come from the `file` object.
+    const encryption = { url: "mxc://s/enc", key: { k: "key" }, iv: "iv", hashes: { sha256: "h" }, v: "v2" };
+    expect(sent(encryption)).toMatchObject({ url: "mxc://s/enc", encryption });
+    expect(sent({})).toMatchObject({ rejected: expect.stringContaining("no readable file") });
   });
 });
 

@@ -9,6 +9,7 @@ const EXAMPLE_ENV = {
   TELEGRAM_TOKEN: "123:abc",
   RUNS_TOKEN: "t",
   MATRIX_TOKEN: "m",
+  MATRIX_STORE_KEY: "a-store-key-of-enough-length",
   HOOK_CI_SECRET: "s",
 };
 

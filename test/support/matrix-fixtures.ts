@@ -73,6 +73,8 @@ export function matrixConfig(
     homeserver,
     accessToken,
     inviters,
+    encryption: "optional",
+    deviceLeaseSeconds: 10,
     // Every message, unless a test is about mention gating: these rooms are not direct rooms.
     rooms: rooms.map((r) => ({ namespace: "runs", users: [], respond: "all" as const, ...r })),
   };

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answer, type InjectedFailure, type StandinRequest } from "./matrix-standin-http.js";
+import { StandinKeys } from "./matrix-standin-keys.js";
 import { standinRoutes } from "./matrix-standin-routes.js";
 import { StandinRooms, type StandinEvent } from "./matrix-standin-rooms.js";
 
@@ -18,9 +19,12 @@ export type { StandinEvent } from "./matrix-standin-rooms.js";
  */
 export class MatrixHomeserverStandin {
   readonly rooms: StandinRooms;
+  /** Device keys, one-time keys and to-device messages (end-to-end encryption). */
+  readonly keys: StandinKeys;
   readonly requests: StandinRequest[] = [];
   readonly typing: { roomId: string; userId: string; typing: boolean }[] = [];
   private readonly tokens = new Map<string, string>();
+  private readonly devices = new Map<string, string>();
   private readonly media = new Map<string, { data: Buffer; contentType: string }>();
   private readonly failures: { count: number; failure: InjectedFailure }[] = [];
   private closed = false;
@@ -31,6 +35,21 @@ export class MatrixHomeserverStandin {
     readonly serverName: string,
   ) {
     this.rooms = new StandinRooms(serverName);
+    this.keys = new StandinKeys({
+      tick: () => this.rooms.tick(),
+      deviceOf: (token) => this.deviceOf(token),
+      roomPeers: (userId) =>
+        new Set([
+          userId,
+          ...this.rooms
+            .roomsWith(userId, "join")
+            .flatMap((roomId) =>
+              this.rooms
+                .state(roomId)
+                .flatMap((e) => (e.type === "m.room.member" && e.state_key ? [e.state_key] : [])),
+            ),
+        ]),
+    });
     const answering = {
       baseUrl: url,
       router: standinRoutes(this, this.media, () => this.closed),
@@ -49,12 +68,27 @@ export class MatrixHomeserverStandin {
     return new MatrixHomeserverStandin(server, `http://127.0.0.1:${port}`, serverName);
   }
 
-  /** Registers a user and returns its id and access token. */
-  registerUser(localpart: string): { userId: string; accessToken: string } {
+  /** Registers a user and returns its id and access token (a login: one device, `STANDIN` unless named). */
+  registerUser(
+    localpart: string,
+    deviceId = "STANDIN",
+  ): { userId: string; accessToken: string; deviceId: string } {
     const userId = `@${localpart}:${this.serverName}`;
+    return { ...this.login(userId, deviceId), userId };
+  }
+
+  /** Logs an existing user in again: a new access token for the device (a new device when the id is new). */
+  login(userId: string, deviceId: string): { accessToken: string; deviceId: string } {
+    const localpart = userId.slice(1).split(":")[0] ?? "user";
     const accessToken = `tok_${localpart}_${randomBytes(12).toString("hex")}`;
     this.tokens.set(accessToken, userId);
-    return { userId, accessToken };
+    this.devices.set(accessToken, deviceId);
+    return { accessToken, deviceId };
+  }
+
+  /** The device id of an access token. */
+  deviceOf(token: string): string {
+    return this.devices.get(token) ?? "STANDIN";
   }
 
   /** Creates a room owned by `creator` with `members` already joined. */

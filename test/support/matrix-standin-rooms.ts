@@ -45,6 +45,12 @@ export class StandinRooms {
     return this.pos;
   }
 
+  /** Takes the next stream position for something that is not a room event (to-device, key changes) and wakes syncs. */
+  tick(): number {
+    this.changed.emit("tick");
+    return ++this.pos;
+  }
+
   /** Creates a room with its creator joined and power levels (creator 100, others from `powerLevels`). */
   create(creator: string, options: { name?: string; powerLevels?: Record<string, number> } = {}): string {
     const id = `!${options.name ?? "room"}${++this.roomCounter}_${randomBytes(3).toString("hex")}:${this.serverName}`;

@@ -1,5 +1,6 @@
 import { HttpError, StandinRouter, type Call, type Reply } from "./matrix-standin-http.js";
 import { clientEvent, type StandinEvent, type StandinRooms } from "./matrix-standin-rooms.js";
+import type { StandinKeys } from "./matrix-standin-keys.js";
 import { syncReply } from "./matrix-standin-sync.js";
 
 /** Largest event the stand-in accepts, in bytes of its JSON, as Synapse does for a whole PDU. */
@@ -23,6 +24,9 @@ export interface StandinActions {
     content: Record<string, unknown>,
   ): StandinEvent;
   upload(data: Buffer, contentType: string): string;
+  readonly keys: StandinKeys;
+  /** The device an access token belongs to. */
+  deviceOf(token: string): string;
 }
 
 const C = "/_matrix/client/v3";
@@ -49,11 +53,34 @@ export function standinRoutes(
   route("GET", "/_matrix/client/versions", () => ({
     json: { versions: ["v1.1", "v1.5", "v1.11"], unstable_features: {} },
   }));
-  route("GET", `${C}/account/whoami`, (c) => ({ json: { user_id: c.userId, device_id: "STANDIN" } }));
+  route("GET", `${C}/account/whoami`, (c) => ({
+    json: { user_id: c.userId, device_id: hs.deviceOf(c.token) },
+  }));
   route("GET", `${C}/joined_rooms`, (c) => ({
     json: { joined_rooms: hs.rooms.roomsWith(c.userId, "join") },
   }));
-  route("GET", `${C}/sync`, (c) => syncReply(c, hs.rooms, filters, isClosed));
+  route("GET", `${C}/sync`, (c) => {
+    const device = hs.deviceOf(c.token);
+    return syncReply(c, hs.rooms, filters, isClosed, {
+      syncPart: (since) => hs.keys.syncPart(c.userId, device, since),
+      hasNews: (since) => hs.keys.hasNews(c.userId, device, since),
+    });
+  });
+  hs.keys.routes(router);
+  route("GET", `${C}/rooms/:room/joined_members`, (c) => {
+    const roomId = c.params[0] ?? "";
+    joined(roomId, c.userId);
+    const members = hs.rooms
+      .state(roomId)
+      .filter((e) => e.type === "m.room.member" && e.content.membership === "join");
+    return { json: { joined: Object.fromEntries(members.map((e) => [e.state_key, {}])) } };
+  });
+  route("GET", `${C}/rooms/:room/members`, (c) => {
+    const roomId = c.params[0] ?? "";
+    joined(roomId, c.userId);
+    const members = hs.rooms.state(roomId).filter((e) => e.type === "m.room.member");
+    return { json: { chunk: members.map((e) => clientEvent(e, true)) } };
+  });
   route("POST", `${C}/user/:user/filter`, (c) => {
     const id = String(filters.size + 1);
     filters.set(`${c.userId}/${id}`, c.json);

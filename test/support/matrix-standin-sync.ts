@@ -1,6 +1,12 @@
 import { parseJson, type Call, type Reply } from "./matrix-standin-http.js";
 import { clientEvent, type StandinEvent, type StandinRooms } from "./matrix-standin-rooms.js";
 
+/** What sync adds for end-to-end encryption (matrix-standin-keys.ts), per device. */
+export interface SyncCrypto {
+  syncPart(since: number | null): Record<string, unknown>;
+  hasNews(since: number): boolean;
+}
+
 /**
  * Answers /sync with what changed for the user since the `since` token, long-polling up
  * to `timeout` ms when nothing has; closing the stand-in ends the wait.
@@ -10,27 +16,33 @@ export async function syncReply(
   rooms: StandinRooms,
   filters: ReadonlyMap<string, unknown>,
   isClosed: () => boolean,
+  crypto?: SyncCrypto,
 ): Promise<Reply> {
   const sinceParam = c.query.get("since");
   const since = sinceParam ? Number(sinceParam.replace(/^s/, "")) : null;
   const limit = timelineLimit(c, filters);
   const timeout = Number(c.query.get("timeout") ?? 0);
   let body = syncBody(rooms, c.userId, since, limit);
-  if (since !== null && body.empty && timeout > 0 && !isClosed()) {
+  const quiet = (): boolean => body.empty && !(since !== null && crypto?.hasNews(since));
+  if (since !== null && quiet() && timeout > 0 && !isClosed()) {
     await new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         rooms.changed.off("event", done);
+        rooms.changed.off("tick", later);
         rooms.changed.off("close", done);
         resolve();
       };
+      // A tick is emitted before its position is taken: look once it is.
+      const later = (): void => void setImmediate(done);
       const timer = setTimeout(done, timeout);
       rooms.changed.on("event", done);
+      rooms.changed.on("tick", later);
       rooms.changed.on("close", done);
     });
     body = syncBody(rooms, c.userId, since, limit);
   }
-  return { json: body.json };
+  return { json: crypto ? { ...(body.json as object), ...crypto.syncPart(since) } : body.json };
 }
 
 function timelineLimit(c: Call, filters: ReadonlyMap<string, unknown>): number {

@@ -17,6 +17,8 @@ export class SynapseUser {
     readonly homeserver: string,
     readonly userId: string,
     readonly accessToken: string,
+    /** The account's password, for a client that logs in as a device of its own. */
+    readonly password = "",
   ) {}
 
   /** One authenticated client-server request; throws with the homeserver's error text. */
@@ -140,22 +142,23 @@ export async function registerWithSharedSecret(
   homeserver: string,
   sharedSecret: string,
   localpart: string,
+  options: { admin?: boolean } = {},
 ): Promise<SynapseUser> {
   const endpoint = `${homeserver}/_synapse/admin/v1/register`;
   const { nonce } = (await (await fetch(endpoint)).json()) as { nonce: string };
   const username = `${localpart}-${randomBytes(4).toString("hex")}`;
   const password = randomBytes(18).toString("base64url");
   const mac = createHmac("sha1", sharedSecret)
-    .update(`${nonce}\u0000${username}\u0000${password}\u0000notadmin`)
+    .update(`${nonce}\u0000${username}\u0000${password}\u0000${options.admin ? "admin" : "notadmin"}`)
     .digest("hex");
   const response = await fetch(endpoint, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ nonce, username, password, admin: false, mac }),
+    body: JSON.stringify({ nonce, username, password, admin: options.admin === true, mac }),
   });
   const body = (await response.json()) as { user_id?: string; access_token?: string; error?: string };
   if (!response.ok || !body.user_id || !body.access_token) {
     throw new Error(`registering ${username} failed: HTTP ${response.status} ${body.error ?? ""}`);
   }
-  return new SynapseUser(homeserver, body.user_id, body.access_token);
+  return new SynapseUser(homeserver, body.user_id, body.access_token, password);
 }

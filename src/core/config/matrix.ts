@@ -34,5 +34,14 @@ export const MatrixSchema = z.strictObject({
   /** Users whose invites to a configured room are accepted; default: the room's users. */
   inviters: z.array(z.string()).default([]),
   rooms: z.array(MatrixRoomSchema).default([]),
+  /**
+   * End-to-end encryption: `off` (encrypted rooms are not served), `optional` (encrypted and
+   * unencrypted rooms are served), `required` (only encrypted rooms are served).
+   */
+  encryption: z.enum(["off", "optional", "required"]).default("optional"),
+  /** The key the device's crypto store is encrypted with in Redis (`${MATRIX_STORE_KEY}`); no key, no encryption. */
+  storeKey: z.string().min(16, "use at least 16 characters (e.g. `openssl rand -base64 32`)").optional(),
+  /** How long the device lease lasts: when its owner dies, another process takes the device over after this. */
+  deviceLeaseSeconds: z.number().min(2).max(300).default(10),
 });
 export type MatrixConfig = z.infer<typeof MatrixSchema>;

@@ -1,0 +1,276 @@
+import {
+  DecryptionSettings,
+  DeviceId,
+  OlmMachine,
+  RoomId,
+  TrustRequirement,
+  UserId,
+} from "@matrix-org/matrix-sdk-crypto-wasm";
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import type { Logger } from "../../core/log.js";
+import {
+  LostCryptoStoreError,
+  MismatchedCryptoStoreError,
+  UndecryptableEventError,
+} from "./crypto-errors.js";
+import type { CryptoStore } from "./crypto-store.js";
+import { deleteDatabases, restoreDatabases, snapshotDatabases } from "./idb-snapshot.js";
+import { deviceHasKeys, sendMachineRequest, type HomeserverCall } from "./outgoing-requests.js";
+import { encryptionSettings, type RoomCryptoSettings } from "./room-settings.js";
+import { decryptionFailure, loadCrypto, syncCryptoParts, wasmError } from "./wasm-crypto.js";
+
+const ClearEventSchema = z.looseObject({
+  type: z.string(),
+  content: z.record(z.string(), z.unknown()).default({}),
+});
+
+/** A room key the machine learnt: events of this session in this room can be decrypted now. */
+export interface ArrivedRoomKey {
+  roomId: string;
+  sessionId: string;
+}
+
+/** A decrypted room event: the clear type and content, and who the machine says sent it. */
+export interface DecryptedEvent {
+  type: string;
+  content: Record<string, unknown>;
+  senderDevice: string | undefined;
+}
+
+/** What opening the device needs. */
+export interface CryptoDeviceOptions {
+  userId: string;
+  deviceId: string;
+  store: CryptoStore;
+  /** The lease token every store write is fenced with. */
+  leaseToken: () => string;
+  call: HomeserverCall;
+  log: Logger;
+}
+
+/**
+ * The bot's Matrix device: the crypto machine of matrix-rust-sdk (its wasm build) with
+ * its store held in Redis. Every operation runs one at a time, and whatever changes the
+ * store (keys received, sessions created, a message encrypted) is sealed and written to
+ * Redis, fenced by the device lease, before its result is used: an encrypted message
+ * is only ever sent after the session state that produced it is safe.
+ */
+export class CryptoDevice {
+  private queue: Promise<unknown> = Promise.resolve();
+  private generation = 0;
+  private readonly keyListeners: ((keys: ArrivedRoomKey[]) => void)[] = [];
+  private closed = false;
+
+  private constructor(
+    private readonly machine: OlmMachine,
+    private readonly options: CryptoDeviceOptions,
+    /** The IndexedDB name this machine stores under, unique to the opening. */
+    private readonly storeName: string,
+  ) {
+    machine.registerRoomKeyUpdatedCallback(async (infos) => {
+      const keys = infos.map((i) => ({ roomId: i.roomId.toString(), sessionId: i.sessionId }));
+      for (const listener of this.keyListeners) listener(keys);
+    });
+  }
+
+  /**
+   * Opens the device: from its store in Redis when there is one (the same identity
+   * keys as before, checked), or as a brand-new device when the homeserver has no keys
+   * for this device id either. Keys on the homeserver without a store is an error
+   * (LostCryptoStoreError), never a silent new identity. The new store is written
+   * before any key is uploaded.
+   */
+  static async open(options: CryptoDeviceOptions): Promise<CryptoDevice> {
+    await loadCrypto();
+    const { userId, deviceId, store, log } = options;
+    const loaded = await store.load();
+    if (loaded) {
+      if (loaded.meta.userId !== userId || loaded.meta.deviceId !== deviceId) {
+        throw new MismatchedCryptoStoreError(
+          `matrix: the crypto store is for ${loaded.meta.deviceId} of ${loaded.meta.userId}, not ${deviceId} of ${userId}`,
+        );
+      }
+    } else if (await deviceHasKeys(options.call, userId, deviceId)) {
+      throw new LostCryptoStoreError(userId, deviceId);
+    }
+    // A name of its own: a process that lost the device and took it again, or a test
+    // holding two devices, never shares a database with an earlier machine.
+    const storeName = `roomgate-crypto-${randomUUID()}`;
+    if (loaded) await restoreDatabases(loaded.snapshot, storeName);
+    const machine = await OlmMachine.initialize(new UserId(userId), new DeviceId(deviceId), storeName).catch(
+      (err: unknown) => Promise.reject(wasmError(err)),
+    );
+    const device = new CryptoDevice(machine, options, storeName);
+    try {
+      if (loaded) {
+        device.generation = loaded.meta.generation;
+        const keys = device.identityKeys;
+        if (keys.curve25519 !== loaded.meta.curve25519 || keys.ed25519 !== loaded.meta.ed25519) {
+          throw new MismatchedCryptoStoreError(
+            `matrix: the crypto store of ${deviceId} opened with other identity keys than it recorded`,
+          );
+        }
+        log.info(
+          { deviceId, ed25519: keys.ed25519, generation: loaded.meta.generation },
+          "matrix: device keys loaded from Redis",
+        );
+      } else {
+        await device.exclusive(() => device.persist());
+        log.warn(
+          { deviceId, ed25519: device.identityKeys.ed25519 },
+          "matrix: created the device's keys (a new device)",
+        );
+      }
+      await device.exclusive(async () => {
+        if (await device.flush()) await device.persist();
+      });
+    } catch (err) {
+      await device.close();
+      throw err;
+    }
+    return device;
+  }
+
+  /** The device's public identity keys (base64), as other clients see them. */
+  get identityKeys(): { curve25519: string; ed25519: string } {
+    const keys = this.machine.identityKeys;
+    return { curve25519: keys.curve25519.toBase64(), ed25519: keys.ed25519.toBase64() };
+  }
+
+  /** Calls `listener` with the room keys of each batch the machine learns (to-device m.room_key, forwards). */
+  onRoomKeys(listener: (keys: ArrivedRoomKey[]) => void): void {
+    this.keyListeners.push(listener);
+  }
+
+  /**
+   * Feeds one sync response's crypto parts to the machine (to-device messages, device
+   * list changes, one-time-key counts), sends what the machine asks for, and saves the
+   * store when anything changed; the sync token may be stored only after this.
+   */
+  async receiveSync(raw: unknown): Promise<void> {
+    const sync = syncCryptoParts(raw);
+    await this.exclusive(async () => {
+      await this.machine
+        .receiveSyncChanges(sync.toDevice, sync.lists, sync.keyCounts, sync.fallbackKeys)
+        .catch((err: unknown) => Promise.reject(wasmError(err)));
+      const sent = await this.flush();
+      if (sent || sync.changes) await this.persist();
+    });
+  }
+
+  /** Decrypts a room event; throws UndecryptableEventError saying whether its key is missing. */
+  async decrypt(
+    roomId: string,
+    event: { event_id: string; content: Record<string, unknown> },
+  ): Promise<DecryptedEvent> {
+    return this.exclusive(async () => {
+      try {
+        const decrypted = await this.machine.decryptRoomEvent(
+          JSON.stringify(event),
+          new RoomId(roomId),
+          new DecryptionSettings(TrustRequirement.Untrusted),
+        );
+        const clear = ClearEventSchema.parse(JSON.parse(decrypted.event));
+        return { type: clear.type, content: clear.content, senderDevice: decrypted.senderDevice?.toString() };
+      } catch (err) {
+        const sessionId = typeof event.content.session_id === "string" ? event.content.session_id : undefined;
+        const code = decryptionFailure(err);
+        throw new UndecryptableEventError(event.event_id, code, sessionId, { cause: wasmError(err) });
+      }
+    });
+  }
+
+  /**
+   * Encrypts an event for a room: makes sure every device of `recipients` has the
+   * bot's current room key (learning new devices, claiming one-time keys, rotating the
+   * session when the room's settings or a departed device say so), encrypts, and saves
+   * the store before returning the `m.room.encrypted` content.
+   */
+  async encrypt(
+    roomId: string,
+    type: string,
+    content: Record<string, unknown>,
+    recipients: readonly string[],
+    settings: RoomCryptoSettings,
+  ): Promise<Record<string, unknown>> {
+    // wasm-bindgen takes ownership of the ids passed in: every call gets fresh ones.
+    const users = (): UserId[] => recipients.map((u) => new UserId(u));
+    return this.exclusive(async () => {
+      try {
+        await this.machine.updateTrackedUsers(users());
+        await this.flush();
+        const claim = await this.machine.getMissingSessions(users());
+        if (claim) await sendMachineRequest(this.machine, claim, this.options.call);
+        const shares = await this.machine.shareRoomKey(
+          new RoomId(roomId),
+          users(),
+          encryptionSettings(settings),
+        );
+        for (const share of shares) await sendMachineRequest(this.machine, share, this.options.call);
+        const encrypted = await this.machine.encryptRoomEvent(
+          new RoomId(roomId),
+          type,
+          JSON.stringify(content),
+        );
+        await this.flush();
+        await this.persist();
+        return z.record(z.string(), z.unknown()).parse(JSON.parse(encrypted));
+      } catch (err) {
+        throw wasmError(err);
+      }
+    });
+  }
+
+  /** Closes the machine; nothing may be called after. */
+  async close(): Promise<void> {
+    await this.exclusive(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      this.machine.close();
+      await deleteDatabases(this.storeName);
+    });
+  }
+
+  /** Sends every request the machine has queued; true when any was sent. */
+  private async flush(): Promise<boolean> {
+    let sent = false;
+    // A response can queue further requests (a key query after an upload): go until none is left.
+    for (let round = 0; round < 5; round++) {
+      const requests = await this.machine.outgoingRequests();
+      let progressed = false;
+      for (const request of requests) {
+        if (await sendMachineRequest(this.machine, request, this.options.call)) progressed = true;
+        else this.options.log.debug({ type: request.type }, "matrix: crypto request kind not used; left");
+      }
+      sent ||= progressed;
+      if (!progressed) break;
+    }
+    return sent;
+  }
+
+  private async persist(): Promise<void> {
+    const snapshot = await snapshotDatabases(this.storeName);
+    this.generation += 1;
+    await this.options.store.save(
+      this.options.leaseToken(),
+      {
+        userId: this.options.userId,
+        deviceId: this.options.deviceId,
+        ...this.identityKeys,
+        generation: this.generation,
+        savedAt: Date.now(),
+      },
+      snapshot,
+    );
+  }
+
+  private exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => {
+      if (this.closed) throw new Error("matrix: the crypto device is closed");
+      return task();
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}

@@ -1,0 +1,113 @@
+import type { Redis } from "ioredis";
+import { MatrixClient } from "matrix-bot-sdk";
+import type { MatrixConfig } from "../../core/config.js";
+import { registerSecret, type Logger } from "../../core/log.js";
+import { Keys } from "../../sessions/keys.js";
+import { withMatrixRetry } from "../matrix-retry.js";
+import { RoomLevels } from "../room-levels.js";
+import { roomBindings } from "../room-policy.js";
+import { DeviceOwner } from "./device-owner.js";
+import { EncryptedRooms } from "./encrypted-rooms.js";
+import { OutboundEncryption, type CryptoUnavailable } from "./outbound-encryption.js";
+import type { HomeserverCall } from "./outgoing-requests.js";
+import { RoomAudience } from "./room-audience.js";
+import { UndecryptedEvents } from "./undecrypted-events.js";
+
+/** The E2EE parts of one bot account, once its user and device are known. */
+export interface E2eeParts {
+  userId: string;
+  deviceId: string;
+  rooms: EncryptedRooms;
+  levels: RoomLevels;
+  audience: RoomAudience;
+  outbound: OutboundEncryption;
+  /** Present when this deployment can encrypt (encryption not off, a store key set). */
+  owner?: DeviceOwner;
+  undecrypted?: UndecryptedEvents;
+}
+
+/**
+ * End-to-end encryption for one Matrix bot account, shared by the process's sender and
+ * receiver: which rooms are encrypted, who their messages are for, the device (owned by
+ * one process at a time) and the plan of every send. Built lazily: the bot's user and
+ * device ids come from the homeserver (whoami) on first use.
+ */
+export class MatrixE2ee {
+  readonly api: MatrixClient;
+  private parts: Promise<E2eeParts> | undefined;
+
+  constructor(
+    private readonly config: MatrixConfig,
+    private readonly log: Logger,
+    /** Where the device and the encrypted rooms are kept; without it (a sender on its own) nothing can be encrypted. */
+    private readonly redis?: Redis,
+    private readonly keys: Keys = new Keys("rg"),
+  ) {
+    registerSecret(config.accessToken);
+    if (config.storeKey) registerSecret(config.storeKey);
+    this.api = new MatrixClient(config.homeserver, config.accessToken);
+  }
+
+  /** Whether this deployment can encrypt at all. */
+  get capable(): boolean {
+    return this.config.encryption !== "off" && this.config.storeKey !== undefined && this.redis !== undefined;
+  }
+
+  /** Why this process cannot encrypt right now. */
+  unavailable(): CryptoUnavailable {
+    if (this.config.encryption === "off") return "encryption is off";
+    if (!this.config.storeKey) return "no matrix.storeKey is set";
+    return "another process owns the device";
+  }
+
+  /** The parts, after asking the homeserver once who the bot is. */
+  ready(): Promise<E2eeParts> {
+    this.parts ??= this.build().catch((err: unknown) => {
+      this.parts = undefined;
+      throw err;
+    });
+    return this.parts;
+  }
+
+  private async build(): Promise<E2eeParts> {
+    const { config, redis, keys, log } = this;
+    const who = await withMatrixRetry("whoami", () => this.api.getWhoAmI(), log);
+    const userId = who.user_id;
+    const deviceId = who.device_id ?? "";
+    const rooms = new EncryptedRooms(this.api, redis, keys.matrixEncryptedRooms(userId), log);
+    const levels = new RoomLevels(this.api, log);
+    const audience = new RoomAudience(this.api, roomBindings(config), levels, () => userId, log);
+    const call: HomeserverCall = (method, path, body) =>
+      withMatrixRetry(
+        `${method} ${path.split("/").slice(3, 5).join("/")}`,
+        () => this.api.doRequest(method, path, null, body),
+        log,
+      );
+    const owner =
+      this.capable && redis && deviceId !== ""
+        ? new DeviceOwner({
+            redis,
+            keys,
+            userId,
+            deviceId,
+            storeKey: config.storeKey ?? "",
+            leaseMs: Math.round(config.deviceLeaseSeconds * 1000),
+            call,
+            log,
+          })
+        : undefined;
+    const outbound = new OutboundEncryption({
+      api: this.api,
+      rooms,
+      audience,
+      device: () => owner?.device,
+      unavailable: () => this.unavailable(),
+      log,
+    });
+    const undecrypted =
+      owner && redis
+        ? new UndecryptedEvents(redis, keys.matrixDevice(userId, deviceId, "undecrypted"), log)
+        : undefined;
+    return { userId, deviceId, rooms, levels, audience, outbound, ...(owner ? { owner, undecrypted } : {}) };
+  }
+}

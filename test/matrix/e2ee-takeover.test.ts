@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/sessions/embedded-redis.js";
+import { E2eePeer } from "../support/matrix-e2ee-peer.js";
+import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { RoomgateProcess } from "../support/roomgate-process.js";
+import { demoNamespaces } from "../support/spine.js";
+
+const LEASE_SECONDS = 2;
+const STORE_KEY = "the takeover test's store key";
+
+const inReplyTo = (e: StandinEvent) =>
+  (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]
+    ?.event_id;
+
+describe("the bot's device across `roomgate start` processes: takeover, and a store that is lost or unreadable", () => {
+  let hs: MatrixHomeserverStandin;
+  let redis: TestRedis;
+  let bot: { userId: string; accessToken: string };
+  let alice: E2eePeer;
+  let roomId: string;
+  let config: Record<string, unknown>;
+  const processes: RoomgateProcess[] = [];
+
+  beforeAll(async () => {
+    hs = await MatrixHomeserverStandin.start();
+    redis = await testRedis();
+    bot = hs.registerUser("roomgate", "RGDEVICE");
+    const aliceId = hs.registerUser("alice").userId;
+    roomId = hs.createRoom(aliceId, { members: [bot.userId], encrypted: true });
+    alice = await E2eePeer.login(hs, aliceId, "ALICE1");
+    config = {
+      redis: { url: redis.url, prefix: redis.prefix },
+      namespaces: demoNamespaces({}, ["runs"]).config.namespaces,
+      matrix: {
+        homeserver: hs.url,
+        accessToken: "${MATRIX_TOKEN}",
+        storeKey: "${MATRIX_STORE_KEY}",
+        deviceLeaseSeconds: LEASE_SECONDS,
+        rooms: [{ room: roomId, namespace: "runs", users: [aliceId], respond: "all" }],
+      },
+    };
+  });
+  afterAll(async () => {
+    for (const p of processes) p.kill();
+    await hs.close();
+    await redis.cleanup();
+  });
+
+  const start = (storeKey = STORE_KEY, port?: number) => {
+    const withHttp = port === undefined ? config : { ...config, http: { host: "127.0.0.1", port } };
+    const p = RoomgateProcess.start(withHttp, {
+      MATRIX_TOKEN: bot.accessToken,
+      MATRIX_STORE_KEY: storeKey,
+      LOG_LEVEL: "info",
+    });
+    processes.push(p);
+    return p;
+  };
+  const owned = async (port: number) => {
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    return /^roomgate_matrix_device_owned (\d)$/m.exec(metrics)?.[1];
+  };
+  const answered = (eventId: string) =>
+    hs.waitForEvent(
+      roomId,
+      (e) => e.sender === bot.userId && e.type === "m.room.encrypted" && inReplyTo(e) === eventId,
+      20_000,
+    );
+
+  it("answers from the owner; after kill -9 the standby owns the same device within the lease + 2 s", async () => {
+    const first = start();
+    await expect.poll(() => first.output, { timeout: 30_000 }).toContain("matrix receiver syncing");
+    const keys = hs.keys.deviceKeys(bot.userId, "RGDEVICE");
+    await answered((await alice.sendText(roomId, "which arm of my sweep won?")).event_id);
+    const port = await freePort();
+    const second = start(STORE_KEY, port);
+    await expect.poll(() => second.output, { timeout: 30_000 }).toContain("standing by to take it over");
+    await expect.poll(() => owned(port).catch(() => undefined), { timeout: 10_000 }).toBe("0");
+    const killedAt = Date.now();
+    first.child.kill("SIGKILL");
+    await expect
+      .poll(() => second.output, { timeout: (LEASE_SECONDS + 5) * 1000, interval: 50 })
+      .toContain("this process owns the device");
+    expect(Date.now() - killedAt).toBeLessThanOrEqual((LEASE_SECONDS + 2) * 1000);
+    expect(await owned(port)).toBe("1");
+    await answered((await alice.sendText(roomId, "what runs do I have?")).event_id);
+    expect(hs.keys.deviceKeys(bot.userId, "RGDEVICE")).toEqual(keys);
+    expect(await second.stop()).toBe(0);
+  });
+
+  it("refuses to start on a store it cannot decrypt, naming the recovery", async () => {
+    const wrong = start("a-different-key-of-enough-length");
+    await expect.poll(() => wrong.child.exitCode, { timeout: 30_000 }).not.toBeNull();
+    expect(wrong.child.exitCode).not.toBe(0);
+    expect(wrong.output).toContain("cannot be decrypted");
+    expect(wrong.output).toContain("new access token is a new device");
+    expect(wrong.output).not.toContain("a-different-key-of-enough-length");
+  });
+
+  it("refuses to start as a silent new device when the store is gone but the device has keys", async () => {
+    await redis.redis.del(redis.keys.matrixDevice(bot.userId, "RGDEVICE", "store"));
+    const lost = start();
+    await expect.poll(() => lost.child.exitCode, { timeout: 30_000 }).not.toBeNull();
+    expect(lost.child.exitCode).not.toBe(0);
+    expect(lost.output).toContain("has keys on the homeserver but no crypto store in Redis");
+  });
+});
