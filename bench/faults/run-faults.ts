@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { BotApiStandin, type ScheduledMessage } from "../support/bot-api-standin.js";
-import { cleanupOnExit, killAll } from "../support/processes.js";
-import { RedisProcess } from "../support/redis-process.js";
+import { cleanupOnExit, killAll, spawnTracked } from "../support/processes.js";
+import { RedisServer } from "../../src/sessions/redis-server.js";
 import { RoomgateFleet } from "../support/roomgate-fleet.js";
 import { classifyDuplicates, readResentLines, type DuplicateCauses } from "../support/duplicate-causes.js";
 import { analyse, messageText, type DeliveryReport } from "../support/send-analysis.js";
@@ -98,7 +98,7 @@ interface Row extends DeliveryReport, DuplicateCauses {
 
 async function runScenario(scenario: Scenario): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), `roomgate-faults-${scenario}-`));
-  const redis = await RedisProcess.start(join(dir, "redis"));
+  const redis = await RedisServer.start({ dir: join(dir, "redis"), spawn: spawnTracked });
   const standin = await BotApiStandin.start();
   const token = standin.addBot(BOT_ID, "faults_bot");
   const chats = chatPlan();

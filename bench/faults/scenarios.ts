@@ -1,5 +1,5 @@
 import type { BotApiStandin } from "../support/bot-api-standin.js";
-import type { RedisProcess } from "../support/redis-process.js";
+import type { RedisServer } from "../../src/sessions/redis-server.js";
 import type { RoomgateFleet } from "../support/roomgate-fleet.js";
 
 /** The faults the script can inject, one per run. */
@@ -9,7 +9,7 @@ export type Scenario = (typeof SCENARIOS)[number];
 /** What a scenario acts on while the load runs. */
 export interface FaultTargets {
   fleet: RoomgateFleet;
-  redis: RedisProcess;
+  redis: RedisServer;
   standin: BotApiStandin;
   /** Milliseconds the load is planned to last. */
   loadMs: number;

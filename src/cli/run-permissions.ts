@@ -1,5 +1,4 @@
 import { userInfo } from "node:os";
-import { Redis } from "ioredis";
 import { allBindings, type Binding } from "../core/bindings.js";
 import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
@@ -8,6 +7,7 @@ import { AuditLog } from "../sessions/audit-log.js";
 import { Keys } from "../sessions/keys.js";
 import { PairedUsers } from "../sessions/paired-users.js";
 import { PairingCodes } from "../sessions/pairing-codes.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import { resolveRedis } from "./redis-target.js";
 
 /** What every operator command here needs: the configuration and where to print. */
@@ -17,16 +17,20 @@ interface Common {
 }
 
 /** Runs `work` with the Redis the configuration names (a running start's embedded one included). */
-async function withRedis<T>(config: Config, work: (redis: Redis, keys: Keys) => Promise<T>): Promise<T> {
+async function withRedis<T>(
+  config: Config,
+  work: (redis: RedisClient, keys: Keys) => Promise<T>,
+): Promise<T> {
   // Logs go to stderr: stdout is the command's output (JSON lines for the audit export).
   const target = await resolveRedis(config, createLogger({ level: "warn", destination: 2 }), {
     shared: true,
   });
-  const redis = new Redis(target.url, { maxRetriesPerRequest: 1 });
   try {
-    return await work(redis, new Keys(config.redis.prefix));
+    return await work(
+      target.connection.client,
+      new Keys(config.redis.prefix, { shards: config.queue.shards }),
+    );
   } finally {
-    redis.disconnect();
     await target.stop();
   }
 }

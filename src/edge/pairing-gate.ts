@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { AuditLog } from "../sessions/audit-log.js";
 import type { Keys } from "../sessions/keys.js";
 import type { PairedUsers } from "../sessions/paired-users.js";
@@ -36,7 +36,7 @@ export class PairingGate {
       codes: PairingCodes;
       paired: PairedUsers;
       audit?: AuditLog;
-      redis: Redis;
+      redis: RedisClient;
       keys: Keys;
     },
   ) {

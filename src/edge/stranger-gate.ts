@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import { RecentOnce } from "./recent-once.js";
 
 /** How long a refusal or leaving notice is not repeated (Redis' own clock keeps it across processes). */
@@ -16,7 +16,7 @@ export class StrangerGate {
   private readonly logged = new RecentOnce();
   private readonly claimed = new RecentOnce();
 
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /** True when this sender's refusal is to be logged now: once an hour per sender and process. */
   logOnce(sender: string): boolean {

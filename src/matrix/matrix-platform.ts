@@ -38,7 +38,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         maxFileBytes: deps.config.limits.maxFileBytes,
         edits: deps.config.edits,
         fileTimeoutMs: deps.config.limits.fileTimeoutSeconds * 1000,
-        flood: new FloodGate(deps.redis, deps.keys, deps.config.limits),
+        flood: new FloodGate(deps.scheduler, deps.config.limits),
         redis: deps.redis,
         keys: deps.keys,
         inbox: deps.inbox,

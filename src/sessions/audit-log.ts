@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.js";
 import { z } from "zod";
 import { scrubSecrets } from "../core/log.js";
 import type { Keys } from "./keys.js";
@@ -88,7 +88,7 @@ type Expire = (keys: number, ...args: (string | number)[]) => Promise<number>;
  */
 export class AuditLog {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly keepMs: number,
   ) {

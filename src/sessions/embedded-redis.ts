@@ -1,11 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createServer } from "node:net";
-import { Redis } from "ioredis";
 import { RedisMissingError } from "../core/errors.js";
-import { privateDir, privatizeTree, withPrivateUmask } from "../core/private-files.js";
+import { privateDir, privatizeTree } from "../core/private-files.js";
+import { RedisServer } from "./redis-server.js";
+
+export { freePort } from "./redis-server.js";
 
 /** A private `redis-server` child process, for the embedded default and for tests. */
 export interface EmbeddedRedis {
@@ -17,19 +18,6 @@ export interface EmbeddedRedis {
   stop(): Promise<void>;
 }
 
-/** Finds a free loopback TCP port by binding port 0. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
-    });
-  });
-}
-
 const INSTALL_HINT =
   "redis-server was not found on PATH: install it with `sudo apt-get install -y redis-server` " +
   "(Debian/Ubuntu), or set REDIS_URL to an existing Redis.";
@@ -38,24 +26,6 @@ const INSTALL_HINT =
 export function assertRedisServerInstalled(): void {
   const probe = spawnSync("redis-server", ["--version"], { stdio: "ignore" });
   if (probe.error || probe.status !== 0) throw new RedisMissingError(INSTALL_HINT);
-}
-
-let deathSignal: boolean | undefined;
-
-/**
- * The command that runs redis-server so that it ends with its parent: on Linux,
- * util-linux `setpriv --pdeathsig TERM` asks the kernel to send SIGTERM when the
- * process that started it dies, however it dies (a crash, an out-of-memory abort,
- * SIGKILL), when no exit handler can run. Without setpriv, the next start stops an
- * orphan (see lockRedisDir).
- */
-function redisCommand(args: string[]): [string, string[]] {
-  if (deathSignal === undefined) {
-    deathSignal =
-      process.platform === "linux" &&
-      spawnSync("setpriv", ["--pdeathsig", "TERM", "true"], { stdio: "ignore" }).status === 0;
-  }
-  return deathSignal ? ["setpriv", ["--pdeathsig", "TERM", "redis-server", ...args]] : ["redis-server", args];
 }
 
 /**
@@ -84,65 +54,11 @@ export async function startEmbeddedRedis(options: {
   assertRedisServerInstalled();
   privateDir(options.dir);
   privatizeTree(options.dir);
-  const port = await freePort();
-  const persist = options.persist ?? true;
-  const password = embeddedRedisPassword(options.dir);
-  const conf = join(options.dir, "redis.conf");
-  writeFileSync(conf, `requirepass ${password}\n`, { mode: 0o600 });
-  chmodSync(conf, 0o600);
-  const [command, args] = redisCommand([
-    conf,
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    options.dir,
-    "--appendonly",
-    persist ? "yes" : "no",
-    "--save",
-    "",
-    "--daemonize",
-    "no",
-    "--protected-mode",
-    "yes",
-    "--loglevel",
-    "warning",
-  ]);
-  const child: ChildProcess = withPrivateUmask(() =>
-    spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] }),
-  );
-  let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const url = `redis://:${password}@127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited at start: ${stderr.trim()}`);
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on("error", () => undefined);
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      break;
-    } catch {
-      probe.disconnect();
-      if (Date.now() > deadline) {
-        child.kill("SIGKILL");
-        throw new Error(`redis-server did not answer on port ${port}: ${stderr.trim()}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  return {
-    url,
-    port,
-    pid: child.pid ?? 0,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
+  const server = await RedisServer.start({
+    dir: options.dir,
+    password: embeddedRedisPassword(options.dir),
+    appendonly: options.persist ?? true,
+    private: true,
+  });
+  return { url: server.url, port: server.port, pid: server.pid ?? 0, stop: () => server.stop() };
 }

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.js";
 import { z } from "zod";
 import type { Keys } from "./keys.js";
 
@@ -28,7 +28,7 @@ export class PairedUsers {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly bindings: readonly string[],
   ) {}

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.js";
 import { z } from "zod";
 import type { Keys } from "./keys.js";
 
@@ -61,7 +61,7 @@ function hashOf(code: string): string {
  */
 export class PairingCodes {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

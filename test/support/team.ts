@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { telegramRoom } from "../../src/core/room.js";
 import type { InboundEvent } from "../../src/core/event.js";
-import { QueueScripts } from "../../src/queue/scripts.js";
 import { RedisInbox } from "../../src/queue/redis-inbox.js";
 import type { TestRedis } from "./redis.js";
 import type { StandinBot, StandinUser, StoredMessage, TelegramApiStandin } from "./telegram-api-standin.js";
@@ -99,7 +98,7 @@ export class StandinGroup {
 
 /** Queues an event straight into a room's inbox, as someone with Redis access could: the worker must re-check it. */
 export async function forge(db: TestRedis, event: InboundEvent): Promise<void> {
-  const inbox = new RedisInbox(db.keys, new QueueScripts(db.redis), 3600_000);
+  const inbox = new RedisInbox(db.scheduler, 3600_000);
   await inbox.enqueue(event);
 }
 

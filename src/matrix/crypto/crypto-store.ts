@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import { z } from "zod";
 import type { Keys } from "../../sessions/keys.js";
 import { DeviceLeaseLostError, UnreadableCryptoStoreError } from "./crypto-errors.js";
@@ -44,7 +44,7 @@ export class CryptoStore {
   private readonly leaseKey: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly scripts: DeviceScripts,
     keys: Keys,
     readonly userId: string,

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import { MatrixClient } from "matrix-bot-sdk";
 import type { MatrixConfig } from "../../core/config.js";
 import { registerSecret, type Logger } from "../../core/log.js";
@@ -40,7 +40,7 @@ export class MatrixE2ee {
     private readonly config: MatrixConfig,
     private readonly log: Logger,
     /** Where the device and the encrypted rooms are kept; without it (a sender on its own) nothing can be encrypted. */
-    private readonly redis?: Redis,
+    private readonly redis?: RedisClient,
     private readonly keys: Keys = new Keys("rg"),
   ) {
     registerSecret(config.accessToken);
