@@ -17,7 +17,7 @@ import { watchQueue } from "./ops/queue-probe.js";
 import { laneOf as defaultLaneOf } from "./queue/lanes.js";
 import { preloadScripts } from "./queue/lua-scripts.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
-import { RoomWorker } from "./queue/room-worker.js";
+import { RoomWorker, type LaneSpec } from "./queue/room-worker.js";
 import { SchedulerScripts } from "./queue/scheduler-scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
 import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
@@ -74,11 +74,14 @@ export function permissionDeps(
   return { paired, pairing, audit };
 }
 
-/** One platform's halves; `lanes` are the queue lanes its sender serves (default: its platform). */
+/**
+ * One platform's halves; `lanes` are the queue lanes its sender serves (default: its
+ * platform), some perhaps only while `active` says so (room-worker.ts LaneSpec).
+ */
 export interface PlatformModule {
   sender?: PlatformSender;
   receiver?: Receiver;
-  lanes?: string[];
+  lanes?: (string | LaneSpec)[];
   /** The worker's own check of a queued event's sender against the current bindings. */
   senderCheck?: (event: InboundEvent) => boolean;
   /**
@@ -201,7 +204,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   modules.push(...options.platforms.map((factory) => factory(deps)));
   const senders = new Map<string, PlatformSender>();
-  const lanes: string[] = [];
+  const lanes: (string | LaneSpec)[] = [];
   for (const m of modules) {
     if (m.sender && m.senderCheck) senderChecks.set(m.sender.platform, m.senderCheck);
     if (!m.sender) continue;

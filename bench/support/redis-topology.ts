@@ -185,6 +185,16 @@ export class RedisSentinelTopology {
       ),
     );
     const topology = new RedisSentinelTopology(name, [master, ...replicas], sentinels);
+    await until("the master counting its replicas as good (min-replicas-to-write)", 30_000, async () => {
+      const c = master.client();
+      try {
+        const info = String(await c.info("replication"));
+        const good = /min_slaves_good_slaves:(\d+)/.exec(info);
+        return good === null || Number(good[1]) >= replicas.length;
+      } finally {
+        c.disconnect();
+      }
+    });
     await until("replicas in sync and known to every sentinel", 30_000, async () => {
       const known = await Promise.all(
         sentinels.map((s) => topology.ask(s, ["replicas", name]).then((r) => (r as unknown[]).length)),

@@ -1,6 +1,28 @@
 import { LeaseLostError } from "../core/delivery-errors.js";
+import { retry, type RetryPolicy } from "../core/retry.js";
 import type { FinishReply, ParkReply, ReleaseReply } from "./scheduler-replies.js";
-import type { LeaseRef, SchedulerScripts, TurnWrites } from "./scheduler-scripts.js";
+import {
+  ReplicaWaitError,
+  type LeaseRef,
+  type SchedulerScripts,
+  type TurnWrites,
+} from "./scheduler-scripts.js";
+
+/**
+ * A fenced write that was not acknowledged (too few replicas, a connection lost to a
+ * failover) is sent again while the lease is still ours: it is idempotent, and on the
+ * new master it records what the old one may have lost (a part already sent).
+ */
+const UNACKNOWLEDGED: RetryPolicy = { attempts: Infinity, firstMs: 100, maxMs: 1000, jitter: true };
+
+/** Errors of a write that may or may not have been applied, on a master that may be gone. */
+function unacknowledged(err: unknown): boolean {
+  if (err instanceof ReplicaWaitError) return true;
+  const message = err instanceof Error ? err.message : "";
+  return /Connection is closed|ECONNREFUSED|ECONNRESET|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
+    message,
+  );
+}
 
 /** A lease not confirmed by Redis within its length minus this is treated as lost. */
 export const LEASE_MARGIN_MS = 1000;
@@ -85,14 +107,16 @@ export class RoomLease implements LeaseRef {
   /** The fenced commit and "sending" mark before a send; throws LeaseLostError when not ours. */
   async step(writes: TurnWrites, part: string): Promise<void> {
     this.assertActive();
-    const reply = await this.scripts.step({ lease: this, writes, part });
+    const reply = await this.acknowledged(() => this.scripts.step({ lease: this, writes, part }));
     if (reply.kind === "lost") this.lose();
   }
 
   /** Ends the head turn; keeps the room for the next (`next`) or lets go of it. */
   async finish(args: FinishArgs): Promise<FinishReply> {
     this.assertActive();
-    const reply = await this.scripts.finish({ lease: this, ...args, ...this.settings });
+    const reply = await this.acknowledged(() =>
+      this.scripts.finish({ lease: this, ...args, ...this.settings }),
+    );
     if (reply.kind === "lost") this.lostFlag = true;
     if (reply.kind === "released") await this.end(reply.leftPending);
     if (reply.kind === "next") this.confirm(Date.now());
@@ -102,7 +126,9 @@ export class RoomLease implements LeaseRef {
   /** Gives the room back until its head turn may resume, or dead-letters the turn. */
   async park(args: ParkArgs): Promise<ParkReply> {
     this.assertActive();
-    const reply = await this.scripts.park({ lease: this, ...args, turnRecordMs: this.settings.turnRecordMs });
+    const reply = await this.acknowledged(() =>
+      this.scripts.park({ lease: this, ...args, turnRecordMs: this.settings.turnRecordMs }),
+    );
     if (reply.kind === "lost") this.lostFlag = true;
     else await this.end(reply.kind === "dead" && reply.leftPending);
     return reply;
@@ -114,6 +140,11 @@ export class RoomLease implements LeaseRef {
     if (reply.kind === "lost") this.lostFlag = true;
     else await this.end(reply.leftPending, toLane);
     return reply;
+  }
+
+  /** Runs a fenced write until acknowledged, while the lease is still known to be ours. */
+  private acknowledged<T>(write: () => Promise<T>): Promise<T> {
+    return retry(write, (err) => (unacknowledged(err) && !this.lost ? "retry" : "fail"), UNACKNOWLEDGED);
   }
 
   private async end(leftPending: boolean, lane = this.lane): Promise<void> {

@@ -18,6 +18,20 @@ const PEEK_LIMIT = 32;
 /** How long handing rooms back at shutdown may take. */
 const LET_GO_MS = 2000;
 
+/** How often a lane this process may serve but does not now (`LaneSpec.active`) is looked at again. */
+const INACTIVE_RECHECK_MS = 250;
+
+/**
+ * A lane a process serves; with `active`, only while it answers true (the lane of
+ * encrypted Matrix rooms is served by the process that owns the device, and ownership
+ * moves at runtime). While inactive the lane claims nothing and pops no wake-ups, so
+ * they wait for the process that serves it.
+ */
+export interface LaneSpec {
+  name: string;
+  active?: () => boolean;
+}
+
 /** Waits for `work`, but no longer than `ms`. */
 async function within(ms: number, work: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -34,7 +48,10 @@ class LaneState {
   peekTimer: NodeJS.Timeout | undefined;
   private readonly waiters = new Set<() => void>();
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    readonly active: () => boolean = () => true,
+  ) {}
 
   /** Wakes whatever of the lane's loops waits. */
   signal(): void {
@@ -105,7 +122,7 @@ export class RoomWorker {
       /** A new client for one blocking BLPOP (each lane blocks on its own connection). */
       blocker: () => RedisClient;
       runner: TurnRunner;
-      lanes: string[];
+      lanes: (string | LaneSpec)[];
       concurrency: number;
       leaseMs: number;
       turnRecordMs: number;
@@ -118,9 +135,9 @@ export class RoomWorker {
   /** Starts one dispatch loop and one wake-up listener per lane, and the lease renewals. */
   async start(): Promise<void> {
     this.lastClaimAt = Date.now();
-    for (const name of this.options.lanes) {
-      const lane = new LaneState(name);
-      this.lanes.set(name, lane);
+    for (const spec of this.options.lanes) {
+      const lane = typeof spec === "string" ? new LaneState(spec) : new LaneState(spec.name, spec.active);
+      this.lanes.set(lane.name, lane);
       const blocker = this.options.blocker();
       blocker.on("error", () => undefined);
       this.blockers.push(blocker);
@@ -133,7 +150,7 @@ export class RoomWorker {
   /** Whether the loops run and Redis answered recently (or every slot is busy). */
   healthy(): boolean {
     if (this.stopping) return false;
-    const full = this.held.size >= this.options.concurrency * this.options.lanes.length;
+    const full = this.held.size >= this.options.concurrency * this.lanes.size;
     return full || Date.now() - this.lastClaimAt < this.peekEveryMs * 3;
   }
 
@@ -164,7 +181,7 @@ export class RoomWorker {
    */
   offer(laneName: string, room: string): boolean {
     const lane = this.lanes.get(laneName);
-    if (!lane || this.stopping || this.free(lane) <= lane.ready.size) return false;
+    if (!lane || this.stopping || !lane.active() || this.free(lane) <= lane.ready.size) return false;
     lane.ready.add(room);
     lane.signal();
     return true;
@@ -180,6 +197,10 @@ export class RoomWorker {
   private async listen(lane: LaneState, blocker: RedisClient): Promise<void> {
     const key = this.options.scripts.keys.wake(lane.name);
     while (!this.stopping) {
+      if (!lane.active()) {
+        await lane.wait(INACTIVE_RECHECK_MS);
+        continue;
+      }
       if (this.free(lane) <= lane.ready.size) {
         await lane.wait(this.peekEveryMs);
         continue;
@@ -208,6 +229,13 @@ export class RoomWorker {
 
   private async dispatch(lane: LaneState): Promise<void> {
     while (!this.stopping) {
+      if (!lane.active()) {
+        // Looked at afresh once served again: what waited meanwhile is due now.
+        lane.ready.clear();
+        lane.lastPeek = 0;
+        await lane.wait(INACTIVE_RECHECK_MS);
+        continue;
+      }
       if (this.free(lane) <= 0) {
         await lane.wait(this.peekEveryMs);
         continue;
