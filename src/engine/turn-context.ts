@@ -1,3 +1,4 @@
+import type { VoiceTool } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
@@ -15,6 +16,8 @@ export interface TurnSettings {
   slotSeconds?: number;
   /** How long a held call waits for its approvals (default 1 h). */
   approvalSeconds?: number;
+  /** Files passed to tools: the most read, for how long, and the media types let through (`type/*`). */
+  files?: { maxBytes: number; timeoutMs: number; types: readonly string[] };
 }
 
 /** Text handled as a message: what the person sent, or an option handled as if typed (DESIGN §4). */
@@ -38,6 +41,10 @@ export interface TurnServices {
   access: TurnAccess;
   /** The room's schedules and mute (/schedule, /mute), where the proactive parts run. */
   proactive?: RoomProactive;
+  /** The room's voice tool, when its binding names one. */
+  voice?: VoiceTool;
+  /** Another configured namespace (only the room's voice tool is called on one). */
+  namespaceNamed?(name: string): NamespaceClient;
 }
 
 /**
@@ -86,6 +93,16 @@ export class TurnContext {
   }
   get access(): TurnAccess {
     return this.services.access;
+  }
+
+  get voice(): VoiceTool | undefined {
+    return this.services.voice;
+  }
+
+  /** The namespace serving the room's voice tool. */
+  voiceNamespace(): NamespaceClient | undefined {
+    const voice = this.services.voice;
+    return voice ? this.services.namespaceNamed?.(voice.namespace) : undefined;
   }
   get proactive(): RoomProactive | undefined {
     return this.services.proactive;
