@@ -103,12 +103,15 @@ export class AuditLog {
     return String(Math.max(0, now - this.keepMs));
   }
 
-  /** Appends one entry, trimming what is older than the trail keeps. */
+  /**
+   * Appends one entry, trimming what is older than the trail keeps. The trim is exact
+   * (no `~`): an approximate one only drops whole stream nodes of 100 entries, so a
+   * quiet trail would keep entries past their age for ever.
+   */
   async record(entry: AuditEntry): Promise<void> {
     await this.redis.xadd(
       this.keys.auditTrail,
       "MINID",
-      "~",
       this.minId(Date.now()),
       "*",
       "entry",
@@ -123,7 +126,7 @@ export class AuditLog {
   async opened(id: string, requested: AuditEntry, expired: AuditEntry, expiresAt: number): Promise<void> {
     await this.redis
       .multi()
-      .xadd(this.keys.auditTrail, "MINID", "~", this.minId(Date.now()), "*", "entry", this.encode(requested))
+      .xadd(this.keys.auditTrail, "MINID", this.minId(Date.now()), "*", "entry", this.encode(requested))
       .zadd(this.keys.openApprovals, expiresAt, id)
       .hset(this.keys.openApprovalInfo, id, this.encode(expired))
       .exec();
@@ -148,9 +151,12 @@ export class AuditLog {
     );
   }
 
-  /** Entries since `sinceMs`, oldest first, read a page at a time; an unreadable entry is skipped. */
-  async *since(sinceMs: number, pageSize = 500): AsyncGenerator<ExportedEntry> {
-    let start = String(Math.max(0, Math.floor(sinceMs)));
+  /**
+   * Entries since `sinceMs`, oldest first, read a page at a time; an unreadable entry is
+   * skipped. Never older than the trail keeps, even before the next append trims them.
+   */
+  async *since(sinceMs: number, pageSize = 500, now = Date.now()): AsyncGenerator<ExportedEntry> {
+    let start = String(Math.max(0, Math.floor(sinceMs), now - this.keepMs));
     for (;;) {
       const page = await this.redis.xrange(this.keys.auditTrail, start, "+", "COUNT", pageSize);
       for (const [id, fields] of page) {

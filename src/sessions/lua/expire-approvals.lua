@@ -5,7 +5,7 @@
   KEYS[2]  open approval info: hash of approval id -> JSON entry for the trail
   KEYS[3]  audit trail stream
   ARGV[1]  now (ms): approvals expiring at or before this are taken
-  ARGV[2]  the trail's oldest id to keep (ms; XADD MINID ~)
+  ARGV[2]  the trail's oldest id to keep (ms; XADD MINID, exact)
   ARGV[3]  most approvals taken in one call
 
   Returns the number of approvals recorded as expired. All three keys share the
@@ -18,7 +18,7 @@ for _, id in ipairs(due) do
   local info = redis.call('HGET', KEYS[2], id)
   redis.call('HDEL', KEYS[2], id)
   if info then
-    redis.call('XADD', KEYS[3], 'MINID', '~', ARGV[2], '*', 'entry', info)
+    redis.call('XADD', KEYS[3], 'MINID', ARGV[2], '*', 'entry', info)
     recorded = recorded + 1
   end
 end
