@@ -53,7 +53,7 @@ beforeAll(async () => {
                 users: [ALICE.id, BOB.id, CAROL.id],
                 callers: [ALICE.id],
                 approvers: [BOB.id, CAROL.id],
-                approvals: { tools: ["h.wipe"], by: "approvers", count: 2 },
+                approvals: { tools: ["h.wi*", "h.trans?er"], by: "approvers", count: 2 },
               }),
               group(OPS, {
                 name: "ops",
@@ -107,6 +107,29 @@ describe("roles per binding, on roomgate start and the Bot API stand-in", () => 
     expect(wipes().map((c) => JSON.parse(c.split("\t")[1]!))).toEqual([
       { target: "prod", user: `tg:${ALICE.id}` },
     ]);
+  });
+
+  it("approvals.tools patterns hold a tool MCP does not mark destructive; an approver's Deny ends it, recorded", async () => {
+    const room = chat(TEAM);
+    const sent = () => team.calls().filter((c) => c.startsWith("h.transfer\t"));
+    expect(await room.say(ALICE, "/call h.transfer to=acct-9")).toContain(
+      "2 of this room's approvers must approve it",
+    );
+    await room.press(BOB, "Deny");
+    await waitFor(
+      () => room.messages().some((m) => m.text?.includes("Denied by Bob: h.transfer was not run.")),
+      30_000,
+      "the denial",
+    );
+    expect(await room.say(CAROL, "yes")).not.toContain("SENT");
+    expect(sent()).toEqual([]);
+    const denied = trail().find((e) => e.type === "approval.denied" && e.tool === "h.transfer");
+    expect(denied).toMatchObject({
+      binding: "team",
+      by: `tg:${BOB.id}`,
+      requester: `tg:${ALICE.id}`,
+      argumentsHash: argumentsHash({ to: "acct-9", user: `tg:${ALICE.id}` }),
+    });
   });
 
   it("approvals.where: dm: the approver is asked in their direct chat, and the call runs in the group", async () => {
