@@ -107,6 +107,13 @@ describe("pending state belongs to the person it was asked of (a group with two 
     expect(calls("h.wipe")).toHaveLength(1);
   });
 
+  it("#4 options offered in reply to Alice are hers: Bob's press is refused, his typed number is his own turn", async () => {
+    expect(await group.say(ALICE, "colour?")).toContain("pong: colour?");
+    expect(await group.press(BOB, "red")).toBe("This was asked of Alice.");
+    expect(await group.say(BOB, "1")).toContain("pong: 1");
+    expect(await group.say(ALICE, "2")).toContain("pong: green");
+  });
+
   it("#4 #9 another member's press does not answer Alice's question, nor does a forged one; hers does", async () => {
     const before = group.messages().length;
     standin.userSends(bot.token, { from: ALICE, chat: GROUP, text: "/call h.pay amount=1000" });

@@ -1,6 +1,7 @@
-// The namespace "h" of a team room, over stdio: a router that answers `pong: <question>`,
-// a transfer that needs an account (slot filling), a destructive wipe, a payment that
-// asks the room to confirm (elicitation) and a slow job (for /cancel). Every call is
+// The namespace "h" of a team room, over stdio: a router that answers `pong: <question>`
+// (with options for "colour?"), a transfer that needs an account (slot filling), a
+// destructive wipe, a payment that asks the room to confirm (elicitation) and a slow job
+// (for /cancel). Every call is
 // appended to TEAM_CALL_LOG as `<tool>\t<json args>`, so tests count calls at the server.
 import { appendFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -101,11 +102,13 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       }
       return text("SLOW DONE");
     default: {
+      // "colour?" is answered with options, to be chosen by the person who asked.
+      const asked = String(args.question);
       const answer = {
         ok: true,
-        answer: `pong: ${String(args.question)}`,
+        answer: `pong: ${asked}`,
         items: [],
-        options: [],
+        options: asked === "colour?" ? ["red", "green"] : [],
       };
       return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };
     }
