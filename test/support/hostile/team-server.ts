@@ -1,8 +1,8 @@
 // The namespace "h" of a team room, over stdio: a router that answers `pong: <question>`
 // (with options for "colour?"), a transfer that needs an account (slot filling), a
 // destructive wipe, a payment that asks the room to confirm (elicitation) and a slow job
-// (for /cancel). Every call is
-// appended to TEAM_CALL_LOG as `<tool>\t<json args>`, so tests count calls at the server.
+// (for /cancel). Every call is appended to TEAM_CALL_LOG as `<tool>\t<json args>`, so
+// tests count calls at the server.
 import { appendFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
