@@ -31,6 +31,13 @@ beforeAll(async () => {
             approvers: ["bob"],
             approvals: { by: "approvers", count: 1 },
           },
+          {
+            room: "change",
+            name: "shell-change",
+            users: ["alice", "bob", "dave"],
+            approvers: ["bob", "dave"],
+            approvals: { tools: ["h.wi*"], by: "approvers", count: 2 },
+          },
         ],
       },
     }),
@@ -41,11 +48,11 @@ afterAll(async () => {
   await db.cleanup();
 });
 
-/** `user` types `input` into the terminal room "ops" (a scripted `roomgate shell`); resolves with what it printed. */
-function shellAs(user: string, input: string): string {
+/** `user` types `input` into a terminal room ("ops" unless named) (a scripted `roomgate shell`); resolves with what it printed. */
+function shellAs(user: string, input: string, room = "ops"): string {
   const run = spawnSync(
     process.execPath,
-    ["bin/roomgate", "shell", "-c", config, "-n", "h", "--room", "ops", "--user", user],
+    ["bin/roomgate", "shell", "-c", config, "-n", "h", "--room", room, "--user", user],
     {
       input,
       env: { ...process.env, ...env },
@@ -65,6 +72,19 @@ describe("roles, approvals, pairing and the audit trail in a terminal room bound
     expect(team.calls().filter((c) => c.startsWith("h.wipe"))).toEqual([]);
     const bob = shellAs("bob", "y\n");
     expect(bob).toContain("WIPED staging as shell:alice");
+  }, 90_000);
+
+  it("two-person approval: one approver is not enough, nor the same one twice; the second runs it", () => {
+    const wipes = () => team.calls().filter((c) => c.includes("target-two"));
+    expect(shellAs("alice", "/tools\n/call h.wipe target=target-two\n", "change")).toContain(
+      "2 of this room's approvers must approve it",
+    );
+    const bob = shellAs("bob", "y\ny\n", "change");
+    expect(bob).toContain("Approved by shell:bob (1 of 2)");
+    expect(bob).toContain("You approved this already (1 of 2)");
+    expect(wipes()).toEqual([]);
+    expect(shellAs("dave", "y\n", "change")).toContain("WIPED target-two as shell:alice");
+    expect(wipes()).toHaveLength(1);
   }, 90_000);
 
   it("refuses someone not on the list until they pair with a code from `roomgate pair`", () => {
