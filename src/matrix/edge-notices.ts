@@ -33,10 +33,13 @@ export class EdgeNotices {
     return this.strangers.logOnce(sender);
   }
 
-  /** Refuses a stranger: one notice an hour, in reply to what they sent; repeats cost nothing. */
-  async refuse(roomId: string, eventId: string, sender: string): Promise<void> {
+  /**
+   * Refuses a stranger: one notice an hour per room (a thread does not earn another),
+   * in reply to what they sent and in its thread; repeats cost nothing.
+   */
+  async refuse(roomId: string, eventId: string, sender: string, threadRoot?: string): Promise<void> {
     if (!(await this.strangers.claim(this.keys.refused(matrixRoom(roomId), sender)))) return;
-    await this.say(roomId, eventId, sender, edgeTexts.refusal);
+    await this.say(roomId, eventId, sender, edgeTexts.refusal, threadRoot);
   }
 
   /** Leaves a room no binding names, telling it once why; once an hour per room. */
@@ -49,17 +52,22 @@ export class EdgeNotices {
       .catch((err: unknown) => this.log.warn({ err, roomId }, "could not leave a room"));
   }
 
-  /** One notice in reply to an event, mentioning its sender. */
-  async say(roomId: string, eventId: string, sender: string, text: string): Promise<void> {
+  /** One notice in reply to an event, mentioning its sender, inside the event's thread when it is in one. */
+  async say(
+    roomId: string,
+    eventId: string,
+    sender: string,
+    text: string,
+    threadRoot?: string,
+  ): Promise<void> {
+    const reply = { "m.in_reply_to": { event_id: eventId } };
+    const relation = threadRoot
+      ? { rel_type: "m.thread", event_id: threadRoot, is_falling_back: false, ...reply }
+      : reply;
     await this.send(
       roomId,
       eventId,
-      {
-        msgtype: "m.notice",
-        body: text,
-        "m.relates_to": { "m.in_reply_to": { event_id: eventId } },
-        "m.mentions": { user_ids: [sender] },
-      },
+      { msgtype: "m.notice", body: text, "m.relates_to": relation, "m.mentions": { user_ids: [sender] } },
       [sender],
     );
   }

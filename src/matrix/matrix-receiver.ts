@@ -294,7 +294,14 @@ export class MatrixReceiver implements Receiver, SyncHandler {
         { senderId: event.sender, room: matrixRoom(roomId), accepts: (name) => name === binding.name },
         code,
       );
-      if (reply) await this.notices?.say(roomId, event.event_id, event.sender, reply);
+      if (reply)
+        await this.notices?.say(
+          roomId,
+          event.event_id,
+          event.sender,
+          reply,
+          classified.type === "message" ? classified.threadRoot : undefined,
+        );
       return;
     }
     const levels = binding.powerLevel === undefined ? undefined : await this.parts?.levels.of(roomId);
@@ -310,7 +317,13 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       }
       refusalsTotal.inc({ platform: "matrix" });
       // A reaction gets no answer, so a stranger cannot make the bot post at will.
-      if (classified.type !== "reaction") await this.notices?.refuse(roomId, event.event_id, event.sender);
+      if (classified.type !== "reaction")
+        await this.notices?.refuse(
+          roomId,
+          event.event_id,
+          event.sender,
+          classified.type === "edit" ? undefined : classified.threadRoot,
+        );
       return;
     }
     const admitted = await this.admission?.admit(binding, event, classified);
