@@ -16,6 +16,7 @@ import { resourceBindings, ResourcePosts } from "./resource-posts.js";
 import { roomTarget } from "../core/room-target.js";
 import { RoomMutes, UnmuteJobSchema } from "./room-mutes.js";
 import { ScheduleBook } from "./schedule-book.js";
+import { WorkerUptime } from "./worker-uptime.js";
 
 /** How many proactive jobs one process takes at once: each is a single enqueue. */
 const CONCURRENCY = 4;
@@ -63,7 +64,8 @@ export async function startProactive(options: {
   const mutes = new RoomMutes(redis, keys, queue, inbox, settings.afterMute, log);
   release.to = (room) => mutes.release(room);
   const book = new ScheduleBook(queue, log);
-  queue.handle("fire", fireHandler({ book, inbox, limiter, keys, lateMs: settings.lateSeconds * 1000, log }));
+  const uptime = new WorkerUptime(redis, keys.proactiveUptime, settings.downSeconds * 1000, log);
+  queue.handle("fire", fireHandler({ book, inbox, limiter, keys, uptime, log }));
   queue.handle("unmute", (job) => mutes.release(UnmuteJobSchema.parse(job.data).room));
   const resources = new ResourcePosts({
     queue,
@@ -82,8 +84,13 @@ export async function startProactive(options: {
       await book.reconcile(bind(config, config.schedules, log, "schedule"));
       resources.watch();
     }
-    if (options.worker) await queue.startWorker(CONCURRENCY, options.workerName);
+    if (options.worker) {
+      // In the run of workers before taking a job, so no period it takes looks missed.
+      await uptime.start();
+      await queue.startWorker(CONCURRENCY, options.workerName);
+    }
   } catch (err) {
+    uptime.stop();
     await queue.close().catch(() => undefined);
     throw err;
   }
@@ -95,7 +102,10 @@ export async function startProactive(options: {
     inbox,
     routes: hooks.length > 0 ? [hookRoute({ hooks, inbox, limiter, redis, keys, log })] : [],
     room: roomPort(book, mutes, settings),
-    close: () => queue.close(),
+    close: async () => {
+      uptime.stop();
+      await queue.close();
+    },
   };
 }
 

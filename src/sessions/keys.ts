@@ -151,6 +151,11 @@ export class Keys {
     return `${this.prefix}:{proactive}`;
   }
 
+  /** Since when (ms) some process has been taking proactive jobs; lapses when none has for a while. */
+  get proactiveUptime(): string {
+    return `${this.prefix}:{proactive}:uptime`;
+  }
+
   /** Until when (Redis ms) the room's proactive turns are held by /mute; expires at that time. */
   mute(room: string): string {
     return this.room(room, "mute");
