@@ -1,12 +1,14 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { scriptTexts } from "../src/queue/scripts.js";
+import { scriptTexts } from "../src/queue/lua-scripts.js";
+import { reserveSlotScript } from "../src/sessions/rate-limiter.js";
 
-/** Names the scheduler's scripts by their SHA1, composed as src/queue/scripts.ts sends them; others keep their hash. */
+/** Names the scheduler's scripts by their SHA1, composed as src/queue/lua-scripts.ts sends them; others keep their hash. */
 function scriptNames(): Map<string, string> {
   const names = new Map<string, string>();
-  for (const { file, lua } of scriptTexts()) names.set(createHash("sha1").update(lua).digest("hex"), file);
+  for (const { file, lua } of [...scriptTexts(), { file: "reserve-slot", lua: reserveSlotScript }])
+    names.set(createHash("sha1").update(lua).digest("hex"), file);
   return names;
 }
 

@@ -11,8 +11,8 @@ import { startFloor, startRoomgate, type Arm, type ArmTarget } from "./arms.js";
 import { formatTable } from "./bench-table.js";
 import { countRoundTrips } from "./redis-counters.js";
 import { BotApiStandin } from "./support/bot-api-standin.js";
-import { cleanupOnExit, killAll } from "./support/processes.js";
-import { RedisProcess } from "./support/redis-process.js";
+import { cleanupOnExit, killAll, spawnTracked } from "./support/processes.js";
+import { RedisServer } from "../src/sessions/redis-server.js";
 import { toolSearchP99Micros } from "./tool-search-bench.js";
 import { measure, plan, type Figures, type Workload } from "./workloads.js";
 
@@ -73,7 +73,7 @@ const log = (line: string) => console.error(`[${new Date().toISOString().slice(1
 
 cleanupOnExit();
 const dir = mkdtempSync(join(tmpdir(), "roomgate-bench-"));
-const redisProcess = await RedisProcess.start(join(dir, "redis"));
+const redisProcess = await RedisServer.start({ dir: join(dir, "redis"), spawn: spawnTracked });
 const redis = new Redis(redisProcess.url);
 const standin = await BotApiStandin.start();
 const raisedOk = raisedConfigAccepted();

@@ -1,4 +1,3 @@
-import { Redis } from "ioredis";
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
 import { RoomgateError } from "./core/errors.js";
@@ -13,33 +12,51 @@ import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
 import { watchQueue } from "./ops/queue-probe.js";
+import { laneOf as defaultLaneOf } from "./queue/lanes.js";
+import { preloadScripts } from "./queue/lua-scripts.js";
 import { RedisInbox } from "./queue/redis-inbox.js";
-import { RoomWorker } from "./queue/room-worker.js";
-import { QueueScripts } from "./queue/scripts.js";
+import { RoomWorker, type LaneSpec } from "./queue/room-worker.js";
+import { SchedulerScripts } from "./queue/scheduler-scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
 import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
 import { Keys } from "./sessions/keys.js";
-import { RedisRateLimiter } from "./sessions/rate-limiter.js";
+import { checkLayout } from "./sessions/layout.js";
+import { RedisRateLimiter, reserveSlotScript } from "./sessions/rate-limiter.js";
+import { RedisConnection, type RedisClient } from "./sessions/redis-connection.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
 import { RedisTaskLedger } from "./sessions/task-ledger.js";
 
 /** What a platform module is built from. */
 export interface RuntimeDeps {
   config: Config;
-  redis: Redis;
+  /** The process's shared client (a Cluster or a Sentinel-aware client where configured). */
+  redis: RedisClient;
+  /** Where more clients come from (a blocking one, a bullmq connection): the same topology. */
+  connection: RedisConnection;
   keys: Keys;
+  /** The scheduler's scripts, for anything that enqueues or checks flood limits itself. */
+  scheduler: SchedulerScripts;
   inbox: Inbox;
   limiter: RedisRateLimiter;
   log: Logger;
 }
 
-/** One platform's halves; `lanes` are the queue lanes its sender serves (default: its platform). */
+/**
+ * One platform's halves; `lanes` are the queue lanes its sender serves (default: its
+ * platform), some perhaps only while `active` says so (room-worker.ts LaneSpec).
+ */
 export interface PlatformModule {
   sender?: PlatformSender;
   receiver?: Receiver;
-  lanes?: string[];
+  lanes?: (string | LaneSpec)[];
   /** The worker's own check of a queued event's sender against the current bindings. */
   senderCheck?: (event: InboundEvent) => boolean;
+  /**
+   * The lane of a room of this module's platform, when not the default (`lanes.ts`):
+   * e.g. encrypted rooms in a lane only the process owning the device serves. Every
+   * process configured alike must give the same answer.
+   */
+  laneOf?: (room: string) => string | undefined;
 }
 
 /** Builds a platform module from the runtime's shared parts. */
@@ -48,7 +65,9 @@ export type PlatformFactory = (deps: RuntimeDeps) => PlatformModule;
 /** Options of `startRuntime`. */
 export interface RuntimeOptions {
   config: Config;
-  redisUrl: string;
+  /** The Redis to use (from `resolveRedis`); or `redisUrl` for one instance. */
+  redis?: RedisConnection;
+  redisUrl?: string;
   /** Key prefix; default `config.redis.prefix`. */
   prefix?: string;
   log?: Logger;
@@ -86,15 +105,31 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config } = options;
   const log = options.log ?? createLogger();
   setLibraryLogger(log);
-  const keys = new Keys(options.prefix ?? config.redis.prefix);
-  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
-  redis.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
-  const scripts = new QueueScripts(redis);
-  const inbox = new RedisInbox(keys, scripts, config.queue.dedupeSeconds * 1000);
+  const keys = new Keys(options.prefix ?? config.redis.prefix, { shards: config.queue.shards });
+  const connection = options.redis ?? RedisConnection.single(requiredUrl(options.redisUrl));
+  const ownConnection = options.redis === undefined;
+  const redis = connection.client;
+  redis.on("error", (err: Error) => log.warn({ err: err.message }, "redis connection error"));
+  const scheduler = new SchedulerScripts(redis, keys, connection.durability(log));
+  const modules: PlatformModule[] = [];
+  const laneOf = (room: string): string => {
+    for (const m of modules) {
+      const lane = m.laneOf?.(room);
+      if (lane) return lane;
+    }
+    return defaultLaneOf(room);
+  };
+  let worker: RoomWorker | undefined;
+  const inbox = new RedisInbox(
+    scheduler,
+    config.queue.dedupeSeconds * 1000,
+    laneOf,
+    (lane, room) => worker?.offer(lane, room) ?? false,
+  );
   const queued = new RoomInboxReader(redis, keys);
   const limiter = new RedisRateLimiter(redis);
   watchQueue(redis, keys);
-  const deps: RuntimeDeps = { config, redis, keys, inbox, limiter, log };
+  const deps: RuntimeDeps = { config, redis, connection, keys, scheduler, inbox, limiter, log };
   const namespaces = new NamespaceRegistry(config, log);
   namespaces.useTaskLedger(new RedisTaskLedger(redis, keys));
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
@@ -115,9 +150,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     log,
   });
 
-  const modules = options.platforms.map((factory) => factory(deps));
+  modules.push(...options.platforms.map((factory) => factory(deps)));
   const senders = new Map<string, PlatformSender>();
-  const lanes: string[] = [];
+  const lanes: (string | LaneSpec)[] = [];
   for (const m of modules) {
     if (m.sender && m.senderCheck) senderChecks.set(m.sender.platform, m.senderCheck);
     if (!m.sender) continue;
@@ -125,7 +160,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     lanes.push(...(m.lanes ?? [m.sender.platform]));
   }
 
-  let worker: RoomWorker | undefined;
   let health: HealthServer | undefined;
   let proactive: ProactiveService | undefined;
   let receivers: Receiver[] = [];
@@ -136,12 +170,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await worker?.stop(graceMs);
     await proactive?.close();
     await namespaces.close();
-    redis.disconnect();
+    if (ownConnection) connection.close();
   };
   try {
     // Connected before anything reports on it: /healthz is asked right after a start.
     await redis.ping();
-    worker = await startWorker();
+    await checkLayout(redis, keys);
+    await preloadScripts(redis, [reserveSlotScript]);
     if (options.proactive ?? true) {
       proactive = await startProactive({
         config,
@@ -156,21 +191,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         namespaces,
       });
     }
-    if (options.connectNamespaces) await connectAll(namespaces, log);
-    receivers = await startReceivers(
-      (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
-      log,
-    );
-    const running = worker;
+    const serving = (options.workers ?? true) && lanes.length > 0;
+    // Up before any turn runs, so that what a worker does can be watched from its start.
     health = config.http
       ? await startHealthServer({
           ...config.http,
           redis,
           log,
-          checks: running ? { worker: () => running.healthy() } : {},
+          checks: serving ? { worker: () => worker?.healthy() ?? false } : {},
           routes: proactive?.routes ?? [],
         })
       : undefined;
+    worker = await startWorker();
+    if (options.connectNamespaces) await connectAll(namespaces, log);
+    receivers = await startReceivers(
+      (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
+      log,
+    );
   } catch (err) {
     // A failed start leaves nothing running: workers, namespace children and connections go too.
     await stop(0).catch((stopErr: unknown) =>
@@ -201,34 +238,36 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       engine,
       store,
       senders,
-      scripts,
-      keys,
       limiter,
       historyWanted,
       log,
       channel: (event, sender) => liveChannel(event, sender, queued, log),
       settings: {
-        leaseMs,
         deadlineMs,
         retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),
-        turnRecordMs,
         typingAfterMs: config.queue.typingAfterSeconds * 1000,
         idleSeconds: config.sessions.idleSeconds,
+        maxComputeDeaths: config.queue.maxComputeDeaths,
       },
     });
     const started = new RoomWorker({
-      redis,
-      keys,
-      scripts,
+      scripts: scheduler,
+      blocker: () => connection.create(),
       runner,
       lanes,
       concurrency: config.worker.concurrency,
       leaseMs,
+      turnRecordMs,
       log,
     });
     await started.start();
     return started;
   }
+}
+
+function requiredUrl(url: string | undefined): string {
+  if (!url) throw new RoomgateError("startRuntime needs `redis` or `redisUrl`");
+  return url;
 }
 
 /** Connects every namespace now, so that the start log shows which ones work; a failure is not fatal. */

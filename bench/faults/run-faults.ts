@@ -11,15 +11,16 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { BotApiStandin, type ScheduledMessage } from "../support/bot-api-standin.js";
 import { cleanupOnExit, killAll } from "../support/processes.js";
-import { RedisProcess } from "../support/redis-process.js";
 import { RoomgateFleet } from "../support/roomgate-fleet.js";
 import { classifyDuplicates, readResentLines, type DuplicateCauses } from "../support/duplicate-causes.js";
 import { analyse, messageText, type DeliveryReport } from "../support/send-analysis.js";
 import { crashText, SCENARIOS, startFault, type Scenario } from "./scenarios.js";
+import { startFaultRedis, TOPOLOGIES, TOPOLOGY_SCENARIOS, type Topology } from "./topologies.js";
 
 const { values } = parseArgs({
   options: {
-    scenario: { type: "string", default: SCENARIOS.join(",") },
+    topology: { type: "string", default: "single" },
+    scenario: { type: "string" },
     turns: { type: "string", default: "1000" },
     chats: { type: "string", default: "40" },
     groups: { type: "string", default: "4" },
@@ -31,7 +32,14 @@ const { values } = parseArgs({
   },
 });
 
-const scenarios = values.scenario.split(",").map((s) => s.trim()) as Scenario[];
+const topology = values.topology as Topology;
+if (!(TOPOLOGIES as readonly string[]).includes(topology)) {
+  console.error(`unknown topology ${topology}; known: ${TOPOLOGIES.join(", ")}`);
+  process.exit(2);
+}
+const scenarios = (values.scenario ?? TOPOLOGY_SCENARIOS[topology].join(","))
+  .split(",")
+  .map((s) => s.trim()) as Scenario[];
 for (const s of scenarios) {
   if (!(SCENARIOS as readonly string[]).includes(s)) {
     console.error(`unknown scenario ${s}; known: ${SCENARIOS.join(", ")}`);
@@ -97,8 +105,8 @@ interface Row extends DeliveryReport, DuplicateCauses {
 }
 
 async function runScenario(scenario: Scenario): Promise<Row> {
-  const dir = mkdtempSync(join(tmpdir(), `roomgate-faults-${scenario}-`));
-  const redis = await RedisProcess.start(join(dir, "redis"));
+  const dir = mkdtempSync(join(tmpdir(), `roomgate-faults-${topology}-${scenario}-`));
+  const redis = await startFaultRedis(topology, dir);
   const standin = await BotApiStandin.start();
   const token = standin.addBot(BOT_ID, "faults_bot");
   const chats = chatPlan();
@@ -106,7 +114,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   let report: DeliveryReport;
   const fleet = new RoomgateFleet({
     dir,
-    redisUrl: redis.url,
+    redis: redis.config,
     apiRoot: standin.url,
     token,
     users: [...chats.filter((c) => c.id > 0).map((c) => c.id), GROUP_USER],

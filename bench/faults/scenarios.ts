@@ -1,15 +1,24 @@
 import type { BotApiStandin } from "../support/bot-api-standin.js";
-import type { RedisProcess } from "../support/redis-process.js";
+import type { FaultRedis } from "./topologies.js";
 import type { RoomgateFleet } from "../support/roomgate-fleet.js";
 
 /** The faults the script can inject, one per run. */
-export const SCENARIOS = ["kill", "redis", "namespace", "429", "outage"] as const;
+export const SCENARIOS = [
+  "kill",
+  "redis",
+  "namespace",
+  "429",
+  "outage",
+  "failover",
+  "switchover",
+  "master-kill",
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** What a scenario acts on while the load runs. */
 export interface FaultTargets {
   fleet: RoomgateFleet;
-  redis: RedisProcess;
+  redis: FaultRedis;
   standin: BotApiStandin;
   /** Milliseconds the load is planned to last. */
   loadMs: number;
@@ -33,7 +42,7 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
     case "redis":
       return once(t, t.loadMs / 3, async () => {
         t.log("restarting redis-server (SIGTERM, 2 s down, same port and data)");
-        await t.redis.restart(2_000);
+        await t.redis.single!.restart(2_000);
       });
     case "namespace":
       // The poison words ride in the messages themselves (see `crashText`).
@@ -42,6 +51,39 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
       // On for the whole run, drain included: every attempt may meet one.
       t.standin.faults = { tooManyRatio: 0.3, retryAfter: [1, 3] };
       return { extraDrainMs: 0, stop: async () => undefined };
+    case "failover":
+      return once(t, t.loadMs / 3, async () => {
+        const cluster = t.redis.cluster!;
+        const { node, keys } = await cluster.busiestMaster("rg:*");
+        t.log(`kill -9 the cluster master holding most of roomgate's keys (${node.address}, ${keys} keys)`);
+        await node.kill();
+        await cluster.healed();
+        t.log("a replica took over; every slot is served again");
+        // As a supervisor would: the killed node comes back and rejoins as a replica.
+        await node.start();
+        t.log(`${node.address} is back (a replica of the new master)`);
+      });
+    case "switchover":
+      return once(t, t.loadMs / 3, async () => {
+        const group = t.redis.sentinel!;
+        const old = await group.master();
+        t.log(`SENTINEL FAILOVER (master ${old.address})`);
+        await group.failover();
+        const now = await group.promotedFrom(old);
+        t.log(`${now.address} promoted`);
+      });
+    case "master-kill":
+      return once(t, t.loadMs / 3, async () => {
+        const group = t.redis.sentinel!;
+        const old = await group.master();
+        t.log(`kill -9 the Sentinel-named master ${old.address}`);
+        await old.kill();
+        const now = await group.promotedFrom(old);
+        t.log(`${now.address} promoted; the old master stays down for 10 s`);
+        await sleep(10_000);
+        await old.start();
+        t.log(`${old.address} is back`);
+      });
     case "outage": {
       const fault = once(t, 5_000, async () => {
         t.log("Bot API unreachable for 60 s");

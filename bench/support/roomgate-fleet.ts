@@ -19,7 +19,10 @@ export function echoNamespace(env: Record<string, string> = {}): Record<string, 
 /** What a fleet is started with. */
 export interface FleetOptions {
   dir: string;
-  redisUrl: string;
+  /** One instance's URL, or `redis` for another topology. */
+  redisUrl?: string;
+  /** The `redis` section (a cluster's nodes, a sentinel group); the prefix is added. */
+  redis?: Record<string, unknown>;
   apiRoot: string;
   token: string;
   /** Chat ids of the bot's users (a private chat's id is its user's id) and of its groups. */
@@ -64,7 +67,7 @@ export class RoomgateFleet {
   constructor(private readonly options: FleetOptions) {
     this.configFile = join(options.dir, "config.yaml");
     const config = {
-      redis: { url: options.redisUrl, prefix: "rg" },
+      redis: { ...(options.redis ?? { url: options.redisUrl }), prefix: "rg" },
       namespaces: { echo: echoNamespace(options.namespaceEnv) },
       // A load is a few "people" sending far faster than anyone types: inbound flood control is off.
       limits: { turnsPerMinute: 1_000_000, roomQueueCap: 1_000_000 },

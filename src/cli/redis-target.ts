@@ -1,37 +1,58 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
-import { registerSecret, type Logger } from "../core/log.js";
+import type { Logger } from "../core/log.js";
 import { startEmbeddedRedis } from "../sessions/embedded-redis.js";
+import { RedisConnection, topologyOf } from "../sessions/redis-connection.js";
 import { checkRedisPersistence } from "../sessions/redis-persistence.js";
 import { stateDir } from "./paths.js";
 import { lockRedisDir } from "./redis-dir-lock.js";
 
+/** How long a command waits for an external Redis to answer at start before it says so and stops. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 /** The Redis a command uses, and how to let go of it. */
 export interface RedisTarget {
-  url: string;
+  connection: RedisConnection;
   embedded: boolean;
+  /** Closes the connection's clients and stops the embedded server, if any. */
   stop(): Promise<void>;
 }
 
 /**
- * `REDIS_URL`, else `redis.url` from the config, else the embedded default: a
- * private redis-server with append-only data under the state folder (DESIGN §10).
- * The embedded server never outlives this process: it is stopped on every exit
- * path, and one left by a killed process is stopped by the next start.
- * With `requirePersistence` (start, worker), an external Redis must persist its
- * data unless `redis.volatile` is set.
+ * The one way every command (start, worker, shell, dead-letters, check) gets its
+ * Redis: `REDIS_URL`, else `redis.url`, `redis.cluster` or `redis.sentinel` from the
+ * config, else the embedded default: a private redis-server with append-only data
+ * under the state folder (DESIGN §10). The embedded server never outlives this
+ * process: it is stopped on every exit path, and one left by a killed process is
+ * stopped by the next start. With `requirePersistence` (start, worker), every node of
+ * an external Redis must persist its data unless `redis.volatile` is set, and a
+ * replica given as `url` is refused. Acknowledged writes wait for replicas as
+ * `redis.waitReplicas` says.
  */
 export async function resolveRedis(
   config: Config | undefined,
   log: Logger,
   options: { requirePersistence?: boolean } = {},
 ): Promise<RedisTarget> {
-  const url = process.env.REDIS_URL || config?.redis.url;
-  if (url) {
-    registerSecret(passwordOf(url));
-    if (options.requirePersistence) await checkRedisPersistence(url, config?.redis.volatile ?? false, log);
-    return { url, embedded: false, stop: async () => undefined };
+  const topology = topologyOf(config?.redis);
+  if (topology) {
+    const connection = new RedisConnection(
+      topology,
+      0,
+      Math.round((config?.redis.waitTimeoutSeconds ?? 1) * 1000),
+    );
+    try {
+      await connection.ready(CONNECT_TIMEOUT_MS);
+      if (options.requirePersistence)
+        await checkRedisPersistence(connection, config?.redis.volatile ?? false, log);
+      const replicas = await connection.resolveWait(config?.redis.waitReplicas ?? "auto", log);
+      log.info({ redis: connection.describe(), waitReplicas: replicas }, "redis connected");
+    } catch (err) {
+      connection.close();
+      throw err;
+    }
+    return { connection, embedded: false, stop: async () => connection.close() };
   }
   const dir = join(stateDir(), "redis");
   mkdirSync(dir, { recursive: true });
@@ -43,7 +64,6 @@ export async function resolveRedis(
     lock.release();
     throw err;
   }
-  registerSecret(passwordOf(redis.url));
   const pid = redis.pid;
   // A last resort for exits that skip `stop` (process.exit after an error): signals are synchronous.
   const onExit = () => {
@@ -57,22 +77,15 @@ export async function resolveRedis(
   process.once("exit", onExit);
   log.info({ port: redis.port, dir, pid }, "embedded redis-server started");
   const started = redis;
+  const connection = RedisConnection.single(started.url);
   return {
-    url: started.url,
+    connection,
     embedded: true,
     stop: async () => {
+      connection.close();
       await started.stop();
       process.removeListener("exit", onExit);
       lock.release();
     },
   };
-}
-
-function passwordOf(url: string): string | undefined {
-  try {
-    const password = decodeURIComponent(new URL(url).password);
-    return password === "" ? undefined : password;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,8 +1,8 @@
-import { Redis } from "ioredis";
 import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/log.js";
 import { DeadLetters, type DeadLetter } from "../queue/dead-letters.js";
+import { SchedulerScripts } from "../queue/scheduler-scripts.js";
 import { Keys } from "../sessions/keys.js";
 import { resolveRedis } from "./redis-target.js";
 
@@ -28,9 +28,12 @@ export async function runDeadLetters(options: DeadLettersOptions): Promise<numbe
   const out = options.out ?? process.stdout;
   const log = createLogger();
   const target = await resolveRedis(options.config, log);
-  const redis = new Redis(target.url, { maxRetriesPerRequest: 1 });
+  const { connection } = target;
+  const redis = connection.client;
   try {
-    const letters = new DeadLetters(redis, new Keys(options.config.redis.prefix));
+    const keys = new Keys(options.config.redis.prefix, { shards: options.config.queue.shards });
+    const scripts = new SchedulerScripts(redis, keys, connection.durability(log));
+    const letters = new DeadLetters(redis, scripts);
     if (options.all) {
       out.write(`re-queued ${await letters.requeueAll()} dead letter(s)\n`);
       return 0;
@@ -49,7 +52,6 @@ export async function runDeadLetters(options: DeadLettersOptions): Promise<numbe
     for (const letter of list) out.write(`${line(letter)}\n`);
     return 0;
   } finally {
-    redis.disconnect();
     await target.stop();
   }
 }

@@ -42,7 +42,7 @@ export async function runService(options: {
   try {
     runtime = await startRuntime({
       config,
-      redisUrl: redis.url,
+      redis: redis.connection,
       log,
       receivers: options.receivers,
       platforms,

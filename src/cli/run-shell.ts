@@ -6,6 +6,7 @@ import { createLogger } from "../core/log.js";
 import { startRuntime } from "../runtime.js";
 import { shellPlatform, type ShellRoom } from "../shell/shell-platform.js";
 import { stateDir } from "./paths.js";
+import type { RedisConnection } from "../sessions/redis-connection.js";
 import { resolveRedis } from "./redis-target.js";
 
 /** Options of a terminal room run from the CLI. */
@@ -30,11 +31,12 @@ export async function runShell(options: RunShellOptions): Promise<void> {
   mkdirSync(logDir, { recursive: true });
   const log = createLogger({ destination: openSync(join(logDir, "roomgate.log"), "a") });
   const redis = await resolveRedis(config, log);
+  watchReachability(redis.connection, process.stderr);
   let room: ShellRoom | undefined;
   const interactive = Boolean(process.stdin.isTTY);
   const runtime = await startRuntime({
     config,
-    redisUrl: redis.url,
+    redis: redis.connection,
     log,
     platforms: [
       shellPlatform(
@@ -58,4 +60,25 @@ export async function runShell(options: RunShellOptions): Promise<void> {
   process.once("SIGTERM", () => void shutdown().then(() => process.exit(143)));
   await room!.finished;
   await shutdown();
+  // A line that was not queued was said at once; the exit code says it to a script too.
+  if (room!.failed > 0) process.exitCode = 1;
+}
+
+/**
+ * Says on the terminal when Redis cannot be reached (once per outage) and when it is
+ * back, instead of hanging silently.
+ */
+function watchReachability(connection: RedisConnection, err: NodeJS.WritableStream): void {
+  const client = connection.client;
+  let down = false;
+  client.on("error", (e: Error) => {
+    if (down) return;
+    down = true;
+    err.write(`roomgate: ${connection.describe()} is not reachable (${e.message}); retrying\n`);
+  });
+  client.on("ready", () => {
+    if (!down) return;
+    down = false;
+    err.write(`roomgate: ${connection.describe()} is reachable again\n`);
+  });
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Keys } from "../sessions/keys.js";
 import { safeJson } from "../sessions/session-store.js";
@@ -16,7 +16,7 @@ const QueuedIdSchema = z.object({ eventId: z.string() });
  */
 export class RoomInboxReader {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

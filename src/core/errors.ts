@@ -38,6 +38,15 @@ export class NamespaceError extends RoomgateError {
   }
 }
 
+/**
+ * A namespace failure the turn must not answer with its line: the scheduler decides
+ * (the namespace is restarting: the room waits for it; the message crashed it twice:
+ * it is set aside). The engine lets these through instead of turning them into a line.
+ */
+export function interruptsTurn(err: unknown): boolean {
+  return err instanceof NamespaceError && (err as { interruptsTurn?: unknown }).interruptsTurn === true;
+}
+
 /** A namespace returned a result that does not validate as an Answer. */
 export class MalformedAnswerError extends NamespaceError {
   constructor(
@@ -58,3 +67,6 @@ export class RedisMissingError extends RoomgateError {}
 
 /** The embedded Redis data folder is in use by another running roomgate process. */
 export class RedisDirBusyError extends RoomgateError {}
+
+/** The configured Redis did not answer (down, wrong address or password). */
+export class RedisUnreachableError extends RoomgateError {}

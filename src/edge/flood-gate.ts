@@ -1,10 +1,9 @@
-import type { Redis } from "ioredis";
-import { z } from "zod";
+import type { z } from "zod";
 import type { Inbox } from "../core/adapter.js";
-import { FloodLimitSchema, type Admission } from "../core/admission.js";
+import type { FloodLimitSchema } from "../core/admission.js";
+import { type Admission } from "../core/admission.js";
 import type { InboundEvent } from "../core/event.js";
-import { QueueScripts } from "../queue/scripts.js";
-import type { Keys } from "../sessions/keys.js";
+import type { SchedulerScripts } from "../queue/scheduler-scripts.js";
 import { edgeTexts } from "./edge-texts.js";
 
 /** Inbound flood limits, from `limits` in the configuration. */
@@ -22,12 +21,6 @@ export type FloodVerdict =
 /** What the gate did with an event it was asked to queue: queued (`fresh` false for a duplicate) or refused. */
 export type FloodEnqueue = { admit: true; fresh: boolean } | { admit: false; notice: string | undefined };
 
-/** The check script's reply (src/queue/lua/check-flood.lua). */
-const CheckReplySchema = z.union([
-  z.tuple([z.literal("admitted")]),
-  z.tuple([z.literal("refused"), FloodLimitSchema, z.union([z.literal(0), z.literal(1)])]),
-]);
-
 /**
  * Inbound flood control at the edge: a person may start `turnsPerMinute` turns a minute
  * and a room may hold `roomQueueCap` waiting events. The excess is not queued; the person
@@ -36,34 +29,19 @@ const CheckReplySchema = z.union([
  * inbox can, so that an admitted event costs one round trip.
  */
 export class FloodGate {
-  private readonly scripts: QueueScripts;
-
   constructor(
-    redis: Redis,
-    private readonly keys: Keys,
+    private readonly scripts: SchedulerScripts,
     private readonly limits: FloodLimits,
-  ) {
-    this.scripts = new QueueScripts(redis);
-  }
+  ) {}
 
   /**
    * Whether one more event of this person in this room may be queued (counting it when
    * so): for an event that costs work to build, checked before that work.
    */
   async check(room: string, userId: string): Promise<FloodVerdict> {
-    const reply = CheckReplySchema.parse(
-      await this.scripts.run(
-        "rgFloodCheck",
-        this.keys.inbox(room),
-        this.keys.turnRate(userId),
-        this.keys.notice(room, "queue", userId),
-        this.keys.notice(room, "rate", userId),
-        this.limits.turnsPerMinute,
-        this.limits.roomQueueCap,
-      ),
-    );
-    if (reply[0] === "admitted") return { admit: true };
-    return { admit: false, notice: this.notice(reply[1], reply[2] === 1) };
+    const reply = await this.scripts.checkFlood({ room, userId, ...this.limits });
+    if (reply.kind === "admitted") return { admit: true };
+    return { admit: false, notice: this.notice(reply.limit, reply.noticeDue) };
   }
 
   /** Queues the event unless its sender is over a limit: one round trip when the inbox checks limits itself. */

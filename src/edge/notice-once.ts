@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 
 /** How long a refusal or flood notice is not repeated to the same person. */
 export const NOTICE_SECONDS = 3600;
@@ -8,6 +8,10 @@ export const NOTICE_SECONDS = 3600;
  * absent, expiring by Redis' own clock): true for the first caller, false while the key
  * lives. This is the only state a refused stranger leaves behind.
  */
-export async function claimNotice(redis: Redis, key: string, ttlSeconds = NOTICE_SECONDS): Promise<boolean> {
+export async function claimNotice(
+  redis: RedisClient,
+  key: string,
+  ttlSeconds = NOTICE_SECONDS,
+): Promise<boolean> {
   return (await redis.set(key, "1", "EX", ttlSeconds, "NX")) === "OK";
 }

@@ -1,6 +1,6 @@
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
-import { NamespaceError } from "../core/errors.js";
+import { interruptsTurn, NamespaceError } from "../core/errors.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
 import { applyChanges, say, type Change, type TurnResult } from "./changes.js";
@@ -68,6 +68,8 @@ export class Engine {
       changes = await run(turnSteps, ctx);
     } catch (err) {
       const failure = err instanceof StepFailure ? err : new StepFailure([], err);
+      // A restarting namespace or a message that crashes it: the scheduler waits or sets it aside.
+      if (interruptsTurn(failure.failure)) throw failure.failure;
       changes = [...failure.changes, say(this.failureLine(failure.failure, log))];
     }
     return applyChanges(state.session, changes);

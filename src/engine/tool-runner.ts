@@ -1,4 +1,4 @@
-import { MalformedAnswerError, NamespaceError } from "../core/errors.js";
+import { interruptsTurn, MalformedAnswerError, NamespaceError } from "../core/errors.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { fillArguments, validateArguments } from "./arguments.js";
@@ -124,6 +124,7 @@ function namespaceFailed(
     ctx.log.error({ err, tool: tool.name, ref: err.ref }, "namespace returned a malformed Answer");
     return [say(err.userText)];
   }
+  if (interruptsTurn(err)) throw err;
   if (err instanceof NamespaceError) {
     ctx.log.warn({ err, tool: tool.name }, "namespace call failed");
     return [say(err.userText)];

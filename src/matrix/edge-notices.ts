@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { MatrixClient } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
 import type { OutboundEncryption } from "./crypto/outbound-encryption.js";
@@ -19,7 +19,7 @@ export class EdgeNotices {
   constructor(
     private readonly client: MatrixClient,
     private readonly outbound: OutboundEncryption,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly log: Logger,
   ) {}

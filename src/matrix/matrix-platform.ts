@@ -16,6 +16,14 @@ export interface MatrixPlatformOptions {
   typingRefreshMs?: number;
 }
 
+/**
+ * The queue lane of every Matrix room when the deployment encrypts: served only by the
+ * process that owns the bot's device (the only one that can encrypt), from the moment
+ * it takes the device until it loses it. Decided from the configuration alone, so every
+ * process (receiver, worker, a schedule's fire) puts a room's turns in the same lane.
+ */
+export const MATRIX_DEVICE_LANE = "matrix-device";
+
 /** Builds a Matrix platform factory with the given tuning. */
 export function createMatrixPlatform(options: MatrixPlatformOptions = {}): PlatformFactory {
   return (deps: RuntimeDeps): PlatformModule => {
@@ -38,7 +46,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         maxFileBytes: deps.config.limits.maxFileBytes,
         edits: deps.config.edits,
         fileTimeoutMs: deps.config.limits.fileTimeoutSeconds * 1000,
-        flood: new FloodGate(deps.redis, deps.keys, deps.config.limits),
+        flood: new FloodGate(deps.scheduler, deps.config.limits),
         redis: deps.redis,
         keys: deps.keys,
         inbox: deps.inbox,
@@ -47,6 +55,13 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         e2ee,
       }),
       senderCheck: matrixSenderCheck(matrix),
+      ...(e2ee.capable
+        ? {
+            laneOf: (room: string) => (room.startsWith("matrix:") ? MATRIX_DEVICE_LANE : undefined),
+            // "matrix" too: turns queued before encryption was configured still drain.
+            lanes: ["matrix", { name: MATRIX_DEVICE_LANE, active: () => e2ee.ownsDevice }],
+          }
+        : {}),
     };
   };
 }

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { MatrixClient } from "matrix-bot-sdk";
 import type { Inbox, Receiver } from "../core/adapter.js";
 import type { EditsConfig, MatrixConfig } from "../core/config.js";
@@ -38,7 +38,7 @@ export interface MatrixReceiverOptions {
   fileTimeoutMs?: number;
   /** Inbound flood control; without it nothing is limited. */
   flood?: FloodGate;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   inbox: Inbox;
   log: Logger;

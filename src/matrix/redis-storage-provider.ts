@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { IFilterInfo, IStorageProvider } from "matrix-bot-sdk";
 import { z } from "zod";
 
@@ -15,7 +15,7 @@ const VALUE = "kv:";
  */
 export class RedisStorageProvider implements IStorageProvider {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     /** The hash, `keys.matrixStorage(userId)`. */
     readonly key: string,
   ) {}

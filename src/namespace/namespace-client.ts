@@ -14,7 +14,13 @@ import { namespaceCallSeconds, namespaceCalls } from "../ops/metrics.js";
 import { START_WAIT_MS, answersPing, lostToCrash, timedOut } from "./call-recovery.js";
 import type { CallOptions, NamespaceAbout } from "./call-options.js";
 import { ElicitationRouter } from "./elicitation-router.js";
-import { callFailure, causeClass, NamespaceUnreachableError } from "./namespace-errors.js";
+import {
+  callFailure,
+  causeClass,
+  NamespaceCrashedTwiceError,
+  NamespaceRestartingError,
+  NamespaceUnreachableError,
+} from "./namespace-errors.js";
 import { RestartPolicy } from "./restart-policy.js";
 import { NamespaceBinding } from "./namespace-binding.js";
 import { readAsResult, ResourceSubscriptions } from "./resource-subscriptions.js";
@@ -41,6 +47,9 @@ export class NamespaceClient extends NamespaceBinding {
   private listed: ToolListing = { all: 0, prefixed: 0, foreign: [], invalid: [] };
   /** Why the last start failed, so a caller refused during the backoff hears the same cause. */
   private lastStartFailure: NamespaceUnreachableError | undefined;
+  /** Set by a crash, cleared by the next answered call: calls run one at a time meanwhile. */
+  private probation = false;
+  private serial: Promise<unknown> = Promise.resolve();
   private serverAbout: NamespaceAbout = {};
   private closed = false;
   private readonly restarts = new RestartPolicy();
@@ -135,16 +144,23 @@ export class NamespaceClient extends NamespaceBinding {
   ): Promise<CallToolResult> {
     const timeout = options.timeoutMs ?? this.config.timeoutSeconds * 1000;
     const timer = namespaceCallSeconds.startTimer({ namespace: this.name });
+    let retried = false;
     try {
       const result = await retry(
-        () => this.attempt(tool, args, options, timeout),
-        (err) =>
-          lostToCrash(err) && this.retrySafe(tool) && !this.closed && !options.signal?.aborted
+        () =>
+          this.retrySafe(tool)
+            ? this.onProbation(() => this.attempt(tool, args, options, timeout))
+            : this.attempt(tool, args, options, timeout),
+        (err) => {
+          if (lostToCrash(err)) this.probation = true;
+          return lostToCrash(err) && this.retrySafe(tool) && !this.closed && !options.signal?.aborted
             ? "retry"
-            : "fail",
+            : "fail";
+        },
         CRASH_RETRY,
         {
           onRetry: () => {
+            retried = true;
             namespaceCalls.inc({ namespace: this.name, outcome: "retried" });
             this.log.warn({ tool }, "call lost to a namespace crash; retrying once on the restarted server");
           },
@@ -155,8 +171,31 @@ export class NamespaceClient extends NamespaceBinding {
     } catch (err) {
       namespaceCalls.inc({ namespace: this.name, outcome: "failed" });
       timer({ outcome: "failed" });
+      if (retried && lostToCrash(err)) {
+        const poison = new NamespaceCrashedTwiceError(this.name, tool, err);
+        this.log.warn(
+          { tool, ref: poison.ref },
+          "a call crashed the namespace twice; its message is set aside",
+        );
+        throw poison;
+      }
       throw this.callError(tool, err, timeout);
     }
+  }
+
+  /**
+   * After a crash, calls that may be retried run one at a time until one is answered: a
+   * call that crashes the server while it is the only one in flight is the message that
+   * kills it, so a retried call lost again is poison, not a bystander of another's crash.
+   */
+  private async onProbation<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.probation) return fn();
+    const run = this.serial.then(fn, fn);
+    this.serial = run.then(
+      () => (this.probation = false),
+      () => undefined,
+    );
+    return run;
   }
 
   private retrySafe(tool: string): boolean {
@@ -273,10 +312,12 @@ export class NamespaceClient extends NamespaceBinding {
   /** Refused during the restart backoff: the cause of the last failed start, with a fresh ref. */
   private unreachable(reason: string): NamespaceError {
     const last = this.lastStartFailure;
-    const error = new NamespaceUnreachableError(
+    // Never sent: the turn can wait for the restart instead of failing.
+    const error = new NamespaceRestartingError(
       this.name,
       last?.reason ?? "it is restarting",
       last?.cause ?? reason,
+      this.restarts.waitMs,
     );
     this.log.warn({ ref: error.ref, reason }, "namespace refused a call during its restart backoff");
     return error;

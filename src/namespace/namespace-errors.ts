@@ -57,6 +57,43 @@ export class NamespaceUnreachableError extends NamespaceError {
   }
 }
 
+/**
+ * A call refused while the namespace waits out its restart backoff: it was never sent,
+ * so the turn waits for the restart (`waitMs`) instead of telling the person it failed.
+ */
+export class NamespaceRestartingError extends NamespaceUnreachableError {
+  readonly interruptsTurn = true;
+  constructor(
+    namespace: string,
+    reason: string,
+    cause: unknown,
+    readonly waitMs: number,
+  ) {
+    super(namespace, reason, cause);
+  }
+}
+
+/**
+ * The same call crashed the namespace server twice (once, then on the restarted server):
+ * the message itself is what kills it, so the turn is set aside, not tried again.
+ */
+export class NamespaceCrashedTwiceError extends NamespaceError {
+  readonly interruptsTurn = true;
+  constructor(
+    namespace: string,
+    tool: string,
+    cause: unknown,
+    readonly ref = randomBytes(4).toString("hex"),
+  ) {
+    super(namespace, `${tool} crashed the namespace server twice`, {
+      cause,
+      userText:
+        `This message made ${namespace} stop twice, so it was set aside: the other conversations go on, ` +
+        `and an operator can look at it (ref ${ref}).`,
+    });
+  }
+}
+
 function mcpReason(err: McpError): string {
   switch (err.code) {
     case ErrorCode.InvalidParams:

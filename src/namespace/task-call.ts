@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   CallToolResultSchema,
@@ -10,6 +9,7 @@ import type { Logger } from "../core/log.js";
 import { tasksTotal } from "../ops/metrics.js";
 import type { CallOptions } from "./call-options.js";
 import type { ToolInfo } from "./tool-info.js";
+import { sleep } from "../core/retry.js";
 
 /** What is kept of a started task, so that a restarted worker polls it instead of starting another. */
 export const TaskRecordSchema = z.object({
@@ -110,7 +110,7 @@ export async function callAsTask(
       if (task.status === "failed") failed = task.statusMessage ?? "The task failed.";
       break;
     }
-    await sleep(record.pollMs, undefined, { signal }).catch(() => undefined);
+    await sleep(record.pollMs, signal).catch(() => undefined);
   }
   const result = await client.experimental.tasks
     .getTaskResult(taskId, CallToolResultSchema, { timeout })

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Logger } from "../core/log.js";
 import { healthStatus } from "./health-status.js";
 import { registry } from "./metrics.js";
@@ -19,7 +19,7 @@ export type HttpRoute = (req: IncomingMessage, res: ServerResponse, path: string
 /** A part of the process that health reports on: true when up. */
 export type HealthCheck = () => boolean | Promise<boolean>;
 
-async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
+async function pingWithin(redis: RedisClient, ms: number): Promise<boolean> {
   // ioredis queues commands while it reconnects: the ping is raced against a timer.
   if (redis.status === "end") return false;
   let timer: NodeJS.Timeout | undefined;
@@ -46,7 +46,7 @@ async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
 export async function startHealthServer(options: {
   host: string;
   port: number;
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   /** Further parts to report, by name (e.g. the worker's dispatch loops). */
   checks?: Record<string, HealthCheck>;

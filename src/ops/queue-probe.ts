@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import { scanAll, type RedisClient } from "../sessions/redis-connection.js";
 import type { Keys } from "../sessions/keys.js";
 import { queueDepth, queueOldestSeconds, queueRooms } from "./metrics.js";
 
@@ -10,35 +10,32 @@ const MAX_ROOMS = 10_000;
  * in room inboxes, in how many rooms, and how old the oldest is. The numbers are the
  * same from every process, since they come from the shared Redis.
  */
-export function watchQueue(redis: Redis, keys: Keys): void {
+export function watchQueue(redis: RedisClient, keys: Keys): void {
   let reading: Promise<void> | undefined;
   const read = async () => {
-    // Rooms with events are pending (waiting for a worker) or running (held by one), in some lane.
+    // Rooms with events are pending (waiting for a worker) or running (held by one), in some lane and shard.
     const rooms = new Set<string>();
-    for (const pattern of [keys.pending("*"), keys.running("*")]) {
-      let cursor = "0";
-      do {
-        const [next, found] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 100);
-        cursor = next;
-        for (const key of found) {
-          for (const room of await redis.zrange(key, 0, MAX_ROOMS - 1)) rooms.add(room);
-        }
-      } while (cursor !== "0" && rooms.size < MAX_ROOMS);
+    const sets = await scanAll(redis, `${keys.prefix}:{*}:lane:*`, 10_000);
+    for (const key of sets.filter((k) => k.endsWith(":pending") || k.endsWith(":running"))) {
+      for (const room of await redis.zrange(key, 0, MAX_ROOMS - 1)) rooms.add(room);
+      if (rooms.size >= MAX_ROOMS) break;
     }
     let depth = 0;
     let busy = 0;
     let oldest: number | undefined;
     const list = [...rooms];
+    // One room's two reads share its slot; rooms of different shards are read side by side.
     for (let i = 0; i < list.length; i += 500) {
-      const pipeline = redis.pipeline();
-      for (const room of list.slice(i, i + 500)) pipeline.llen(keys.inbox(room)).lindex(keys.inbox(room), 0);
-      const replies = (await pipeline.exec()) ?? [];
-      for (let j = 0; j < replies.length; j += 2) {
-        const length = Number(replies[j]?.[1] ?? 0);
+      const replies = await Promise.all(
+        list
+          .slice(i, i + 500)
+          .map((room) => Promise.all([redis.llen(keys.inbox(room)), redis.lindex(keys.inbox(room), 0)])),
+      );
+      for (const [length, head] of replies) {
         if (length === 0) continue;
         depth += length;
         busy += 1;
-        const received = receivedAt(replies[j + 1]?.[1]);
+        const received = receivedAt(head);
         if (received !== undefined) oldest = Math.min(oldest ?? received, received);
       }
     }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { HookConfig } from "../core/config/proactive.js";
 import type { Logger } from "../core/log.js";
 import type { HttpRoute } from "../ops/health-server.js";
@@ -40,7 +40,7 @@ export function hookRoute(deps: {
   hooks: BoundHook[];
   inbox: ProactiveInbox;
   limiter: RedisRateLimiter;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   log: Logger;
 }): HttpRoute {

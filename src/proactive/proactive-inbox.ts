@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Inbox } from "../core/adapter.js";
 import { InboundEventSchema, type InboundEvent, type ProactiveSource } from "../core/event.js";
 import { roomOrigin } from "../core/origin.js";
@@ -49,7 +49,7 @@ export function proactiveEvent(turn: ProactiveTurn): InboundEvent {
  */
 export class ProactiveInbox {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly inbox: Inbox,
     /** Called when an event was held just as the mute ended, so that it is not stranded. */

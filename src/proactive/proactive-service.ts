@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Inbox } from "../core/adapter.js";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
@@ -42,7 +42,7 @@ export interface ProactiveService {
  */
 export async function startProactive(options: {
   config: Config;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   inbox: Inbox;
   limiter: RedisRateLimiter;

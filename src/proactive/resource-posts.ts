@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Job } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import { z } from "zod";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
@@ -75,7 +75,7 @@ export class ResourcePosts {
   constructor(
     private readonly deps: {
       queue: ProactiveQueue;
-      redis: Redis;
+      redis: RedisClient;
       keys: Keys;
       inbox: ProactiveInbox;
       namespaces: NamespaceRegistry;

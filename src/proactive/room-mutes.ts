@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import { z } from "zod";
 import { InboundEventSchema } from "../core/event.js";
 import type { Logger } from "../core/log.js";
@@ -20,7 +20,7 @@ export type AfterMute = "deliver" | "drop";
  */
 export class RoomMutes {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly queue: ProactiveQueue,
     private readonly inbox: ProactiveInbox,

@@ -1,16 +1,17 @@
-import type { Redis } from "ioredis";
 import { z } from "zod";
 import { InboundEventSchema } from "../core/event.js";
 import { TurnOutcomeSchema, type TurnOutcome } from "../core/reply.js";
-import type { Keys } from "../sessions/keys.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import { safeJson } from "../sessions/session-store.js";
 import { laneOf } from "./lanes.js";
-import { QueueScripts } from "./scripts.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
 
 /** A dead letter as `park-turn.lua` records it. */
 export const DeadLetterSchema = z.object({
   id: z.string(),
   room: z.string(),
+  /** The lane the turn ran in (records from before lanes were kept: the room's default lane). */
+  lane: z.string().optional(),
   /** The inbox entry (event JSON) as it was queued. */
   event: z.string(),
   /** The turn's committed outcome JSON, "" when it was never computed. */
@@ -22,6 +23,9 @@ export const DeadLetterSchema = z.object({
 });
 export type DeadLetter = z.infer<typeof DeadLetterSchema>;
 
+/** The reason of a dead letter that was set aside (it kept killing its process or namespace). */
+export const QUARANTINED = "quarantined: ";
+
 /** Field of a re-queued inbox entry that carries its outcome, so it is delivered and not asked again. */
 const REQUEUED_OUTCOME = "rgRequeuedOutcome";
 
@@ -32,54 +36,50 @@ export function requeuedOutcomeOf(entry: unknown): TurnOutcome | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** The dead-letter list: turns that could not be delivered by their deadline, for an operator to list and re-queue. */
+/**
+ * The dead letters of every shard: turns that could not be delivered (by their
+ * deadline, a refusal no retry fixes, or a computation that kept killing its
+ * process), for an operator to list and re-queue.
+ */
 export class DeadLetters {
-  private readonly scripts: QueueScripts;
-
   constructor(
-    private readonly redis: Redis,
-    private readonly keys: Keys,
-  ) {
-    this.scripts = new QueueScripts(redis);
-  }
+    private readonly redis: RedisClient,
+    private readonly scripts: SchedulerScripts,
+  ) {}
 
-  /** Every dead letter, oldest first; unreadable records are skipped. */
+  /** Every dead letter of every shard, oldest first; unreadable records are skipped. */
   async list(): Promise<DeadLetter[]> {
-    const ids = await this.redis.zrange(this.keys.deadLetterIndex, 0, -1);
-    if (ids.length === 0) return [];
-    const raws = await this.redis.hmget(this.keys.deadLetters, ...ids);
-    return raws.flatMap((raw) => {
-      const parsed = DeadLetterSchema.safeParse(raw ? safeJson(raw) : undefined);
-      return parsed.success ? [parsed.data] : [];
-    });
+    const keys = this.scripts.keys;
+    const all: DeadLetter[] = [];
+    for (let shard = 0; shard < keys.shards; shard += 1) {
+      const ids = await this.redis.zrange(keys.deadLetterIndex(shard), 0, -1);
+      if (ids.length === 0) continue;
+      const raws = await this.redis.hmget(keys.deadLetters(shard), ...ids);
+      for (const raw of raws) {
+        const parsed = DeadLetterSchema.safeParse(raw ? safeJson(raw) : undefined);
+        if (parsed.success) all.push(parsed.data);
+      }
+    }
+    return all.sort((a, b) => a.at - b.at);
   }
 
   /** Puts one dead letter back in its room's inbox; false when there is no such id. */
   async requeue(id: string): Promise<boolean> {
-    const raw = await this.redis.hget(this.keys.deadLetters, id);
-    const parsed = DeadLetterSchema.safeParse(raw ? safeJson(raw) : undefined);
-    if (!parsed.success) return false;
-    const letter = parsed.data;
+    const letter = await this.find(id);
+    if (!letter) return false;
     const event = safeJson(letter.event);
-    const outcome = letter.outcome ? safeJson(letter.outcome) : undefined;
+    // A set-aside turn's kept outcome is the line its sender already got: re-queued, it is asked again.
+    const keep = letter.outcome !== "" && !letter.reason.startsWith(QUARANTINED);
+    const outcome = keep ? safeJson(letter.outcome) : undefined;
     const entry =
       outcome !== undefined && InboundEventSchema.safeParse(event).success
         ? JSON.stringify({ ...(event as object), [REQUEUED_OUTCOME]: outcome })
         : letter.event;
-    const lane = laneOf(letter.room);
-    const res = await this.scripts.run(
-      "rgRequeue",
-      this.keys.deadLetters,
-      this.keys.deadLetterIndex,
-      this.keys.inbox(letter.room),
-      this.keys.pending(lane),
-      this.keys.running(lane),
-      this.keys.wake(lane),
-      id,
-      letter.room,
-      entry,
-    );
-    return Number(res) === 1;
+    const lane = letter.lane ?? laneOf(letter.room);
+    const reply = await this.scripts.requeue({ id, room: letter.room, lane, entry });
+    if (reply.kind === "missing") return false;
+    if (reply.becamePending) await this.scripts.wake(lane, letter.room);
+    return true;
   }
 
   /** Re-queues every dead letter; returns how many. */
@@ -87,5 +87,16 @@ export class DeadLetters {
     let n = 0;
     for (const letter of await this.list()) if (await this.requeue(letter.id)) n += 1;
     return n;
+  }
+
+  private async find(id: string): Promise<DeadLetter | undefined> {
+    const keys = this.scripts.keys;
+    for (let shard = 0; shard < keys.shards; shard += 1) {
+      const raw = await this.redis.hget(keys.deadLetters(shard), id);
+      if (!raw) continue;
+      const parsed = DeadLetterSchema.safeParse(safeJson(raw));
+      return parsed.success ? parsed.data : undefined;
+    }
+    return undefined;
   }
 }

@@ -1,38 +1,34 @@
-import { z } from "zod";
 import type { Inbox } from "../core/adapter.js";
-import { AdmissionSchema, FloodLimitSchema, type Admission, type FloodTicket } from "../core/admission.js";
+import { AdmissionSchema, type Admission, type FloodTicket } from "../core/admission.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import { eventsTotal } from "../ops/metrics.js";
-import type { Keys } from "../sessions/keys.js";
-import { laneOf } from "./lanes.js";
-import type { QueueScripts } from "./scripts.js";
+import { laneOf as defaultLaneOf } from "./lanes.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
 
-/** The enqueue script's reply (src/queue/lua/enqueue-event.lua). */
-const EnqueueReplySchema = z
-  .union([
-    z.tuple([z.literal("queued")]),
-    z.tuple([z.literal("duplicate")]),
-    z.tuple([z.literal("refused"), FloodLimitSchema, z.union([z.literal(0), z.literal(1)])]),
-  ])
-  .transform((reply) =>
-    AdmissionSchema.parse(
-      reply[0] === "refused"
-        ? { result: reply[0], limit: reply[1], noticeDue: reply[2] === 1 }
-        : { result: reply[0] },
-    ),
-  );
+/** The lane a room's turns run in; every process must compute the same lane for a room. */
+export type LaneOf = (room: string) => string;
 
 /**
- * The Inbox adapters write to: in one script, an event is appended to its room's
- * FIFO in Redis (once per platform event id within the de-duplication window, and
- * within the sender's flood limits when given) and the room becomes claimable by a
- * worker of its lane unless one holds it already.
+ * Offers a room that just became pending to a worker of this process; true when it
+ * took it (it serves the lane and has a free slot), so no wake-up goes through Redis.
+ */
+export type LocalWake = (lane: string, room: string) => boolean;
+
+/**
+ * The Inbox adapters (and any other producer: a scheduled fire, a webhook) write to:
+ * in one script on the room's shard, an event is appended to its room's FIFO in
+ * Redis (once per platform event id within the de-duplication window, and within
+ * the sender's flood limits when given) and the room becomes pending in its lane
+ * unless a worker holds it; a room that became pending goes to a free worker of
+ * this process, else wakes one idle worker of the lane through Redis. The event is acknowledged (and replicated, where replicas are waited
+ * for) when the call resolves.
  */
 export class RedisInbox implements Inbox {
   constructor(
-    private readonly keys: Keys,
-    private readonly scripts: QueueScripts,
+    private readonly scripts: SchedulerScripts,
     private readonly dedupeMs: number,
+    private readonly laneOf: LaneOf = defaultLaneOf,
+    private readonly localWake: LocalWake = () => false,
   ) {}
 
   /** Queues the event; false when this platform event id was already queued. */
@@ -47,25 +43,23 @@ export class RedisInbox implements Inbox {
 
   private async run(event: InboundEvent, ticket?: FloodTicket): Promise<Admission> {
     const parsed = InboundEventSchema.parse(event);
-    const lane = laneOf(parsed.room);
-    const keys = [
-      this.keys.seen(parsed.room),
-      this.keys.inbox(parsed.room),
-      this.keys.pending(lane),
-      this.keys.running(lane),
-      this.keys.wake(lane),
-    ];
-    const args: (string | number)[] = [parsed.eventId, JSON.stringify(parsed), this.dedupeMs, parsed.room];
-    if (ticket) {
-      keys.push(
-        this.keys.turnRate(ticket.userId),
-        this.keys.notice(parsed.room, "queue", ticket.userId),
-        this.keys.notice(parsed.room, "rate", ticket.userId),
-      );
-      args.push(ticket.turnsPerMinute, ticket.roomQueueCap);
+    const lane = this.laneOf(parsed.room);
+    const reply = await this.scripts.enqueue({
+      room: parsed.room,
+      lane,
+      eventId: parsed.eventId,
+      entry: JSON.stringify(parsed),
+      dedupeMs: this.dedupeMs,
+      ...(ticket ? { flood: ticket } : {}),
+    });
+    // A lost wake-up only delays the room until a worker next looks at its shard.
+    if (reply.kind === "queued" && reply.becamePending && !this.localWake(lane, parsed.room)) {
+      void this.scripts.wake(lane, parsed.room).catch(() => undefined);
     }
-    const admission = EnqueueReplySchema.parse(
-      await this.scripts.run("rgEnqueue", keys.length, ...keys, ...args),
+    const admission = AdmissionSchema.parse(
+      reply.kind === "refused"
+        ? { result: "refused", limit: reply.limit, noticeDue: reply.noticeDue }
+        : { result: reply.kind },
     );
     eventsTotal.inc({ platform: parsed.platform, result: admission.result });
     return admission;

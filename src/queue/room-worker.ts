@@ -1,25 +1,36 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Redis } from "ioredis";
 import type { Logger } from "../core/log.js";
-import type { Keys } from "../sessions/keys.js";
-import type { QueueScripts } from "./scripts.js";
-import { roomScriptKeys, type HeldRoom } from "./turn-gate.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+import { RoomLease } from "./room-lease.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
 import type { TurnInput, TurnRunner } from "./turn-runner.js";
 
-/** An idle worker looks for due rooms at least this often, even without a wake-up. */
-const MAX_IDLE_MS = 2000;
 /**
- * A lease not confirmed by Redis within its length minus this is treated as lost. Not a
- * setting: it covers the renewal's round trip and this process's clock drift against
- * Redis' over one lease (the renewal runs every quarter of `queue.leaseSeconds`), so the
- * worker stops before another can take the room; 1 s fits the 10 s default and any
- * lease of a few seconds or more.
+ * A lane looks at every shard at least this often (lost wake-ups, rooms parked by a
+ * process that died, expired leases), and at the time the last look said something
+ * falls due; half a lease, so that a lease taken since the last look is seen before
+ * it can expire. At most this long, at least a second.
  */
-const LEASE_MARGIN_MS = 1000;
-
+const PEEK_EVERY_MAX_MS = 5000;
+/** Rooms of each kind one look at a shard returns. */
+const PEEK_LIMIT = 32;
 /** How long handing rooms back at shutdown may take. */
 const LET_GO_MS = 2000;
+
+/** How often a lane this process may serve but does not now (`LaneSpec.active`) is looked at again. */
+const INACTIVE_RECHECK_MS = 250;
+
+/**
+ * A lane a process serves; with `active`, only while it answers true (the lane of
+ * encrypted Matrix rooms is served by the process that owns the device, and ownership
+ * moves at runtime). While inactive the lane claims nothing and pops no wake-ups, so
+ * they wait for the process that serves it.
+ */
+export interface LaneSpec {
+  name: string;
+  active?: () => boolean;
+}
 
 /** Waits for `work`, but no longer than `ms`. */
 async function within(ms: number, work: Promise<unknown>): Promise<void> {
@@ -28,64 +39,119 @@ async function within(ms: number, work: Promise<unknown>): Promise<void> {
   clearTimeout(timer);
 }
 
-interface Held extends HeldRoom {
-  lane: string;
-  /** Local time until which the lease is known to be ours. */
-  confirmedUntil: number;
-  done: Promise<void>;
+/** One lane's dispatch state in this process: rooms to try, and what wakes the loop. */
+class LaneState {
+  /** Rooms to claim next, in the order they became known (woken, due, parked here, taken over). */
+  readonly ready = new Set<string>();
+  readonly timers = new Set<NodeJS.Timeout>();
+  lastPeek = 0;
+  peekTimer: NodeJS.Timeout | undefined;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    readonly name: string,
+    readonly active: () => boolean = () => true,
+  ) {}
+
+  /** Wakes whatever of the lane's loops waits. */
+  signal(): void {
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiting) wake();
+  }
+
+  /** Waits until signalled or `ms` passed. */
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, Math.max(0, ms));
+      this.waiters.add(wake);
+    });
+  }
+
+  /** Makes `room` ready in `ms` (a parked room resuming, a room not yet due). */
+  later(room: string, ms: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.ready.add(room);
+      this.signal();
+    }, ms);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  clear(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    clearTimeout(this.peekTimer);
+    this.signal();
+  }
 }
 
 /**
- * Claims rooms and runs them, `concurrency` at a time per lane. Idle workers block
- * on their lane's wake list; a claim takes a due pending room or a room whose
- * holder's lease expired (takeover), and reads its head turn in the same call.
- * Leases of all held rooms are renewed together; a room whose renewal fails past
- * its lease is marked lost and its turn stops before any further side effect.
+ * Claims rooms and runs them, `concurrency` at a time per lane. Every room has a
+ * name when it is claimed: one blocked connection per lane pops the lane's wake
+ * list (rooms that became pending, any shard), and the lane's loop also claims the
+ * rooms it parked itself when they are due and, every half a lease or when idle,
+ * looks at each shard for due rooms and expired leases (takeover). No command
+ * spans two shards. Leases of held rooms are renewed together, one call per lane
+ * and shard; a room whose renewal fails past its lease is lost and its turn stops
+ * before any further side effect.
  */
 export class RoomWorker {
   /** Names this process in its lease tokens (host/pid/random), so a log can say who held a room. */
   private readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
-  private readonly held = new Map<string, Held>();
-  private readonly blockers: Redis[] = [];
+  private readonly held = new Map<string, { lease: RoomLease; done: Promise<void> }>();
+  private readonly lanes = new Map<string, LaneState>();
+  private readonly blockers: RedisClient[] = [];
   private readonly loops: Promise<void>[] = [];
   private renewTimer: NodeJS.Timeout | undefined;
   private stopping = false;
-  private readonly slotWaiters = new Set<() => void>();
   private seq = 0;
-  /** Local time of the last claim answered by Redis, for health. */
+  private readonly peekEveryMs: number;
+  /** Local time of the last claim or look answered by Redis, for health. */
   lastClaimAt = 0;
 
   constructor(
     private readonly options: {
-      redis: Redis;
-      keys: Keys;
-      scripts: QueueScripts;
+      scripts: SchedulerScripts;
+      /** A new client for one blocking BLPOP (each lane blocks on its own connection). */
+      blocker: () => RedisClient;
       runner: TurnRunner;
-      lanes: string[];
+      lanes: (string | LaneSpec)[];
       concurrency: number;
       leaseMs: number;
+      turnRecordMs: number;
       log: Logger;
     },
-  ) {}
+  ) {
+    this.peekEveryMs = Math.max(1000, Math.min(PEEK_EVERY_MAX_MS, options.leaseMs / 2));
+  }
 
-  /** Starts one dispatch loop per lane and the lease renewals. */
+  /** Starts one dispatch loop and one wake-up listener per lane, and the lease renewals. */
   async start(): Promise<void> {
     this.lastClaimAt = Date.now();
-    for (const lane of this.options.lanes) {
-      const blocker = this.options.redis.duplicate();
+    for (const spec of this.options.lanes) {
+      const lane = typeof spec === "string" ? new LaneState(spec) : new LaneState(spec.name, spec.active);
+      this.lanes.set(lane.name, lane);
+      const blocker = this.options.blocker();
       blocker.on("error", () => undefined);
       this.blockers.push(blocker);
-      this.loops.push(this.dispatch(lane, blocker));
+      this.loops.push(this.dispatch(lane), this.listen(lane, blocker));
     }
     this.renewTimer = setInterval(() => void this.renew(), Math.max(200, this.options.leaseMs / 4));
     this.renewTimer.unref();
   }
 
-  /** Whether the dispatch loops run and Redis answered a claim recently (or every slot is busy). */
+  /** Whether the loops run and Redis answered recently (or every slot is busy). */
   healthy(): boolean {
     if (this.stopping) return false;
-    const full = this.held.size >= this.options.concurrency * this.options.lanes.length;
-    return full || Date.now() - this.lastClaimAt < MAX_IDLE_MS * 3;
+    const full = this.held.size >= this.options.concurrency * this.lanes.size;
+    return full || Date.now() - this.lastClaimAt < this.peekEveryMs * 3;
   }
 
   /**
@@ -95,167 +161,218 @@ export class RoomWorker {
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
-    this.freeSlot();
+    for (const lane of this.lanes.values()) lane.clear();
     for (const b of this.blockers) b.disconnect();
-    // A claim or turn waiting on an unreachable Redis must not hold the shutdown past its grace.
-    await within(graceMs, Promise.all([...this.loops, ...[...this.held.values()].map((h) => h.done)]));
-    const left = [...this.held.values()];
-    await within(LET_GO_MS, Promise.all(left.map((h) => this.letGo(h))));
+    // Running turns get the grace; a loop waiting on an unreachable Redis holds no room and
+    // does not hold the shutdown (its call fails when the connections close).
+    await within(graceMs, Promise.all([...this.held.values()].map((h) => h.done)));
+    await within(100, Promise.all(this.loops));
+    const left = [...this.held.values()].map((h) => h.lease);
+    await within(LET_GO_MS, Promise.all(left.map((lease) => this.letGo(lease))));
     clearInterval(this.renewTimer);
     if (left.length > 0)
       this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
   }
 
-  private freeSlot(): void {
-    for (const wake of this.slotWaiters) wake();
-    this.slotWaiters.clear();
+  /**
+   * Takes a room that just became pending when this process serves its lane and has a
+   * free slot for it: a process runs what it receives up to its concurrency without a
+   * wake-up through Redis, and the fleet shares what is beyond that.
+   */
+  offer(laneName: string, room: string): boolean {
+    const lane = this.lanes.get(laneName);
+    if (!lane || this.stopping || !lane.active() || this.free(lane) <= lane.ready.size) return false;
+    lane.ready.add(room);
+    lane.signal();
+    return true;
   }
 
-  private async dispatch(lane: string, blocker: Redis): Promise<void> {
-    const { scripts, keys, log, concurrency, leaseMs } = this.options;
-    // Whether the next claim follows a wake-up entry this loop took from the list.
-    let woken = false;
-    // Whether a room may be due without a wake-up entry (start, timeouts, a busy lane).
-    let look = true;
-    // How long an idle loop blocks before looking again: until the next room is due.
-    let idleWait = MAX_IDLE_MS;
+  private free(lane: LaneState): number {
+    let busy = 0;
+    for (const h of this.held.values()) if (h.lease.lane === lane.name) busy += 1;
+    return this.options.concurrency - busy;
+  }
+
+  /** Pops the lane's wake list while this process has a free slot for what it pops. */
+  private async listen(lane: LaneState, blocker: RedisClient): Promise<void> {
+    const key = this.options.scripts.keys.wake(lane.name);
     while (!this.stopping) {
-      const active = [...this.held.values()].filter((h) => h.lane === lane).length;
-      if (active >= concurrency) {
-        await new Promise<void>((resolve) => this.slotWaiters.add(resolve));
+      if (!lane.active()) {
+        await lane.wait(INACTIVE_RECHECK_MS);
         continue;
       }
-      if (!look && !woken) {
-        try {
-          const got = await blocker.blpop(keys.wake(lane), idleWait / 1000);
-          woken = got !== null;
-          look = true;
-        } catch {
-          if (this.stopping) break;
-          await new Promise((r) => setTimeout(r, 200));
-        }
+      if (this.free(lane) <= lane.ready.size) {
+        await lane.wait(this.peekEveryMs);
         continue;
       }
-      const token = `${this.id}:${(this.seq += 1)}`;
-      let res: [number, ...unknown[]];
       try {
-        res = (await scripts.run(
-          "rgClaim",
-          keys.pending(lane),
-          keys.running(lane),
-          keys.wake(lane),
-          keys.prefix,
-          token,
-          leaseMs,
-          woken ? "1" : "",
-        )) as [number, ...unknown[]];
-        woken = false;
-        this.lastClaimAt = Date.now();
-      } catch (err) {
+        // As many rooms as this process has free slots for, in the order they became pending.
+        const count = this.free(lane) - lane.ready.size;
+        const got = (await blocker.call(
+          "BLMPOP",
+          this.peekEveryMs / 1000,
+          1,
+          key,
+          "LEFT",
+          "COUNT",
+          count,
+        )) as [string, string[]] | null;
+        if (got) for (const room of got[1]) lane.ready.add(room);
+        else lane.lastPeek = 0;
+        lane.signal();
+      } catch {
         if (this.stopping) break;
-        log.warn({ err, lane }, "claim failed; retrying");
-        await new Promise((r) => setTimeout(r, 500));
-        continue;
+        await new Promise((r) => setTimeout(r, 200));
       }
-      if (res[0] === 1) {
-        const [, room, head, session, record, more] = res as [
-          number,
-          string,
-          string,
-          string | null,
-          string[],
-          number,
-        ];
-        this.run(lane, room, token, { head, session, record });
-        look = more === 1;
-        idleWait = MAX_IDLE_MS;
-        continue;
-      }
-      if (res[0] === 2) continue;
-      const next = Number(res[1]);
-      idleWait = Math.max(10, Math.min(MAX_IDLE_MS, next < 0 ? MAX_IDLE_MS : next));
-      look = false;
     }
   }
 
-  private run(lane: string, room: string, token: string, first: TurnInput): void {
-    const held: Held = {
-      room,
-      token,
-      lane,
-      lost: false,
-      confirmedUntil: Date.now() + this.options.leaseMs - LEASE_MARGIN_MS,
-      done: Promise.resolve(),
-    };
-    this.held.set(room, held);
-    held.done = (async () => {
+  private async dispatch(lane: LaneState): Promise<void> {
+    while (!this.stopping) {
+      if (!lane.active()) {
+        // Looked at afresh once served again: what waited meanwhile is due now.
+        lane.ready.clear();
+        lane.lastPeek = 0;
+        await lane.wait(INACTIVE_RECHECK_MS);
+        continue;
+      }
+      if (this.free(lane) <= 0) {
+        await lane.wait(this.peekEveryMs);
+        continue;
+      }
+      if (Date.now() - lane.lastPeek >= this.peekEveryMs) {
+        await this.peek(lane);
+        continue;
+      }
+      const room = lane.ready.values().next().value;
+      if (room === undefined) {
+        await lane.wait(this.peekEveryMs - (Date.now() - lane.lastPeek));
+        continue;
+      }
+      lane.ready.delete(room);
+      if (this.held.has(room)) continue;
+      await this.claim(lane, room);
+    }
+  }
+
+  /** Looks at every shard of the lane for due rooms and expired leases; sets a timer for the next due. */
+  private async peek(lane: LaneState): Promise<void> {
+    const { scripts, log } = this.options;
+    lane.lastPeek = Date.now();
+    let next: number | undefined;
+    try {
+      const looks = await Promise.all(
+        Array.from({ length: scripts.keys.shards }, (_, shard) =>
+          scripts.peek({ lane: lane.name, shard, limit: PEEK_LIMIT }),
+        ),
+      );
+      this.lastClaimAt = Date.now();
+      for (const look of looks) {
+        for (const room of [...look.due, ...look.expired]) lane.ready.add(room);
+        if (look.nextInMs !== undefined) next = Math.min(next ?? Infinity, look.nextInMs);
+      }
+    } catch (err) {
+      if (this.stopping) return;
+      log.warn({ err: (err as Error).message, lane: lane.name }, "looking for due rooms failed; retrying");
+      await new Promise((r) => setTimeout(r, 500));
+      return;
+    }
+    clearTimeout(lane.peekTimer);
+    if (next !== undefined && next < this.peekEveryMs) {
+      lane.peekTimer = setTimeout(() => {
+        lane.lastPeek = 0;
+        lane.signal();
+      }, next + 1);
+      lane.peekTimer.unref();
+    }
+  }
+
+  private async claim(lane: LaneState, room: string): Promise<void> {
+    const { scripts, log, leaseMs, turnRecordMs } = this.options;
+    const token = `${this.id}:${(this.seq += 1)}`;
+    try {
+      const reply = await scripts.claim({ room, lane: lane.name, token, leaseMs, turnRecordMs });
+      this.lastClaimAt = Date.now();
+      if (reply.kind === "claimed") {
+        const lease = new RoomLease(scripts, room, lane.name, token, { leaseMs, turnRecordMs });
+        this.run(lane, lease, {
+          head: reply.head,
+          session: reply.session,
+          record: reply.record,
+          now: reply.now,
+        });
+      } else if (reply.kind === "later") {
+        lane.later(room, reply.dueInMs + 1);
+      }
+    } catch (err) {
+      if (this.stopping) return;
+      log.warn({ err: (err as Error).message, lane: lane.name, room }, "claim failed; retrying");
+      lane.later(room, 500);
+    }
+  }
+
+  private run(lane: LaneState, lease: RoomLease, first: TurnInput): void {
+    const entry = { lease, done: Promise.resolve() };
+    this.held.set(lease.room, entry);
+    entry.done = (async () => {
       let input: TurnInput | undefined = first;
       try {
-        while (input && !held.lost) input = await this.options.runner.runOne(held, input, this.stopping);
+        while (input && lease.active) {
+          const result = await this.options.runner.runOne(lease, input, this.stopping);
+          input = result.next;
+          if (result.resumeInMs !== undefined && !this.stopping)
+            lane.later(lease.room, result.resumeInMs + 1);
+        }
       } catch (err) {
-        this.options.log.error({ err, room }, "room run failed; its lease will expire and it is taken over");
+        this.options.log.error(
+          { err, room: lease.room },
+          "room run failed; its lease will expire and it is taken over",
+        );
       } finally {
-        if (this.held.get(room) === held) this.held.delete(room);
-        this.freeSlot();
+        if (this.held.get(lease.room) === entry) this.held.delete(lease.room);
+        lane.signal();
       }
     })();
   }
 
-  /** Renews every held lease, one call per lane; a lease not confirmed in time is lost. */
+  /** Renews every held lease, one call per lane and shard; a lease not confirmed in time is lost. */
   private async renew(): Promise<void> {
-    const { scripts, keys, leaseMs, log } = this.options;
-    const now = Date.now();
-    for (const h of this.held.values()) if (now > h.confirmedUntil) h.lost = true;
-    const byLane = new Map<string, Held[]>();
-    for (const h of this.held.values()) {
-      if (h.lost) continue;
-      byLane.set(h.lane, [...(byLane.get(h.lane) ?? []), h]);
+    const { scripts, leaseMs, log } = this.options;
+    const groups = new Map<string, RoomLease[]>();
+    for (const { lease } of this.held.values()) {
+      if (!lease.active) continue;
+      const key = `${lease.shard} ${lease.lane}`;
+      groups.set(key, [...(groups.get(key) ?? []), lease]);
     }
-    for (const [lane, rooms] of byLane) {
-      const sent = Date.now();
-      try {
-        const res = (await scripts.run(
-          "rgRenew",
-          keys.running(lane),
-          keys.prefix,
-          leaseMs,
-          ...rooms.flatMap((h) => [h.room, h.token]),
-        )) as number[];
-        rooms.forEach((h, i) => {
-          if (res[i] === 1) h.confirmedUntil = sent + leaseMs - LEASE_MARGIN_MS;
-          else if (!h.lost) {
-            h.lost = true;
-            log.warn({ room: h.room }, "room lease lost; its turn stops before any further side effect");
-          }
-        });
-      } catch (err) {
-        log.warn({ err: (err as Error).message, lane }, "lease renewal failed");
-      }
-    }
+    await Promise.all(
+      [...groups.values()].map(async (leases) => {
+        const { lane, shard } = leases[0]!;
+        const sent = Date.now();
+        try {
+          const renewed = await scripts.renew({ lane, shard, leases, leaseMs });
+          leases.forEach((lease, i) => {
+            if (renewed[i]) lease.confirm(sent);
+            else if (!lease.lost) {
+              lease.markLost();
+              log.warn(
+                { room: lease.room },
+                "room lease lost; its turn stops before any further side effect",
+              );
+            }
+          });
+        } catch (err) {
+          log.warn({ err: (err as Error).message, lane }, "lease renewal failed");
+        }
+      }),
+    );
   }
 
   /** Hands a held room back: its lease freed and the room pending again, for any worker. */
-  private async letGo(h: Held): Promise<void> {
-    h.lost = true;
-    const { scripts, keys, log } = this.options;
-    await scripts
-      .run(
-        "rgPark",
-        ...roomScriptKeys(keys, h.room),
-        h.room,
-        h.token,
-        "",
-        "",
-        "",
-        0,
-        "release",
-        "shutdown",
-        0,
-        "",
-        0,
-      )
+  private async letGo(lease: RoomLease): Promise<void> {
+    await lease
+      .release()
       .catch((err: unknown) =>
-        log.warn({ err, room: h.room }, "could not hand the room back; its lease expires"),
+        this.options.log.warn({ err, room: lease.room }, "could not hand the room back; its lease expires"),
       );
   }
 }

@@ -1,38 +1,11 @@
-import { randomUUID } from "node:crypto";
 import type { DeliveryLedger, SendGate, SendWindow } from "../core/adapter.js";
 import { LeaseLostError, SendDeferredError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
-import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { CommitRecord } from "../sessions/session-store.js";
 import { resentUnknownPartsTotal } from "../ops/metrics.js";
-import { laneOf } from "./lanes.js";
-import type { QueueScripts } from "./scripts.js";
-
-/** The room a worker holds: its lease token, and whether the worker knows it lost it. */
-export interface HeldRoom {
-  room: string;
-  token: string;
-  lost: boolean;
-}
-
-/** The fenced keys of one room's scripts, in the order the scripts take them. */
-export function roomScriptKeys(keys: Keys, room: string): string[] {
-  const lane = laneOf(room);
-  return [
-    keys.lease(room),
-    keys.running(lane),
-    keys.session(room),
-    keys.history(room),
-    keys.offerRefs(room),
-    keys.turn(room),
-    keys.inbox(room),
-    keys.pending(lane),
-    keys.wake(lane),
-    keys.deadLetters,
-    keys.deadLetterIndex,
-  ];
-}
+import type { RoomLease } from "./room-lease.js";
+import type { TurnWrites } from "./scheduler-scripts.js";
 
 /**
  * Waits shorter than this are waited out in the worker; longer ones give the slot back.
@@ -44,25 +17,26 @@ const PARK_AFTER_MS = 20;
 /**
  * One turn's ledger and send gate: what was sent is read from the turn record the
  * claim returned, and every write (the turn's commit, parts sent) is buffered and
- * carried by the next fenced script — the reservation of the next send, or the
- * turn's finish — so that a turn costs few round trips and nothing is written by
- * a worker that lost the room.
+ * carried by the lease's next fenced call — the step before the next send, or the
+ * turn's finish — so that a turn costs few round trips and nothing is written by a
+ * worker that lost the room. The send slot is taken in the bot's own slot right
+ * after the step, as the last thing before the request leaves.
  */
 export class TurnGate implements DeliveryLedger, SendGate {
   private commit: CommitRecord | undefined;
   private sent: Record<string, string> = {};
   private warned = new Set<string>();
+  /** A part marked "sending" whose send slot was not taken: the park takes the mark back. */
+  private marked = "";
 
   constructor(
     private readonly deps: {
-      scripts: QueueScripts;
-      keys: Keys;
       limiter: RedisRateLimiter;
       /** The turn's logger (its turn id and room bound). */
       log: Logger;
       platform: string;
     },
-    private readonly held: HeldRoom,
+    private readonly lease: RoomLease,
     private readonly record: Record<string, string>,
   ) {}
 
@@ -71,18 +45,17 @@ export class TurnGate implements DeliveryLedger, SendGate {
     this.commit = commit;
   }
 
-  /** The buffered writes as script arguments (commit JSON, sent JSON), "" when none. */
-  writes(): [string, string] {
-    return [
-      this.commit ? JSON.stringify(this.commit) : "",
-      Object.keys(this.sent).length > 0 ? JSON.stringify(this.sent) : "",
-    ];
+  /** The buffered writes as script arguments ("" when none). */
+  writes(): TurnWrites {
+    return {
+      commit: this.commit ? JSON.stringify(this.commit) : "",
+      sent: Object.keys(this.sent).length > 0 ? JSON.stringify(this.sent) : "",
+    };
   }
 
-  /** Forgets buffered writes once a script applied them. */
-  written(): void {
-    this.commit = undefined;
-    this.sent = {};
+  /** The part marked as being sent that never got its slot, or "". */
+  unsentPart(): string {
+    return this.marked;
   }
 
   async get(partKey: string): Promise<string | null> {
@@ -109,34 +82,22 @@ export class TurnGate implements DeliveryLedger, SendGate {
   }
 
   async reserve(windows: SendWindow[], partKey?: string): Promise<void> {
-    const { scripts, keys } = this.deps;
-    const fenced = roomScriptKeys(keys, this.held.room).slice(0, 6);
-    for (;;) {
-      if (this.held.lost) throw new LeaseLostError(this.held.room);
-      const [commit, sent] = this.writes();
-      const res = (await scripts.run(
-        "rgStep",
-        6 + windows.length,
-        ...fenced,
-        ...windows.map((w) => w.key),
-        this.held.room,
-        this.held.token,
-        commit,
-        sent,
-        partKey ?? "",
-        randomUUID(),
-        ...windows.flatMap((w) => [w.max, w.windowMs]),
-      )) as [number, number?];
-      if (res[0] === 0) {
-        this.held.lost = true;
-        throw new LeaseLostError(this.held.room);
-      }
-      this.written();
-      if (res[0] === 1) return;
-      const wait = Number(res[1]);
-      if (wait > PARK_AFTER_MS) throw new SendDeferredError(wait, "send window full");
-      await new Promise((resolve) => setTimeout(resolve, wait));
+    await this.lease.step(this.writes(), partKey ?? "");
+    this.commit = undefined;
+    this.sent = {};
+    this.marked = partKey ?? "";
+    // The slot is taken last, right before the request leaves: the time between the two is
+    // what the windows' slack must cover, so nothing else may run in it.
+    for (
+      let left = await this.deps.limiter.tryAcquire(windows);
+      left > 0;
+      left = await this.deps.limiter.tryAcquire(windows)
+    ) {
+      if (left > PARK_AFTER_MS) throw new SendDeferredError(left, "send window full");
+      await new Promise((resolve) => setTimeout(resolve, left));
+      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
     }
+    this.marked = "";
   }
 
   async hold(windows: SendWindow[], ms: number): Promise<void> {

@@ -4,39 +4,49 @@ import { LeaseLostError, PermanentSendError, SendDeferredError } from "../core/d
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnOutcome } from "../core/reply.js";
+import { NamespaceCrashedTwiceError, NamespaceRestartingError } from "../namespace/namespace-errors.js";
 import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
 import { deadLettersTotal, deferralsTotal } from "../ops/metrics.js";
-import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
-import type { Session } from "../sessions/session.js";
-import { requeuedOutcomeOf } from "./dead-letters.js";
-import type { QueueScripts } from "./scripts.js";
-import { roomScriptKeys, TurnGate, type HeldRoom } from "./turn-gate.js";
+import type { HistoryEntry, Session } from "../sessions/session.js";
+import { QUARANTINED, requeuedOutcomeOf } from "./dead-letters.js";
+import type { RoomLease } from "./room-lease.js";
+import { TurnGate } from "./turn-gate.js";
 
 /** What the claim (or the previous turn's finish) read for the room's head turn. */
 export interface TurnInput {
   head: string;
   session: string | null;
-  /** The head turn's record as HGETALL returns it (flat field/value list). */
-  record: string[];
+  /** The head turn's record (field → value). */
+  record: Record<string, string>;
   history?: string[];
+  /** Redis' clock when it was read (ms), to tell how long the turn has waited. */
+  now?: number;
+}
+
+/** What one turn left: the room's next turn when the worker keeps it, or when a parked room resumes. */
+export interface TurnResult {
+  next?: TurnInput;
+  resumeInMs?: number;
 }
 
 /** Scheduling settings of the turn runner. */
 export interface TurnRunnerSettings {
-  leaseMs: number;
   /** A turn still waiting this long after its first wait goes to the dead letters. */
   deadlineMs: number;
   /** The longest backoff between delivery retries. */
   retryMaxMs: number;
-  /** How long the turn record is kept (longer than the deadline). */
-  turnRecordMs: number;
   /** The typing indicator starts only when a turn runs longer than this. */
   typingAfterMs: number;
   idleSeconds: number;
+  /**
+   * A turn whose computation was cut short by its process dying this many times goes
+   * to the dead letters instead of being computed again (it may be what kills it).
+   */
+  maxComputeDeaths: number;
 }
 
 /**
@@ -50,6 +60,7 @@ export type HistoryWanted = (namespace: string, cachedOnly?: boolean) => Promise
  * recorded), deliver it through the turn's gate, and end it in one fenced call
  * that also returns the next turn. A turn that must wait, or whose delivery failed,
  * gives the room back (parked until it may resume); nothing is given up silently.
+ * Every write goes through the room's lease.
  */
 export class TurnRunner {
   constructor(
@@ -57,8 +68,6 @@ export class TurnRunner {
       engine: Engine;
       store: RedisSessionStore;
       senders: ReadonlyMap<string, PlatformSender>;
-      scripts: QueueScripts;
-      keys: Keys;
       limiter: RedisRateLimiter;
       historyWanted: HistoryWanted;
       log: Logger;
@@ -68,8 +77,11 @@ export class TurnRunner {
     },
   ) {}
 
-  /** Runs one turn; returns the room's next turn when the worker keeps the room, else undefined. */
-  async runOne(held: HeldRoom, input: TurnInput, draining: boolean): Promise<TurnInput | undefined> {
+  /**
+   * Runs one turn; returns the room's next turn when the worker keeps the room, and
+   * `resumeInMs` when the room was parked to resume that much later.
+   */
+  async runOne(held: RoomLease, input: TurnInput, draining: boolean): Promise<TurnResult> {
     const { log: baseLog } = this.deps;
     const json = safeJson(input.head);
     const parsed = InboundEventSchema.safeParse(json);
@@ -88,7 +100,7 @@ export class TurnRunner {
       return this.finish(held, input.head, undefined, draining, "", "");
     }
     const record = recordOf(input.record, event.eventId);
-    const gate = new TurnGate({ ...this.deps, log, platform: event.platform }, held, record);
+    const gate = new TurnGate({ limiter: this.deps.limiter, log, platform: event.platform }, held, record);
     const started = Date.now();
     try {
       const sender = this.deps.senders.get(event.platform);
@@ -96,15 +108,23 @@ export class TurnRunner {
       let outcome = this.deps.store.parseOutcome(record.outcome) ?? requeuedOutcomeOf(json);
       let session: Session | undefined;
       const redelivery = outcome !== null;
+      let quarantine = quarantineOf(record.outcome);
       if (!outcome) {
-        const computed = await this.compute(held, event, input, sender);
-        gate.setCommit(this.deps.store.record(event.eventId, computed));
+        const computed = await this.computeOrSetAside(held, event, input, sender, record, log);
+        const commit = this.deps.store.record(event.eventId, computed);
+        // A set-aside turn's line carries why, so a retried delivery still dead-letters it after.
+        if (computed.quarantine)
+          commit.outcome = JSON.stringify({ ...computed.outcome, rgQuarantine: computed.quarantine });
+        gate.setCommit(commit);
         outcome = computed.outcome;
         session = computed.session;
-        log.info({ kind: event.kind, ms: Date.now() - started }, "turn computed");
+        quarantine = computed.quarantine;
+        if (!quarantine) log.info({ kind: event.kind, ms: Date.now() - started }, "turn computed");
       }
       if (held.lost) throw new LeaseLostError(held.room);
       const refs = await sender.deliver(event, outcome, { turnId: event.eventId, ledger: gate, log, gate });
+      if (held.lost) throw new LeaseLostError(held.room);
+      if (quarantine) return await this.setAside(held, input, event, gate, quarantine, log);
       turnsTotal.inc({
         platform: event.platform,
         namespace: event.namespace,
@@ -115,14 +135,97 @@ export class TurnRunner {
         (Date.now() - started) / 1000,
       );
       const [sessionJson, links] = this.offerLinks(held.room, event, outcome, refs, session, input.session);
-      const [commit] = gate.writes();
-      return await this.finish(held, input.head, event, draining, sessionJson, links, commit);
+      return await this.finish(held, input.head, event, draining, sessionJson, links, gate.writes().commit);
     } catch (err) {
       return this.park(held, input, event, gate, err, log);
     }
   }
 
-  private async compute(held: HeldRoom, event: InboundEvent, input: TurnInput, sender: PlatformSender) {
+  /**
+   * Computes the turn, or sets it aside when it is what kills: a computation cut short
+   * by its process dying `maxComputeDeaths` times, or a message that crashed the
+   * namespace twice. A set-aside turn's outcome is the one line its sender gets; it is
+   * committed like any outcome (a retry delivers it, never computes again) and the turn
+   * then goes to the dead letters. A namespace that is restarting makes the room wait
+   * for it (a park), for at most NAMESPACE_WAIT_MS, then the person gets its line.
+   */
+  private async computeOrSetAside(
+    held: RoomLease,
+    event: InboundEvent,
+    input: TurnInput,
+    sender: PlatformSender,
+    record: Record<string, string>,
+    log: Logger,
+  ): Promise<{
+    session: Session;
+    append: HistoryEntry[];
+    outcome: TurnOutcome;
+    resetHistory?: boolean;
+    quarantine?: string;
+  }> {
+    const stored = () => this.deps.store.parse(held.room, event.namespace, input.session, []).session;
+    const line = (text: string, quarantine?: string) => ({
+      session: stored(),
+      append: [],
+      outcome: { reply: { blocks: [{ type: "text" as const, text }], options: [] } },
+      ...(quarantine ? { quarantine } : {}),
+    });
+    const deaths = Number(record.computing ?? "1") - 1;
+    if (deaths >= this.deps.settings.maxComputeDeaths) {
+      const why = `its computation was cut short ${deaths} times by the worker process dying`;
+      log.error({ deaths }, `turn set aside: ${why}`);
+      return line(poisonTexts.processDied, why);
+    }
+    try {
+      return await this.compute(held, event, input, sender);
+    } catch (err) {
+      if (err instanceof NamespaceCrashedTwiceError) {
+        log.error({ err, ref: err.ref }, "turn set aside: its message crashed the namespace twice");
+        return line(err.userText, `its message crashed the namespace twice (ref ${err.ref})`);
+      }
+      if (err instanceof NamespaceRestartingError) {
+        const waited = record.since && input.now !== undefined ? input.now - Number(record.since) : 0;
+        if (waited < NAMESPACE_WAIT_MS) {
+          throw new SendDeferredError(Math.max(250, err.waitMs), "namespace restarting", { cause: err });
+        }
+        log.warn(
+          { err, waitedMs: waited },
+          "namespace still restarting after the longest wait; its line is sent",
+        );
+        return line(err.userText);
+      }
+      throw err;
+    }
+  }
+
+  /** Dead-letters a turn whose one line was delivered: it must not be computed again. */
+  private async setAside(
+    held: RoomLease,
+    input: TurnInput,
+    event: InboundEvent,
+    gate: TurnGate,
+    why: string,
+    log: Logger,
+  ): Promise<TurnResult> {
+    const id = randomUUID();
+    const reply = await held.park({
+      writes: gate.writes(),
+      unsentPart: "",
+      head: input.head,
+      delayMs: 0,
+      kind: "final",
+      reason: `${QUARANTINED}${why}`,
+      deadlineMs: this.deps.settings.deadlineMs,
+      letterId: id,
+    });
+    if (reply.kind !== "dead") return {};
+    deadLettersTotal.inc({ platform: event.platform });
+    turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
+    log.warn({ deadLetter: id, why }, "turn set aside: its sender was told; it is in the dead letters");
+    return {};
+  }
+
+  private async compute(held: RoomLease, event: InboundEvent, input: TurnInput, sender: PlatformSender) {
     const { store, historyWanted, settings } = this.deps;
     let stopWorking: (() => void) | undefined;
     const typing = event.sender.allowed
@@ -164,61 +267,55 @@ export class TurnRunner {
   }
 
   private async finish(
-    held: HeldRoom,
+    held: RoomLease,
     head: string,
     event: InboundEvent | undefined,
     draining: boolean,
     sessionJson: string,
     links: string,
     commit = "",
-  ): Promise<TurnInput | undefined> {
-    const { scripts, keys, settings, historyWanted } = this.deps;
-    if (held.lost) return undefined;
+  ): Promise<TurnResult> {
+    const { settings, historyWanted } = this.deps;
+    if (held.lost) return {};
     const wantHistory = event ? await historyWanted(event.namespace, true) : false;
-    const res = (await scripts.run(
-      "rgFinish",
-      ...roomScriptKeys(keys, held.room).slice(0, 9),
-      held.room,
-      held.token,
-      commit,
-      "",
+    const reply = await held.finish({
+      writes: { commit, sent: "" },
       head,
-      sessionJson,
-      links,
-      settings.idleSeconds,
-      settings.leaseMs,
-      draining ? "1" : "",
-      wantHistory ? "1" : "",
-    )) as [number, string?, (string | null)?, string[]?, string[]?];
-    if (res[0] === 0) {
-      held.lost = true;
+      session: sessionJson,
+      offerLinks: links,
+      idleSeconds: settings.idleSeconds,
+      draining,
+      wantHistory,
+    });
+    if (reply.kind === "lost") {
       this.deps.log.warn(
         { room: held.room },
         "room lease lost before the turn's end; another worker continues",
       );
-      return undefined;
+      return {};
     }
-    if (res[0] === 1) return undefined;
+    if (reply.kind === "released") return {};
     return {
-      head: res[1]!,
-      session: res[2] ?? null,
-      record: res[3] ?? [],
-      ...(wantHistory ? { history: res[4] ?? [] } : {}),
+      next: {
+        head: reply.head,
+        session: reply.session,
+        record: reply.record,
+        ...(wantHistory ? { history: reply.history } : {}),
+      },
     };
   }
 
   private async park(
-    held: HeldRoom,
+    held: RoomLease,
     input: TurnInput,
     event: InboundEvent,
     gate: TurnGate,
     err: unknown,
     log: Logger,
-  ): Promise<undefined> {
+  ): Promise<TurnResult> {
     if (err instanceof LeaseLostError || held.lost) {
-      held.lost = true;
       log.warn("room lease lost mid-turn; stopped before any further side effect");
-      return undefined;
+      return {};
     }
     const attempts = Number(recordOf(input.record, event.eventId).attempts ?? "0");
     let kind: "wait" | "fail" | "final";
@@ -239,55 +336,71 @@ export class TurnRunner {
       delay = backoff / 2 + Math.random() * (backoff / 2);
     }
     const reason = err instanceof Error ? err.message : String(err);
-    const [commit, sent] = gate.writes();
     const id = randomUUID();
-    const { scripts, keys, settings } = this.deps;
-    const res = (await scripts.run(
-      "rgPark",
-      ...roomScriptKeys(keys, held.room),
-      held.room,
-      held.token,
-      commit,
-      sent,
-      input.head,
-      Math.ceil(delay),
+    const reply = await held.park({
+      writes: gate.writes(),
+      unsentPart: gate.unsentPart(),
+      head: input.head,
+      delayMs: delay,
       kind,
-      reason.slice(0, 500),
-      settings.deadlineMs,
-      id,
-      settings.turnRecordMs,
-    )) as [number, number?, number?];
-    held.lost = true;
-    if (res[0] === 0) {
+      reason: reason.slice(0, 500),
+      deadlineMs: this.deps.settings.deadlineMs,
+      letterId: id,
+    });
+    if (reply.kind === "lost") {
       log.warn("room lease lost while parking; another worker continues");
-    } else if (res[0] === 2 && kind === "final") {
+      return {};
+    }
+    if (reply.kind === "dead" && kind === "final") {
       deadLettersTotal.inc({ platform: event.platform });
       turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
       // A kick, a block, a chat that is gone: an answer the platform refuses for good, not a missed deadline.
       log.warn(
-        { refusal: reason, deadLetter: id, attempts: res[2] },
+        { refusal: reason, deadLetter: id, attempts: reply.attempts },
         "turn refused by the platform and no retry can fix it; moved to the dead letters at once",
       );
-    } else if (res[0] === 2) {
+      return {};
+    }
+    if (reply.kind === "dead") {
       deadLettersTotal.inc({ platform: event.platform });
       turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
       log.error(
-        { err, deadLetter: id, waitedMs: res[1], attempts: res[2] },
+        { err, deadLetter: id, waitedMs: reply.waitedMs, attempts: reply.attempts },
         "turn could not be delivered by its deadline; moved to the dead letters (`roomgate dead-letters`)",
       );
-    } else if (kind === "fail") {
+      return {};
+    }
+    if (kind === "fail") {
       turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "failed" });
-      log.warn({ err, attempt: res[2] ?? 0, retryInMs: Math.round(delay) }, "turn delivery failed; retrying");
+      log.warn(
+        { err, attempt: reply.attempts, retryInMs: Math.round(delay) },
+        "turn delivery failed; retrying",
+      );
     } else {
       log.debug({ waitMs: Math.round(delay), reason }, "turn waits; room parked");
     }
-    return undefined;
+    return { resumeInMs: Math.ceil(delay) };
   }
 }
 
-/** The head turn's record as an object, or an empty one when it belongs to another event. */
-function recordOf(flat: string[], eventId: string): Record<string, string> {
-  const record: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i]!] = flat[i + 1]!;
+/** How long a turn waits for its namespace to finish restarting before the person gets its line. */
+const NAMESPACE_WAIT_MS = 120_000;
+
+/** What a person is told when their message is set aside. */
+const poisonTexts = {
+  processDied:
+    "This message was set aside: working on it stopped the worker more than once, so it is not tried again. " +
+    "The other conversations go on, and an operator can look at it.",
+};
+
+/** The set-aside reason a committed outcome carries (the raw JSON's `rgQuarantine`), if any. */
+function quarantineOf(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const why = (safeJson(raw) as { rgQuarantine?: unknown } | undefined)?.rgQuarantine;
+  return typeof why === "string" ? why : undefined;
+}
+
+/** The head turn's record, or an empty one when it belongs to another event. */
+function recordOf(record: Record<string, string>, eventId: string): Record<string, string> {
   return record.id === undefined || record.id === eventId ? record : {};
 }

@@ -1,10 +1,11 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createServer } from "node:net";
-import { Redis } from "ioredis";
 import { RedisMissingError } from "../core/errors.js";
+import { RedisServer } from "./redis-server.js";
+
+export { freePort } from "./redis-server.js";
 
 /** A private `redis-server` child process, for the embedded default and for tests. */
 export interface EmbeddedRedis {
@@ -14,19 +15,6 @@ export interface EmbeddedRedis {
   /** Process id of the redis-server child, so that an exiting parent can stop it. */
   pid: number;
   stop(): Promise<void>;
-}
-
-/** Finds a free loopback TCP port by binding port 0. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
-    });
-  });
 }
 
 const INSTALL_HINT =
@@ -62,66 +50,10 @@ export async function startEmbeddedRedis(options: {
 }): Promise<EmbeddedRedis> {
   assertRedisServerInstalled();
   mkdirSync(options.dir, { recursive: true });
-  const port = await freePort();
-  const persist = options.persist ?? true;
-  const password = embeddedRedisPassword(options.dir);
-  const conf = join(options.dir, "redis.conf");
-  writeFileSync(conf, `requirepass ${password}\n`, { mode: 0o600 });
-  chmodSync(conf, 0o600);
-  const child: ChildProcess = spawn(
-    "redis-server",
-    [
-      conf,
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      options.dir,
-      "--appendonly",
-      persist ? "yes" : "no",
-      "--save",
-      "",
-      "--daemonize",
-      "no",
-      "--protected-mode",
-      "yes",
-      "--loglevel",
-      "warning",
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const url = `redis://:${password}@127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited at start: ${stderr.trim()}`);
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on("error", () => undefined);
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      break;
-    } catch {
-      probe.disconnect();
-      if (Date.now() > deadline) {
-        child.kill("SIGKILL");
-        throw new Error(`redis-server did not answer on port ${port}: ${stderr.trim()}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  return {
-    url,
-    port,
-    pid: child.pid ?? 0,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
+  const server = await RedisServer.start({
+    dir: options.dir,
+    password: embeddedRedisPassword(options.dir),
+    appendonly: options.persist ?? true,
+  });
+  return { url: server.url, port: server.port, pid: server.pid ?? 0, stop: () => server.stop() };
 }

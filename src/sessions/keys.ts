@@ -1,100 +1,192 @@
+import calculateSlot from "cluster-key-slot";
+
+/** Redis Cluster's number of hash slots. */
+const SLOTS = 16384;
+
+/** How many shards a deployment may have (each needs its own slot range). */
+export const MAX_SHARDS = 1024;
+
+/** The default number of shards: several per master of a small cluster. */
+export const DEFAULT_SHARDS = 12;
+
+/** The keys of one room, all in its shard's hash slot, so that one script can touch them together. */
+export interface RoomKeys {
+  room: string;
+  shard: number;
+  inbox: string;
+  seen: string;
+  lease: string;
+  turn: string;
+  session: string;
+  history: string;
+  offerRefs: string;
+}
+
+/** The scheduler's keys of one lane in one shard (in the shard's slot). */
+export interface LaneShardKeys {
+  lane: string;
+  shard: number;
+  pending: string;
+  running: string;
+}
+
 /**
- * Every Redis key roomgate uses, built in one place (as bullmq's queue-keys). Per-room
- * keys carry the room in a `{hash tag}` so that one room's keys share a Redis
- * Cluster slot. The scheduler's scripts also touch their lane's keys and build room
- * keys from the prefix, so the queue needs one Redis (not a Cluster).
+ * Every Redis key roomgate uses, built in one place (as bullmq's queue-keys).
+ *
+ * Rooms are spread over `shards` shards by a hash of the room key. A shard's keys
+ * — its rooms' inboxes, sessions, leases and turn records, its lanes' pending and
+ * running sets, its dead letters and its flood counters — share one `{hash tag}`,
+ * so every scheduler script touches one Redis Cluster slot, and the shards spread
+ * over the masters. Shard n's tag is chosen so that its slot lies in the n-th of
+ * `shards` equal slot ranges: a cluster whose masters own equal ranges gets an even
+ * share of shards each. The same layout runs on a single Redis.
  */
 export class Keys {
-  constructor(readonly prefix: string) {}
+  readonly shards: number;
+  private readonly tags: string[];
 
-  private room(room: string, what: string): string {
-    return `${this.prefix}:{${room}}:${what}`;
+  constructor(
+    readonly prefix: string,
+    options: { shards?: number } = {},
+  ) {
+    this.shards = options.shards ?? DEFAULT_SHARDS;
+    if (!Number.isInteger(this.shards) || this.shards < 1 || this.shards > MAX_SHARDS) {
+      throw new RangeError(`shards must be an integer from 1 to ${MAX_SHARDS}, got ${this.shards}`);
+    }
+    this.tags = Array.from({ length: this.shards }, (_, n) => shardTag(n, this.shards));
+  }
+
+  /** The shard a room belongs to: any room key, by a stable hash of the whole key. */
+  shardOf(room: string): number {
+    return calculateSlot(room) % this.shards;
+  }
+
+  /** Shard n's hash tag, as it appears between braces in its keys. */
+  tag(shard: number): string {
+    const tag = this.tags[shard];
+    if (tag === undefined) throw new RangeError(`no shard ${shard} (shards: ${this.shards})`);
+    return tag;
+  }
+
+  private inShard(shard: number, rest: string): string {
+    return `${this.prefix}:{${this.tag(shard)}}:${rest}`;
+  }
+
+  private ofRoom(room: string, what: string): string {
+    return this.inShard(this.shardOf(room), `room:${room}:${what}`);
+  }
+
+  /** All scheduler keys of one room. */
+  room(room: string): RoomKeys {
+    return {
+      room,
+      shard: this.shardOf(room),
+      inbox: this.inbox(room),
+      seen: this.seen(room),
+      lease: this.lease(room),
+      turn: this.turn(room),
+      session: this.session(room),
+      history: this.history(room),
+      offerRefs: this.offerRefs(room),
+    };
+  }
+
+  /** The scheduler keys of one lane in one shard. */
+  laneShard(lane: string, shard: number): LaneShardKeys {
+    return {
+      lane,
+      shard,
+      pending: this.inShard(shard, `lane:${lane}:pending`),
+      running: this.inShard(shard, `lane:${lane}:running`),
+    };
   }
 
   /** The room's session record (conversation, enabled tools, offers, slot state). */
   session(room: string): string {
-    return this.room(room, "session");
+    return this.ofRoom(room, "session");
   }
 
   /** The room's capped list of recent turns. */
   history(room: string): string {
-    return this.room(room, "history");
+    return this.ofRoom(room, "history");
   }
 
   /** The room's FIFO of inbound events not yet fully handled. */
   inbox(room: string): string {
-    return this.room(room, "inbox");
+    return this.ofRoom(room, "inbox");
   }
 
   /** The lease a worker holds while it drains the room's inbox. */
   lease(room: string): string {
-    return this.room(room, "lease");
+    return this.ofRoom(room, "lease");
   }
 
   /**
    * The record of the room's head turn while it is being delivered: its event id,
-   * outcome, parts sent or being sent, and since when it waits. Deleted once delivered.
+   * outcome, attempts, parts sent or being sent, and since when it waits. Deleted once delivered.
    */
   turn(room: string): string {
-    return this.room(room, "turn");
+    return this.ofRoom(room, "turn");
   }
 
   /** Platform message ref → offer id, so a reaction on a sent message finds its offer. */
   offerRefs(room: string): string {
-    return this.room(room, "offer-refs");
+    return this.ofRoom(room, "offer-refs");
   }
 
   /** Marks that a stranger was already refused in this room recently. */
   refused(room: string, userId: string): string {
-    return this.room(room, `refused:${userId}`);
+    return this.ofRoom(room, `refused:${userId}`);
   }
 
   /** A notice of one kind (flood, leaving) already given to one user or room, kept while it must not repeat. */
   notice(room: string, kind: string, userId: string): string {
-    return this.room(room, `notice:${kind}:${userId}`);
+    return this.ofRoom(room, `notice:${kind}:${userId}`);
   }
 
-  /** Turns one person started in the current minute, for inbound flood control (not per room: per person). */
-  turnRate(platformUserId: string): string {
-    return `${this.prefix}:turn-rate:{${platformUserId}}`;
+  /**
+   * Turns one person started in the current minute in rooms of the room's shard, for
+   * inbound flood control: kept in the shard so that the enqueue script counts it in
+   * the same atomic step (docs/reliability.md says what that means across shards).
+   */
+  turnRate(room: string, platformUserId: string): string {
+    return this.inShard(this.shardOf(room), `turn-rate:${platformUserId}`);
   }
 
   /** Platform event ids received in the room lately (zset by Redis ms), so a redelivered event is not enqueued twice. */
   seen(room: string): string {
-    return this.room(room, "seen");
+    return this.ofRoom(room, "seen");
   }
 
-  /** A lane's rooms that have events and no holder, by the Redis ms they may run from. */
-  pending(lane: string): string {
-    return `${this.prefix}:lane:{${lane}}:pending`;
-  }
-
-  /** A lane's held rooms, by the Redis ms their lease expires (how a dead worker's rooms are found). */
-  running(lane: string): string {
-    return `${this.prefix}:lane:{${lane}}:running`;
-  }
-
-  /** A lane's wake-up list: idle workers block on it until a room becomes pending. */
+  /**
+   * A lane's wake-up list: rooms (by name) that became pending, one entry each; an idle
+   * worker of the lane blocks on it. One key per lane, in the lane's own slot.
+   */
   wake(lane: string): string {
     return `${this.prefix}:lane:{${lane}}:wake`;
   }
 
-  /** Turns that could not be delivered by their deadline: id → record JSON. */
-  get deadLetters(): string {
-    return `${this.prefix}:dead-letters`;
+  /** Turns of one shard that could not be delivered: id → record JSON. */
+  deadLetters(shard: number): string {
+    return this.inShard(shard, "dead-letters");
   }
 
-  /** The dead letters' ids by the Redis ms they were recorded. */
-  get deadLetterIndex(): string {
-    return `${this.prefix}:dead-letters:index`;
+  /** One shard's dead letters' ids by the Redis ms they were recorded. */
+  deadLetterIndex(shard: number): string {
+    return this.inShard(shard, "dead-letters:index");
   }
 
   /**
    * A sliding-window send limiter's sorted set; `group` (e.g. one bot) is the hash
-   * tag, so all scopes of one bot can be checked in one script.
+   * tag, so all scopes of one bot are checked in one script on one slot.
    */
   rate(group: string, scope: string): string {
     return `${this.prefix}:rate:{${group}}:${scope}`;
+  }
+
+  /** The layout this prefix was first used with (its shard count), so a changed count is refused. */
+  get layout(): string {
+    return `${this.prefix}:layout`;
   }
 
   /** Telegram: the next update offset of one bot, so a restart neither replays nor loses updates. */
@@ -158,12 +250,12 @@ export class Keys {
 
   /** Until when (Redis ms) the room's proactive turns are held by /mute; expires at that time. */
   mute(room: string): string {
-    return this.room(room, "mute");
+    return this.ofRoom(room, "mute");
   }
 
   /** Proactive events held while the room is muted, oldest first, queued when the mute ends. */
   held(room: string): string {
-    return this.room(room, "held");
+    return this.ofRoom(room, "held");
   }
 
   /** A hook delivery's signature seen lately → its delivery id, so a replayed signature is refused. */
@@ -173,16 +265,30 @@ export class Keys {
 
   /** The MCP task one call of a room's turn started (its task id), so a restarted worker resumes polling it. */
   task(room: string, callKey: string): string {
-    return this.room(room, `task:${callKey}`);
+    return this.ofRoom(room, `task:${callKey}`);
   }
 
   /** Marks that a resource's update for one throttle window was posted (or is due) in the room. */
   resourceWindow(room: string, uri: string, window: number): string {
-    return this.room(room, `resource-window:${window}:${uri}`);
+    return this.ofRoom(room, `resource-window:${window}:${uri}`);
   }
 
   /** A hash of the resource's content as last posted in the room, so an unchanged one is not posted again. */
   resourceSeen(room: string, uri: string): string {
-    return this.room(room, `resource-seen:${uri}`);
+    return this.ofRoom(room, `resource-seen:${uri}`);
+  }
+}
+
+/**
+ * Shard n's hash tag: `s<n>`, or `s<n>.<k>` with the smallest k that puts its slot in
+ * the n-th of `shards` equal slot ranges. Deterministic, so every process agrees.
+ */
+function shardTag(n: number, shards: number): string {
+  const from = Math.floor((n * SLOTS) / shards);
+  const to = Math.floor(((n + 1) * SLOTS) / shards);
+  for (let k = 0; ; k += 1) {
+    const tag = k === 0 ? `s${n}` : `s${n}.${k}`;
+    const slot = calculateSlot(tag);
+    if (slot >= from && slot < to) return tag;
   }
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.js";
 import type { SendWindow } from "../core/adapter.js";
 import { sleep } from "../core/retry.js";
 
-const script =
+/** The send-slot script's text as sent (sessions/lua/windows.lua + reserve-slot.lua). */
+export const reserveSlotScript =
   readFileSync(new URL("./lua/windows.lua", import.meta.url), "utf8") +
   "\n" +
   readFileSync(new URL("./lua/reserve-slot.lua", import.meta.url), "utf8");
@@ -19,8 +20,8 @@ type Reserve = (numKeys: number, ...args: (string | number)[]) => Promise<unknow
  * outside a turn and for recording a platform's 429.
  */
 export class RedisRateLimiter {
-  constructor(private readonly redis: Redis) {
-    if (!("rgReserve" in redis)) redis.defineCommand("rgReserve", { lua: script });
+  constructor(private readonly redis: RedisClient) {
+    if (!("rgReserve" in redis)) redis.defineCommand("rgReserve", { lua: reserveSlotScript });
   }
 
   private call(windows: SendWindow[], mode: "take" | "hold", ms = 0): Promise<number> {

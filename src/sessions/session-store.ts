@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.js";
 import type { Logger } from "../core/log.js";
 import { TurnOutcomeSchema, type TurnOutcome } from "../core/reply.js";
 import type { Keys } from "./keys.js";
@@ -32,7 +32,7 @@ export interface CommitRecord {
  */
 export class RedisSessionStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly options: { idleSeconds: number; historyTurns: number; turnRecordMs?: number },
     private readonly log: Logger,

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.js";
 import { TaskRecordSchema, type TaskLedger, type TaskRecord } from "../namespace/task-call.js";
 import type { Keys } from "./keys.js";
 import { safeJson } from "./session-store.js";
@@ -14,7 +14,7 @@ const KEEP_MS = 24 * 3600_000;
  */
 export class RedisTaskLedger implements TaskLedger {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

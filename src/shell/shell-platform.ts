@@ -48,6 +48,8 @@ export class ShellRoom implements Receiver, PlatformSender {
   private inputDone = false;
   /** Enqueues one line after another, so the room's FIFO has them in typed order. */
   private queued: Promise<unknown> = Promise.resolve();
+  /** Lines that could not be queued; the shell exits non-zero when there were any. */
+  failed = 0;
 
   constructor(
     private readonly options: ShellOptions,
@@ -115,9 +117,10 @@ export class ShellRoom implements Receiver, PlatformSender {
     };
     this.pending.add(event.eventId);
     this.queued = this.queued.then(() =>
-      this.deps.inbox.enqueue(event).catch((err: unknown) => {
+      within(QUEUE_TIMEOUT_MS, this.deps.inbox.enqueue(event)).catch((err: unknown) => {
+        this.failed += 1;
         this.deps.log.error({ err }, "shell input could not be queued");
-        this.options.output.write("That message could not be queued; see the log.\n");
+        this.options.output.write(`${shellTexts.notQueued(line, err)}\n`);
         this.pending.delete(event.eventId);
         this.checkFinished();
       }),
@@ -173,6 +176,34 @@ export class ShellRoom implements Receiver, PlatformSender {
     if (this.inputDone && this.pending.size === 0) this.ended();
   }
 }
+
+/** How long a line may wait to be queued (Redis unreachable, a failover) before it is given up. */
+const QUEUE_TIMEOUT_MS = 10_000;
+
+/** Rejects when `work` takes longer than `ms`. */
+function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new QueueTimeoutError(ms)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** Redis did not take a line in time. */
+class QueueTimeoutError extends Error {
+  constructor(readonly ms: number) {
+    super(`Redis did not answer within ${ms / 1000} s`);
+  }
+}
+
+/** What the terminal says when a line was not queued (never raw error dumps). */
+const shellTexts = {
+  notQueued: (line: string, err: unknown): string => {
+    const why = err instanceof Error ? err.message.split("\n")[0]!.slice(0, 200) : "unknown error";
+    const shown = line.length > 40 ? `${line.slice(0, 40)}…` : line;
+    return `roomgate: "${visibleControls(shown)}" was not queued (${visibleControls(why)}); nothing was sent for it.`;
+  },
+};
 
 /** The platform factory of one terminal room. */
 export function shellPlatform(options: ShellOptions, onRoom: (room: ShellRoom) => void): PlatformFactory {

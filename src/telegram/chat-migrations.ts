@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Keys } from "../sessions/keys.js";
 
 /** How a chat id relates to the ids the same chat had or has after a migration. */
@@ -25,7 +25,7 @@ export class ChatMigrations implements ChatAliases {
   private readonly toOld = new Map<number, number>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly botId: number,
   ) {}

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Api } from "grammy";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Logger } from "../core/log.js";
 import { menuCommands } from "../engine/commands.js";
 import type { Keys } from "../sessions/keys.js";
@@ -14,7 +14,7 @@ import { loggableError } from "./loggable-error.js";
 export async function registerCommands(
   api: Api,
   botId: number,
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   log: Logger,
 ): Promise<boolean> {

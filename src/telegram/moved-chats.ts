@@ -1,5 +1,5 @@
 import { GrammyError } from "grammy";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { DeliveryContext } from "../core/adapter.js";
 import type { TelegramOrigin } from "../core/origin.js";
 import type { Keys } from "../sessions/keys.js";
@@ -18,7 +18,7 @@ export class MovedChats {
 
   constructor(
     private readonly keys: Keys,
-    private readonly redis?: Redis,
+    private readonly redis?: RedisClient,
   ) {}
 
   /**

@@ -7,7 +7,7 @@ import {
 } from "@grammyjs/runner";
 import { GrammyError, type Api } from "grammy";
 import type { Update } from "grammy/types";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
@@ -51,7 +51,7 @@ export class PollingReceiver implements Receiver {
   constructor(
     private readonly api: Api,
     private readonly botId: number,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly receive: (update: Update) => Promise<void>,
     private readonly log: Logger,

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import { z } from "zod";
 import type { Keys } from "../sessions/keys.js";
 
@@ -22,7 +22,7 @@ export class PrivateTopics {
   private readonly chats = new Map<number, Map<string, StoredTopic>>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly botId: number,
   ) {}

@@ -4,6 +4,7 @@ import type { Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import { loggableError } from "./loggable-error.js";
 import type { TelegramOrigin } from "../core/origin.js";
+import { sleep } from "../core/retry.js";
 
 /** Timing of drafts; tests shorten them. */
 export interface DraftTiming {
@@ -89,7 +90,7 @@ export class TelegramDrafts {
 
   private async flush(api: Api, draft: Draft): Promise<void> {
     const wait = draft.lastAt + this.timing.everyMs - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait > 0) await sleep(wait);
     const text = draft.pending;
     if (draft.done || text === undefined || text === draft.shown) return;
     await this.send(api, draft, text);

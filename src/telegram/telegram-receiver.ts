@@ -148,8 +148,8 @@ export class TelegramReceiver implements Receiver {
       topicsEnabled: bot.botInfo.has_topics_enabled === true,
       topics,
     };
-    const { inbox, redis, keys } = this.deps;
-    const flood = new FloodGate(redis, keys, config.limits);
+    const { inbox, redis, keys, scheduler } = this.deps;
+    const flood = new FloodGate(scheduler, config.limits);
     const intake = new UpdateIntake(bot.api, identity, reader, {
       inbox,
       redis,

@@ -1,6 +1,6 @@
 import { GrammyError, type Api } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
 import { originOn, type InboundEvent } from "../core/event.js";
@@ -66,7 +66,7 @@ export class TelegramSender implements PlatformSender {
     timing: Partial<SenderTiming> = {},
     limits: TelegramLimits = DEFAULT_TELEGRAM_LIMITS,
     /** Where a migration learnt from a refused send is recorded for every process; without it, only followed. */
-    private readonly redis?: Redis,
+    private readonly redis?: RedisClient,
   ) {
     this.timing = { ...TIMING, ...timing };
     this.status = new TelegramProgress(log);

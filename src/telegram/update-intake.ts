@@ -1,6 +1,6 @@
 import type { Api } from "grammy";
 import type { Update } from "grammy/types";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Inbox } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
@@ -28,7 +28,7 @@ export const CHOSEN_BUTTON_DATA = "rg:chosen";
 /** What the intake needs besides the bot: Redis for the edge's notices and limits. */
 export interface IntakeDeps {
   inbox: Inbox;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   flood: FloodGate;
   log: Logger;

@@ -11,7 +11,7 @@ afterAll(async () => db.cleanup());
 
 describe("inbound flood control on real Redis", () => {
   it("admits a person's turns up to the rate, then refuses with one notice", async () => {
-    const gate = new FloodGate(db.redis, db.keys, { turnsPerMinute: 3, roomQueueCap: 100 });
+    const gate = new FloodGate(db.scheduler, { turnsPerMinute: 3, roomQueueCap: 100 });
     const verdicts = [];
     for (let i = 0; i < 6; i++) verdicts.push(await gate.check("telegram:1:5", "tg:5"));
     expect(verdicts.slice(0, 3)).toEqual([{ admit: true }, { admit: true }, { admit: true }]);
@@ -25,11 +25,11 @@ describe("inbound flood control on real Redis", () => {
     ]);
     // Another person is counted apart.
     expect(await gate.check("telegram:1:5", "tg:6")).toEqual({ admit: true });
-    expect(await db.redis.ttl(db.keys.turnRate("tg:5"))).toBeGreaterThan(0);
+    expect(await db.redis.ttl(db.keys.turnRate("telegram:1:5", "tg:5"))).toBeGreaterThan(0);
   });
 
   it("refuses when the room's queue is full, whoever sends", async () => {
-    const gate = new FloodGate(db.redis, db.keys, { turnsPerMinute: 100, roomQueueCap: 2 });
+    const gate = new FloodGate(db.scheduler, { turnsPerMinute: 100, roomQueueCap: 2 });
     await db.redis.rpush(db.keys.inbox("matrix:!full:x"), "a", "b");
     const verdict = await gate.check("matrix:!full:x", "@a:x");
     expect(verdict).toEqual({ admit: false, notice: expect.stringContaining("2 messages waiting") });

@@ -97,17 +97,53 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
     const first = await open();
     const keys = first.identityKeys;
     expect(hs.keys.deviceKeys(bot.userId, bot.deviceId)).toBeDefined();
-    const stored = await redis.redis.hgetBuffer(
+    const stored = await redis.redis.hgetallBuffer(
       redis.keys.matrixDevice(bot.userId, bot.deviceId, "store"),
-      "blob",
     );
-    expect(stored).not.toBeNull();
-    // Sealed: the identity's public key is not even in the bytes.
-    expect(stored!.includes(Buffer.from(keys.curve25519))).toBe(false);
+    const sealed = Object.entries(stored).filter(([field]) => field !== "meta" && field !== "sync");
+    expect(sealed.length).toBeGreaterThan(3);
+    // Sealed: the identity's public key is in the clear metadata only, not in any sealed field.
+    expect(JSON.parse(stored.meta!.toString())).toMatchObject({
+      deviceId: bot.deviceId,
+      curve25519: keys.curve25519,
+    });
+    for (const [field, bytes] of sealed)
+      expect(bytes.includes(Buffer.from(keys.curve25519)), field).toBe(false);
     await first.close();
 
     const again = await open();
     expect(again.identityKeys).toEqual(keys);
+  });
+
+  it("writes only what changed: a message encrypted rewrites its session, not every room key", async () => {
+    const device = await open();
+    const peer = await E2eePeer.login(hs, alice, "ALICE1");
+    for (let i = 0; i < 5; i++) {
+      await peer.rotate(roomId);
+      await peer.sendText(roomId, `q${i}`);
+    }
+    await botSync(device);
+    const key = redis.keys.matrixDevice(bot.userId, bot.deviceId, "store");
+    // The first message starts the bot's session (and keeps its own copy of the room key).
+    await device.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: "a" }, [alice], settings());
+    const before = await redis.redis.hgetallBuffer(key);
+    await device.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: "b" }, [alice], settings());
+    const after = await redis.redis.hgetallBuffer(key);
+    const changed = Object.keys(after).filter(
+      (f) => f.startsWith("part:") && !after[f]!.equals(before[f] ?? Buffer.alloc(0)),
+    );
+    expect(changed.length).toBeGreaterThan(0);
+    expect(changed.some((f) => f.includes("inbound_group_sessions"))).toBe(false);
+    await device.close();
+    // And what was written reopens as the same device with the same sessions.
+    const again = await open();
+    const answer = hs.send(
+      roomId,
+      bot.userId,
+      "m.room.encrypted",
+      await again.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: "c" }, [alice], settings()),
+    );
+    expect(await peer.decrypt(answer)).toMatchObject({ content: { body: "c" } });
   });
 
   it("refuses a store it cannot decrypt and a lost store, instead of becoming a new device", async () => {

@@ -68,7 +68,7 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
       20_000,
     );
 
-  it("answers from the owner; after kill -9 the standby owns the same device within the lease + 2 s", async () => {
+  it("answers from the owner; after kill -9 the standby owns the same device within the lease + 2 s and answers what waited for a key", async () => {
     const first = start();
     await expect.poll(() => first.output, { timeout: 30_000 }).toContain("matrix receiver syncing");
     const keys = hs.keys.deviceKeys(bot.userId, "RGDEVICE");
@@ -77,6 +77,15 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
     const second = start(STORE_KEY, port);
     await expect.poll(() => second.output, { timeout: 30_000 }).toContain("standing by to take it over");
     await expect.poll(() => owned(port).catch(() => undefined), { timeout: 10_000 }).toBe("0");
+    // While it stands by, encrypted rooms' turns are the owner's alone: the standby takes none.
+    const asked = await Promise.all(["one?", "two?", "three?"].map((q) => alice.sendText(roomId, q)));
+    for (const q of asked) await answered(q.event_id);
+    expect(second.output).not.toContain("nothing was sent");
+    // A question whose room key is still on its way when the owner dies: it waits in Redis.
+    await alice.rotate(roomId);
+    hs.keys.hold(bot.userId, "RGDEVICE");
+    const late = await alice.sendText(roomId, "are you still there?");
+    await expect.poll(() => first.output, { timeout: 10_000 }).toContain("the event waits for it");
     const killedAt = Date.now();
     first.child.kill("SIGKILL");
     await expect
@@ -84,6 +93,9 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
       .toContain("this process owns the device");
     expect(Date.now() - killedAt).toBeLessThanOrEqual((LEASE_SECONDS + 2) * 1000);
     expect(await owned(port)).toBe("1");
+    // The key comes after the takeover: the new owner answers the question the dead one kept.
+    hs.keys.release(bot.userId, "RGDEVICE");
+    await answered(late.event_id);
     await answered((await alice.sendText(roomId, "what runs do I have?")).event_id);
     expect(hs.keys.deviceKeys(bot.userId, "RGDEVICE")).toEqual(keys);
     expect(await second.stop()).toBe(0);

@@ -2,14 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InboundEvent } from "../../src/core/event.js";
 import { FloodGate } from "../../src/edge/flood-gate.js";
 import { RedisInbox } from "../../src/queue/redis-inbox.js";
-import { QueueScripts } from "../../src/queue/scripts.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 
 let db: TestRedis;
 let inbox: RedisInbox;
 beforeAll(async () => {
   db = await testRedis();
-  inbox = new RedisInbox(db.keys, new QueueScripts(db.redis), 60_000);
+  inbox = new RedisInbox(db.scheduler, 60_000);
 });
 afterAll(async () => db.cleanup());
 
@@ -31,7 +30,7 @@ function message(room: string, eventId = `ev:${++count}`): InboundEvent {
 
 describe("the flood check inside the enqueue script (one round trip), on real Redis", () => {
   it("queues a person's turns up to the rate, then refuses the excess with one notice", async () => {
-    const gate = new FloodGate(db.redis, db.keys, { turnsPerMinute: 3, roomQueueCap: 100 });
+    const gate = new FloodGate(db.scheduler, { turnsPerMinute: 3, roomQueueCap: 100 });
     const room = "telegram:1:5";
     const results = [];
     for (let i = 0; i < 6; i++) results.push(await gate.enqueue(inbox, message(room), "tg:5"));
@@ -50,13 +49,13 @@ describe("the flood check inside the enqueue script (one round trip), on real Re
     ]);
     // Only the admitted three are waiting; the counter lives on Redis' clock.
     expect(await db.redis.llen(db.keys.inbox(room))).toBe(3);
-    expect(await db.redis.ttl(db.keys.turnRate("tg:5"))).toBeGreaterThan(0);
+    expect(await db.redis.ttl(db.keys.turnRate("telegram:1:5", "tg:5"))).toBeGreaterThan(0);
     // Another person is counted apart.
     expect(await gate.enqueue(inbox, message(room), "tg:6")).toEqual({ admit: true, fresh: true });
   });
 
   it("refuses when the room's queue is full, whoever sends, and says so once", async () => {
-    const gate = new FloodGate(db.redis, db.keys, { turnsPerMinute: 100, roomQueueCap: 2 });
+    const gate = new FloodGate(db.scheduler, { turnsPerMinute: 100, roomQueueCap: 2 });
     const room = "telegram:1:77";
     expect(await gate.enqueue(inbox, message(room), "tg:7")).toEqual({ admit: true, fresh: true });
     expect(await gate.enqueue(inbox, message(room), "tg:8")).toEqual({ admit: true, fresh: true });
@@ -70,12 +69,12 @@ describe("the flood check inside the enqueue script (one round trip), on real Re
   });
 
   it("answers a redelivered event as a duplicate without counting it as a turn", async () => {
-    const gate = new FloodGate(db.redis, db.keys, { turnsPerMinute: 1, roomQueueCap: 100 });
+    const gate = new FloodGate(db.scheduler, { turnsPerMinute: 1, roomQueueCap: 100 });
     const room = "telegram:1:99";
     const event = message(room);
     expect(await gate.enqueue(inbox, event, "tg:9")).toEqual({ admit: true, fresh: true });
     expect(await gate.enqueue(inbox, event, "tg:9")).toEqual({ admit: true, fresh: false });
-    expect(await db.redis.get(db.keys.turnRate("tg:9"))).toBe("1");
+    expect(await db.redis.get(db.keys.turnRate("telegram:1:99", "tg:9"))).toBe("1");
     expect(await db.redis.llen(db.keys.inbox(room))).toBe(1);
     // A refused event is not remembered as seen: once the window allows, it may still be queued.
     const refused = message(room);

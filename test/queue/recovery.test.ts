@@ -75,7 +75,7 @@ describe("durable state and retries", () => {
     };
     await redis.rpush(keys.inbox(room), JSON.stringify(event));
     await redis.set(keys.lease(room), "dead-worker", "PX", 50);
-    await redis.zadd(keys.running("telegram"), Date.now() - 1000, room);
+    await redis.zadd(keys.laneShard("telegram", keys.shardOf(room)).running, Date.now() - 1000, room);
     await spine.restart();
     const d = await spine.rooms.reply("orphan-1");
     expect(d.text).toContain("Today's digest");

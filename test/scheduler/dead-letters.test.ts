@@ -42,7 +42,7 @@ describe("nothing dropped silently: the dead letters", () => {
     });
 
   it("retries a failing delivery with backoff until its deadline, then keeps it for an operator to re-queue", async () => {
-    const letters = new DeadLetters(spine.redis.redis, spine.redis.keys);
+    const letters = new DeadLetters(spine.redis.redis, spine.redis.scheduler);
     spine.rooms.failNext = 1000;
     const id = await spine.rooms.say("outage", "what should I read today?");
     await eventually(async () => expect(await letters.list()).toHaveLength(1), 15_000);
@@ -72,7 +72,7 @@ describe("nothing dropped silently: the dead letters", () => {
     spine.rooms.failNext = 1000;
     await spine.rooms.say("outage-a", "/status");
     await spine.rooms.say("outage-b", "/status");
-    const letters = new DeadLetters(spine.redis.redis, spine.redis.keys);
+    const letters = new DeadLetters(spine.redis.redis, spine.redis.scheduler);
     await eventually(async () => expect(await letters.list()).toHaveLength(2), 15_000);
     spine.rooms.failNext = 0;
     expect((await cli("--all")).stdout).toContain("re-queued 2");

@@ -38,13 +38,13 @@ describe("fenced leases", () => {
     await eventually(() => expect(asksFor("(stolen)")).toHaveLength(1));
     // Another worker holds the room now (as after this one's lease ran out).
     await redis.set(keys.lease(room), "thief", "PX", 60_000);
-    await redis.zadd(keys.running("telegram"), Date.now() + 60_000, room);
+    await redis.zadd(keys.laneShard("telegram", keys.shardOf(room)).running, Date.now() + 60_000, room);
     await new Promise((r) => setTimeout(r, SLOW_MS + 500));
     expect(spine.rooms.delivered.filter((d) => d.event.eventId === id)).toHaveLength(0);
     expect(await redis.hget(keys.turn(room), "outcome")).toBeNull();
     // The thief dies: its lease lapses and the room is taken over.
     await redis.del(keys.lease(room));
-    await redis.zadd(keys.running("telegram"), Date.now() - 1, room);
+    await redis.zadd(keys.laneShard("telegram", keys.shardOf(room)).running, Date.now() - 1, room);
     await spine.rooms.reply(id);
     await new Promise((r) => setTimeout(r, 300));
     expect(spine.rooms.delivered.filter((d) => d.event.eventId === id)).toHaveLength(1);

@@ -12,19 +12,19 @@ describe("what an idle room leaves in Redis", () => {
   });
 
   it("its session and capped history, plus less than 1 KiB; no per-turn records once delivered", async () => {
-    const { redis, keys, prefix } = spine.redis;
+    const { redis, keys } = spine.redis;
     const room = TestRooms.room("idle");
     for (let i = 0; i < 10; i += 1)
       await spine.rooms.ask("idle", i % 2 ? "/status" : "what should I read today?");
     await new Promise((r) => setTimeout(r, 200));
-    const roomKeys = await redis.keys(`${prefix}:{${room}}:*`);
+    const roomKeys = await redis.keys(`${keys.inbox(room).slice(0, -"inbox".length)}*`);
     const rest = roomKeys.filter((k) => k !== keys.session(room) && k !== keys.history(room));
     let bytes = 0;
     for (const key of rest) bytes += Number(await redis.call("MEMORY", "USAGE", key));
     expect(bytes).toBeLessThan(1024);
     for (const gone of [keys.turn(room), keys.lease(room), keys.inbox(room)])
       expect(await redis.exists(gone)).toBe(0);
-    expect(await redis.zscore(keys.running("telegram"), room)).toBeNull();
-    expect(await redis.zscore(keys.pending("telegram"), room)).toBeNull();
+    expect(await redis.zscore(keys.laneShard("telegram", keys.shardOf(room)).running, room)).toBeNull();
+    expect(await redis.zscore(keys.laneShard("telegram", keys.shardOf(room)).pending, room)).toBeNull();
   });
 });

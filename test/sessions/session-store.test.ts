@@ -65,13 +65,13 @@ describe("RedisSessionStore through the worker's commits, on a real Redis", () =
     expect(ttl).toBeLessThanOrEqual(60);
   });
 
-  it("keeps one room's keys in one cluster slot (hash tag)", () => {
+  it("keeps one room's keys in one cluster slot (its shard's hash tag)", () => {
     const keys = new Keys("rg");
     const room = "telegram:1:2";
     const tags = [keys.session(room), keys.history(room), keys.inbox(room), keys.lease(room)].map(
       (k) => /\{([^}]*)\}/.exec(k)![1],
     );
-    expect(new Set(tags)).toEqual(new Set([room]));
+    expect(new Set(tags)).toEqual(new Set([keys.tag(keys.shardOf(room))]));
   });
 
   it("starts anew when the record in Redis is unreadable, and the room still answers", async () => {

@@ -3,8 +3,9 @@ import type { DeliveryContext } from "../../src/core/adapter.js";
 import { SendDeferredError, TransientSendError } from "../../src/core/delivery-errors.js";
 import type { Logger } from "../../src/core/log.js";
 import { platformOf } from "../../src/core/room.js";
-import { QueueScripts } from "../../src/queue/scripts.js";
-import { TurnGate, type HeldRoom } from "../../src/queue/turn-gate.js";
+import { laneOf } from "../../src/queue/lanes.js";
+import { RoomLease } from "../../src/queue/room-lease.js";
+import { TurnGate } from "../../src/queue/turn-gate.js";
 import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
 import type { TestRedis } from "./redis.js";
 
@@ -17,30 +18,28 @@ import type { TestRedis } from "./redis.js";
 export class HeldTurn {
   private constructor(
     private readonly db: TestRedis,
-    readonly held: HeldRoom,
+    readonly held: RoomLease,
     readonly gate: TurnGate,
     private readonly log: Logger,
   ) {}
 
   static async take(db: TestRedis, room: string, log: Logger): Promise<HeldTurn> {
-    const held = { room, token: `test-worker/${randomUUID()}/:1`, lost: false };
-    await db.redis.set(db.keys.lease(room), held.token, "PX", 60_000);
+    const token = `test-worker/${randomUUID()}/:1`;
+    await db.redis.set(db.keys.lease(room), token, "PX", 60_000);
+    const held = new RoomLease(db.scheduler, room, laneOf(room), token, {
+      leaseMs: 60_000,
+      turnRecordMs: 60_000,
+    });
     return new HeldTurn(db, held, HeldTurn.gateFor(db, held, {}, log), log);
   }
 
   private static gateFor(
     db: TestRedis,
-    held: HeldRoom,
+    held: RoomLease,
     record: Record<string, string>,
     log: Logger,
   ): TurnGate {
-    const deps = {
-      scripts: new QueueScripts(db.redis),
-      keys: db.keys,
-      limiter: new RedisRateLimiter(db.redis),
-      log,
-      platform: platformOf(held.room),
-    };
+    const deps = { limiter: new RedisRateLimiter(db.redis), log, platform: platformOf(held.room) };
     return new TurnGate(deps, held, record);
   }
 

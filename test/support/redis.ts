@@ -1,14 +1,20 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
+import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
 import { Keys } from "../../src/sessions/keys.js";
+import { RedisConnection } from "../../src/sessions/redis-connection.js";
 
 /** A connection to the run's real Redis with a fresh random key prefix, removed by `cleanup`. */
 export interface TestRedis {
   url: string;
   redis: Redis;
+  /** The connection factory for the same Redis (what a runtime is given). */
+  connection: RedisConnection;
   prefix: string;
   keys: Keys;
+  /** The scheduler's scripts on `redis` under `prefix`. */
+  scheduler: SchedulerScripts;
   cleanup(): Promise<void>;
 }
 
@@ -17,11 +23,15 @@ export async function testRedis(): Promise<TestRedis> {
   const url = inject("redisUrl");
   const prefix = `t${randomBytes(5).toString("hex")}`;
   const redis = new Redis(url, { maxRetriesPerRequest: null });
+  const keys = new Keys(prefix);
+  const connection = RedisConnection.single(url);
   return {
     url,
     redis,
+    connection,
     prefix,
-    keys: new Keys(prefix),
+    keys,
+    scheduler: new SchedulerScripts(redis, keys),
     async cleanup() {
       let cursor = "0";
       do {
@@ -30,6 +40,7 @@ export async function testRedis(): Promise<TestRedis> {
         if (found.length > 0) await redis.del(...found);
       } while (cursor !== "0");
       redis.disconnect();
+      connection.close();
     },
   };
 }

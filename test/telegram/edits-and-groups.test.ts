@@ -49,7 +49,9 @@ async function start(edits?: { reask: boolean; windowSeconds: number }): Promise
   const deps = {
     config,
     redis: db.redis,
+    connection: db.connection,
     keys: db.keys,
+    scheduler: db.scheduler,
     inbox,
     limiter: new RedisRateLimiter(db.redis),
     log: silentLogger(),

@@ -81,7 +81,7 @@ describe("Telegram migrations, refusals and notices", () => {
     const supergroup = standin.migrateGroup(bot.token, { chatId: SMALL.id, by: ALICE });
     // The reply got Telegram's 400 with migrate_to_chat_id and went to the new id instead of the dead letters.
     await waitFor(() => texts(supergroup.id).length === 1, 20_000, "the reply in the supergroup");
-    expect(await new DeadLetters(db.redis, db.keys).list()).toEqual([]);
+    expect(await new DeadLetters(db.redis, db.scheduler).list()).toEqual([]);
     expect(lines("the reply goes to its new id")).toHaveLength(1);
     await waitFor(() => lines("continues as the same room").length === 1, 10_000, "the migration log line");
     expect(lines("continues as the same room")[0]).toMatchObject({ from: SMALL.id, to: supergroup.id });
@@ -115,7 +115,7 @@ describe("Telegram migrations, refusals and notices", () => {
     expect(line!.level).toBe(40);
     expect(String(line!.refusal)).toContain("Forbidden: bot was kicked from the supergroup chat");
     expect(lines("by its deadline")).toEqual([]);
-    const letters = await new DeadLetters(db.redis, db.keys).list();
+    const letters = await new DeadLetters(db.redis, db.scheduler).list();
     expect(letters.map((l) => l.reason)).toEqual([expect.stringContaining("bot was kicked")]);
   });
 

@@ -43,7 +43,7 @@ async function receiver(inbox: RecordingInbox, log: Logger = silentLogger()): Pr
     config: { token: bot.token, namespace: "feed", users: [ALICE.id], topics: [], groups: [] },
   };
   const reader = new DocumentReader(grammy.api, `${standin.url}/file/bot${bot.token}`, 1000, log);
-  const flood = new FloodGate(db.redis, db.keys, { turnsPerMinute: 1000, roomQueueCap: 1000 });
+  const flood = new FloodGate(db.scheduler, { turnsPerMinute: 1000, roomQueueCap: 1000 });
   const intake = new UpdateIntake(grammy.api, identity, reader, {
     inbox,
     redis: db.redis,

@@ -20,7 +20,9 @@ function platform(config: ReturnType<typeof telegramConfig>, log: Logger = silen
   const deps = {
     config,
     redis: db.redis,
+    connection: db.connection,
     keys: db.keys,
+    scheduler: db.scheduler,
     inbox: new RecordingInbox(),
     limiter: new RedisRateLimiter(db.redis),
     log,

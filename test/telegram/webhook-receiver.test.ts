@@ -36,7 +36,9 @@ beforeEach(async () => {
   const deps = {
     config,
     redis: db.redis,
+    connection: db.connection,
     keys: db.keys,
+    scheduler: db.scheduler,
     inbox,
     limiter: new RedisRateLimiter(db.redis),
     log: silentLogger(),

@@ -20,6 +20,16 @@ export const QueueSchema = z
         .default(6 * 3600),
       /** Typing is shown only for turns that run longer than this many seconds. */
       typingAfterSeconds: z.number().nonnegative().default(1),
+      /**
+       * How many shards rooms are spread over (each a Redis Cluster slot of its own); fixed
+       * for a key prefix once used, since a room's keys live in its shard.
+       */
+      shards: z.number().int().min(1).max(1024).default(12),
+      /**
+       * A turn whose computation was cut short by its worker process dying this many times
+       * goes to the dead letters instead of running again (it may be what kills it).
+       */
+      maxComputeDeaths: z.number().int().positive().default(3),
     }),
   )
   .prefault({});

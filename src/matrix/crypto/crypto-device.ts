@@ -250,9 +250,10 @@ export class CryptoDevice {
   }
 
   private async persist(): Promise<void> {
+    const started = performance.now();
     const snapshot = await snapshotDatabases(this.storeName);
     this.generation += 1;
-    await this.options.store.save(
+    const bytes = await this.options.store.save(
       this.options.leaseToken(),
       {
         userId: this.options.userId,
@@ -262,6 +263,10 @@ export class CryptoDevice {
         savedAt: Date.now(),
       },
       snapshot,
+    );
+    this.options.log.debug(
+      { bytes, ms: Math.round(performance.now() - started), generation: this.generation },
+      "matrix: crypto store saved",
     );
   }
 

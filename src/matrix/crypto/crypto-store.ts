@@ -1,13 +1,15 @@
-import type { Redis } from "ioredis";
+import { createHash } from "node:crypto";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import { z } from "zod";
 import type { Keys } from "../../sessions/keys.js";
 import { DeviceLeaseLostError, UnreadableCryptoStoreError } from "./crypto-errors.js";
 import type { DeviceScripts } from "./device-scripts.js";
+import type { Snapshot } from "./idb-snapshot.js";
 import { StoreCipher } from "./store-cipher.js";
 
 /** What is kept in the clear beside the encrypted store: whose it is, and how to open it. */
 export const StoreMetaSchema = z.object({
-  version: z.literal(1),
+  version: z.literal(2),
   userId: z.string(),
   deviceId: z.string(),
   /** The device's identity keys, so an operator can compare them and a reload can check them. */
@@ -15,58 +17,66 @@ export const StoreMetaSchema = z.object({
   ed25519: z.string(),
   /** The scrypt salt of the store's key (base64). */
   salt: z.string(),
-  /** Redis-independent counter of saves, for the log. */
+  /** A counter of saves, for the log. */
   generation: z.number().int().nonnegative(),
   savedAt: z.number(),
 });
 export type StoreMeta = z.infer<typeof StoreMetaSchema>;
 
 const META = "meta";
-const BLOB = "blob";
+const SCHEMA = "schema";
+const PART = "part:";
 const SYNC = "sync";
 
 /** A loaded store: its metadata, the decrypted snapshot and the device's sync token. */
 export interface LoadedStore {
   meta: StoreMeta;
-  snapshot: Buffer;
+  snapshot: Snapshot;
   syncToken: string | null;
 }
 
+const digest = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("base64");
+
 /**
- * The bot device's crypto store in Redis: one hash holding the IndexedDB snapshot
- * sealed with MATRIX_STORE_KEY, its metadata and the device's sync token. Every write
- * is fenced by the device lease (src/matrix/lua/write-device.lua), so only the owner
- * can write, and a process that lost the lease finds out at its next write.
+ * The bot device's crypto store in Redis: one hash holding the machine's IndexedDB
+ * schema and each of its object stores as a field, every one sealed with
+ * MATRIX_STORE_KEY, their metadata and the device's sync token. A save writes only the
+ * fields whose content changed since the last save (encrypting a message changes the
+ * outbound session, not the thousands of room keys received). Every write is fenced
+ * by the device lease (src/matrix/lua/write-device.lua), so only the owner can write,
+ * and a process that lost the lease finds out at its next write.
  */
 export class CryptoStore {
-  private cipher: StoreCipher | undefined;
-  private readonly storeKey: string;
+  /** The hash holding the store. */
+  readonly key: string;
   private readonly leaseKey: string;
+  private cipher: StoreCipher | undefined;
+  /** What each field held at the last load or save (sha256 of the plain bytes). */
+  private readonly written = new Map<string, string>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly scripts: DeviceScripts,
     keys: Keys,
     readonly userId: string,
     readonly deviceId: string,
-    storeKey: string,
+    private readonly storeKey: string,
   ) {
     this.key = keys.matrixDevice(userId, deviceId, "store");
     this.leaseKey = keys.matrixDevice(userId, deviceId, "lease");
-    this.storeKey = storeKey;
   }
 
-  /** The hash holding the store. */
-  readonly key: string;
-
-  private get aad(): string {
-    return `roomgate-matrix-crypto-store/v1\n${this.userId}\n${this.deviceId}`;
+  /** Binds each sealed field to this device and to its own name, so none can be swapped in. */
+  private aad(field: string): string {
+    return `roomgate-matrix-crypto-store/v2\n${this.userId}\n${this.deviceId}\n${field}`;
   }
 
   /** Reads and decrypts the store; null when there is none. Throws UnreadableCryptoStoreError. */
   async load(): Promise<LoadedStore | null> {
-    const [meta, blob, sync] = await this.redis.hmgetBuffer(this.key, META, BLOB, SYNC);
-    if (!meta || !blob) return null;
+    const fields = await this.redis.hgetallBuffer(this.key);
+    const meta = fields[META];
+    const schema = fields[SCHEMA];
+    if (!meta || !schema) return null;
     const unreadable = (cause: unknown) =>
       new UnreadableCryptoStoreError(this.userId, this.deviceId, { cause });
     let parsed: StoreMeta;
@@ -76,32 +86,55 @@ export class CryptoStore {
       throw unreadable(err);
     }
     const cipher = await StoreCipher.derive(this.storeKey, Buffer.from(parsed.salt, "base64"));
-    let snapshot: Buffer;
+    const snapshot: Snapshot = { schema: Buffer.alloc(0), parts: new Map() };
+    this.written.clear();
     try {
-      snapshot = cipher.open(blob, this.aad);
+      snapshot.schema = cipher.open(schema, this.aad(SCHEMA));
+      this.written.set(SCHEMA, digest(snapshot.schema));
+      for (const [field, sealed] of Object.entries(fields)) {
+        if (!field.startsWith(PART)) continue;
+        const plain = cipher.open(sealed, this.aad(field));
+        snapshot.parts.set(field.slice(PART.length), plain);
+        this.written.set(field, digest(plain));
+      }
     } catch (err) {
       throw unreadable(err);
     }
     this.cipher = cipher;
+    const sync = fields[SYNC];
     return { meta: parsed, snapshot, syncToken: sync ? sync.toString("utf8") : null };
   }
 
-  /** Whether a store exists at all (without opening it). */
-  async exists(): Promise<boolean> {
-    return (await this.redis.hexists(this.key, META)) === 1;
-  }
-
-  /** Seals and writes a snapshot with its metadata; throws DeviceLeaseLostError when fenced out. */
-  async save(token: string, meta: Omit<StoreMeta, "salt" | "version">, snapshot: Buffer): Promise<void> {
+  /**
+   * Seals and writes what changed in the snapshot, with the metadata, in one fenced
+   * step; returns the bytes written. Throws DeviceLeaseLostError when fenced out.
+   */
+  async save(token: string, meta: Omit<StoreMeta, "salt" | "version">, snapshot: Snapshot): Promise<number> {
     this.cipher ??= await StoreCipher.derive(this.storeKey);
-    const full: StoreMeta = { ...meta, version: 1, salt: this.cipher.salt.toString("base64") };
-    const sealed = this.cipher.seal(snapshot, this.aad);
-    await this.write(token, "crypto store save", [META, JSON.stringify(full), BLOB, sealed]);
+    const full: StoreMeta = { ...meta, version: 2, salt: this.cipher.salt.toString("base64") };
+    const now = new Map<string, Buffer>([[SCHEMA, snapshot.schema]]);
+    for (const [name, bytes] of snapshot.parts) now.set(PART + name, bytes);
+    const pairs: (string | Buffer)[] = [META, JSON.stringify(full)];
+    const digests = new Map<string, string>();
+    let bytes = 0;
+    for (const [field, plain] of now) {
+      const d = digest(plain);
+      digests.set(field, d);
+      if (this.written.get(field) === d) continue;
+      const sealed = this.cipher.seal(plain, this.aad(field));
+      pairs.push(field, sealed);
+      bytes += sealed.length;
+    }
+    const gone = [...this.written.keys()].filter((field) => !now.has(field));
+    await this.write(token, "crypto store save", gone, pairs);
+    this.written.clear();
+    for (const [field, d] of digests) this.written.set(field, d);
+    return bytes;
   }
 
   /** Records the device's sync token; fenced like the store, since to-device messages go with it. */
   async saveSyncToken(token: string, syncToken: string): Promise<void> {
-    await this.write(token, "sync token save", [SYNC, syncToken]);
+    await this.write(token, "sync token save", [], [SYNC, syncToken]);
   }
 
   /** The device's sync token, without opening the store. */
@@ -109,8 +142,13 @@ export class CryptoStore {
     return this.redis.hget(this.key, SYNC);
   }
 
-  private async write(token: string, what: string, fields: (string | Buffer)[]): Promise<void> {
-    const written = await this.scripts.run("rgMxWriteDevice", this.leaseKey, this.key, token, ...fields);
-    if (!written) throw new DeviceLeaseLostError(what);
+  private async write(
+    token: string,
+    what: string,
+    remove: string[],
+    pairs: (string | Buffer)[],
+  ): Promise<void> {
+    const args = [this.leaseKey, this.key, token, remove.length, ...remove, ...pairs];
+    if (!(await this.scripts.run("rgMxWriteDevice", ...args))) throw new DeviceLeaseLostError(what);
   }
 }

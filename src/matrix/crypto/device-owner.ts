@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import type { Logger } from "../../core/log.js";
 import { matrixDeviceOwned } from "../../ops/metrics.js";
 import type { Keys } from "../../sessions/keys.js";
@@ -19,7 +19,7 @@ export interface OwnedDeviceHooks {
 
 /** What owning the device needs. */
 export interface DeviceOwnerOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   userId: string;
   deviceId: string;

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 
 const SCRIPTS = {
   rgMxAcquireDevice: { file: "acquire-device", keys: 1 },
@@ -16,7 +16,7 @@ type ScriptRunner = (...args: (string | number | Buffer)[]) => Promise<unknown>;
  * `defineCommand`; each returns 1 (done) or 0 (the caller does not hold the lease).
  */
 export class DeviceScripts {
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     for (const [name, { file, keys }] of Object.entries(SCRIPTS)) {
       if (name in redis) continue;
       const lua = readFileSync(new URL(`../lua/${file}.lua`, import.meta.url), "utf8");

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import { RedisStorageProvider } from "../redis-storage-provider.js";
 import type { CryptoStore } from "./crypto-store.js";
 
@@ -10,7 +10,7 @@ import type { CryptoStore } from "./crypto-store.js";
  */
 export class DeviceStorageProvider extends RedisStorageProvider {
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     key: string,
     private readonly store: CryptoStore,
     private readonly leaseToken: () => string,

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import type { MatrixClient } from "matrix-bot-sdk";
 import { z } from "zod";
 import type { Logger } from "../../core/log.js";
@@ -30,7 +30,7 @@ export class EncryptedRooms {
   constructor(
     private readonly api: MatrixClient,
     /** Shared knowledge of every process; without it, this process's memory and the homeserver. */
-    private readonly redis: Redis | undefined,
+    private readonly redis: RedisClient | undefined,
     /** `keys.matrixEncryptedRooms(userId)`. */
     private readonly key: string,
     private readonly log: Logger,

@@ -66,8 +66,8 @@ const factory = (): Factory => (globalThis as unknown as { indexedDB: Factory })
 
 const KeyPathSchema = z.union([z.string(), z.array(z.string()), z.null()]);
 
-/** One dumped database, as `snapshotDatabases` writes it and `restoreDatabases` reads it. */
-const SnapshotSchema = z.array(
+/** The databases' shape: names (after the prefix), versions, object stores and indexes. */
+const SchemaSchema = z.array(
   z.object({
     /** The database's name after the prefix it was dumped under. */
     name: z.string(),
@@ -85,12 +85,25 @@ const SnapshotSchema = z.array(
             multiEntry: z.boolean(),
           }),
         ),
-        records: z.array(z.tuple([z.unknown(), z.unknown()])),
       }),
     ),
   }),
 );
-type Snapshot = z.infer<typeof SnapshotSchema>;
+type Schema = z.infer<typeof SchemaSchema>;
+
+const RecordsSchema = z.array(z.tuple([z.unknown(), z.unknown()]));
+
+/**
+ * A copy of the databases as bytes: their schema, and each object store's records
+ * apart (`parts`, by `<database>/<store>`), so that a store that did not change since
+ * the last copy need not be written again.
+ */
+export interface Snapshot {
+  schema: Buffer;
+  parts: Map<string, Buffer>;
+}
+
+const partKey = (database: string, store: string): string => `${database}/${store}`;
 
 function done<T>(req: Req<T>): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -129,18 +142,20 @@ async function databaseNames(prefix: string): Promise<{ name: string; version: n
 }
 
 /**
- * Every database whose name starts with `prefix`, with its schema and records, as
- * bytes (v8 serialisation keeps binary values as they are); names are kept without
- * the prefix, so a snapshot can be restored under another one. Each database is read
- * in one transaction, so the copy is consistent with the last completed write.
+ * Every database whose name starts with `prefix`, with its schema and records (v8
+ * serialisation keeps binary values as they are); names are kept without the prefix,
+ * so a snapshot can be restored under another one. Each database is read in one
+ * transaction, so the copy is consistent with the last completed write.
  */
-export async function snapshotDatabases(prefix: string): Promise<Buffer> {
-  const snapshot: Snapshot = [];
+export async function snapshotDatabases(prefix: string): Promise<Snapshot> {
+  const schema: Schema = [];
+  const parts = new Map<string, Buffer>();
   for (const { name } of await databaseNames(prefix)) {
     const db = await done(factory().open(name));
+    const suffix = name.slice(prefix.length);
     try {
       const names = Array.from(db.objectStoreNames);
-      const stores: Snapshot[number]["stores"] = [];
+      const stores: Schema[number]["stores"] = [];
       if (names.length > 0) {
         const tx = db.transaction(names, "readonly");
         for (const storeName of names) {
@@ -159,17 +174,17 @@ export async function snapshotDatabases(prefix: string): Promise<Buffer> {
             keyPath: store.keyPath,
             autoIncrement: store.autoIncrement,
             indexes,
-            records: await readAll(store),
           });
+          parts.set(partKey(suffix, storeName), serialize(await readAll(store)));
         }
         await completed(tx);
       }
-      snapshot.push({ name: name.slice(prefix.length), version: db.version, stores });
+      schema.push({ name: suffix, version: db.version, stores });
     } finally {
       db.close();
     }
   }
-  return serialize(snapshot);
+  return { schema: serialize(schema), parts };
 }
 
 /** Deletes every database whose name starts with `prefix` (no connection may be open). */
@@ -183,12 +198,11 @@ export async function deleteDatabases(prefix: string): Promise<void> {
 
 /**
  * Recreates the databases of a snapshot under `prefix`, replacing any of the same name,
- * with their version, object stores, indexes and records. Throws on bytes that are not
- * a snapshot.
+ * with their version, object stores, indexes and records (a store without a part is
+ * empty). Throws on bytes that are not a snapshot.
  */
-export async function restoreDatabases(bytes: Buffer, prefix: string): Promise<void> {
-  const snapshot = SnapshotSchema.parse(deserialize(bytes));
-  for (const database of snapshot) {
+export async function restoreDatabases(snapshot: Snapshot, prefix: string): Promise<void> {
+  for (const database of SchemaSchema.parse(deserialize(snapshot.schema))) {
     const name = prefix + database.name;
     await done(factory().deleteDatabase(name));
     const open = factory().open(name, database.version);
@@ -207,8 +221,10 @@ export async function restoreDatabases(bytes: Buffer, prefix: string): Promise<v
       const tx = db.transaction(names, "readwrite");
       for (const s of database.stores) {
         const store = tx.objectStore(s.name);
+        const part = snapshot.parts.get(partKey(database.name, s.name));
+        const records = part ? RecordsSchema.parse(deserialize(part)) : [];
         // In-line keys live in the value; out-of-line ones are given with it.
-        for (const [key, value] of s.records) store.put(value, s.keyPath === null ? key : undefined);
+        for (const [key, value] of records) store.put(value, s.keyPath === null ? key : undefined);
       }
       await completed(tx);
     } finally {

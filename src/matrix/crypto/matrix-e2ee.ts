@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import { MatrixClient } from "matrix-bot-sdk";
 import type { MatrixConfig } from "../../core/config.js";
 import { registerSecret, type Logger } from "../../core/log.js";
@@ -35,12 +35,13 @@ export interface E2eeParts {
 export class MatrixE2ee {
   readonly api: MatrixClient;
   private parts: Promise<E2eeParts> | undefined;
+  private built: E2eeParts | undefined;
 
   constructor(
     private readonly config: MatrixConfig,
     private readonly log: Logger,
     /** Where the device and the encrypted rooms are kept; without it (a sender on its own) nothing can be encrypted. */
-    private readonly redis?: Redis,
+    private readonly redis?: RedisClient,
     private readonly keys: Keys = new Keys("rg"),
   ) {
     registerSecret(config.accessToken);
@@ -53,6 +54,11 @@ export class MatrixE2ee {
     return this.config.encryption !== "off" && this.config.storeKey !== undefined && this.redis !== undefined;
   }
 
+  /** Whether this process owns the bot's device now (and so may run encrypted rooms' turns). */
+  get ownsDevice(): boolean {
+    return this.built?.owner?.device !== undefined;
+  }
+
   /** Why this process cannot encrypt right now. */
   unavailable(): CryptoUnavailable {
     if (this.config.encryption === "off") return "encryption is off";
@@ -62,10 +68,13 @@ export class MatrixE2ee {
 
   /** The parts, after asking the homeserver once who the bot is. */
   ready(): Promise<E2eeParts> {
-    this.parts ??= this.build().catch((err: unknown) => {
-      this.parts = undefined;
-      throw err;
-    });
+    this.parts ??= this.build().then(
+      (parts) => (this.built = parts),
+      (err: unknown) => {
+        this.parts = undefined;
+        throw err;
+      },
+    );
     return this.parts;
   }
 

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../sessions/redis-connection.js";
 import { z } from "zod";
 import type { Logger } from "../../core/log.js";
 
@@ -24,7 +24,7 @@ export type ParkedEvent = z.infer<typeof ParkedSchema>;
  */
 export class UndecryptedEvents {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     /** `keys.matrixDevice(userId, deviceId, "undecrypted")`. */
     private readonly key: string,
     private readonly log: Logger,

@@ -3,7 +3,7 @@
   (a file is downloaded only once admitted); it is enqueued later without a check.
 
   KEYS[1]  the room's inbox list
-  KEYS[2]  the person's turn counter
+  KEYS[2]  the person's turn counter (in the room's shard)
   KEYS[3]  the person's "queue full" notice key in the room
   KEYS[4]  the person's "too fast" notice key in the room
   ARGV[1]  turns a person may start per minute

@@ -1,66 +1,53 @@
 --[[
-  Claims one room of a lane for a worker: a pending room that is due, else a
-  room whose holder's lease expired (a dead worker: takeover). Reads in the same
-  call what its head turn needs.
+  Claims one named room of a lane for a worker: the room must be pending and due,
+  or held under a lease that expired (its holder died: takeover). Reads in the same
+  call what its head turn needs, and counts the head turn's computations: a turn
+  with no outcome yet gets `computing` incremented here, and a clean park or commit
+  resets it, so a count above 1 means earlier holders died while computing it.
 
   KEYS[1]  the lane's pending zset (room → due, Redis ms)
   KEYS[2]  the lane's running zset (room → lease expiry, Redis ms)
-  KEYS[3]  the lane's wake list (one entry per room made pending)
-  ARGV[1]  key prefix
+  KEYS[3]  the room's lease
+  KEYS[4]  the room's inbox
+  KEYS[5]  the room's session
+  KEYS[6]  the room's turn record
+  ARGV[1]  room
   ARGV[2]  the new lease token
   ARGV[3]  lease length, ms
-  ARGV[4]  "1" when the caller was woken by an entry of the wake list (already
-           taken); otherwise a claimed room takes its entry here, so that idle
-           workers are not woken for rooms already claimed
+  ARGV[4]  how long a turn record is kept, ms
 
-  Returns {1, room, head event JSON, session JSON or false, turn record as a flat
-  HGETALL list, 1 when another room is due now else 0} when claimed; {0, ms until
-  something may be due, or -1} when nothing is; {2} when a candidate turned out
-  empty or held (call again).
+  Returns {"claimed", head event JSON, session JSON or false, turn record as a flat
+  HGETALL list, 1 when taken over from an expired lease else 0, Redis ms now},
+  {"later", ms until
+  due}, {"held"} when a live worker holds it, or {"gone"} when it is neither pending
+  nor expired (another worker has it, or its inbox is empty).
 ]]
 local now = now_ms()
-local prefix, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local room
-local due = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", now, "LIMIT", 0, 1)
-if due[1] then
-  room = due[1]
-  redis.call("ZREM", KEYS[1], room)
-else
-  local expired = redis.call("ZRANGEBYSCORE", KEYS[2], "-inf", now, "LIMIT", 0, 1)
-  if expired[1] then
-    room = expired[1]
-    redis.call("ZREM", KEYS[2], room)
-  end
-end
-if not room then
-  local next_due = -1
-  for _, key in ipairs({ KEYS[1], KEYS[2] }) do
-    local first = redis.call("ZRANGE", key, 0, 0, "WITHSCORES")
-    if first[2] then
-      local wait = math.max(0, tonumber(first[2]) - now)
-      if next_due < 0 or wait < next_due then next_due = wait end
-    end
-  end
-  return { 0, next_due }
-end
-local held = redis.call("ZSCORE", KEYS[2], room)
--- Held by a live worker: it drains the inbox before letting go.
-if held and tonumber(held) > now then return { 2 } end
-local inbox = rkey(prefix, room, "inbox")
-local head = redis.call("LINDEX", inbox, 0)
+local room, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local running = redis.call("ZSCORE", KEYS[2], room)
+if running and tonumber(running) > now then return { "held" } end
+local pending = redis.call("ZSCORE", KEYS[1], room)
+if not pending and not running then return { "gone" } end
+if pending and not running and tonumber(pending) > now then return { "later", tonumber(pending) - now } end
+local head = redis.call("LINDEX", KEYS[4], 0)
 if not head then
-  redis.call("DEL", rkey(prefix, room, "lease"))
-  return { 2 }
+  redis.call("ZREM", KEYS[1], room)
+  redis.call("ZREM", KEYS[2], room)
+  redis.call("DEL", KEYS[3])
+  return { "gone" }
 end
-redis.call("SET", rkey(prefix, room, "lease"), token, "PX", lease_ms)
+redis.call("SET", KEYS[3], token, "PX", lease_ms)
+redis.call("ZREM", KEYS[1], room)
 redis.call("ZADD", KEYS[2], now + lease_ms, room)
-if ARGV[4] ~= "1" then redis.call("LPOP", KEYS[3]) end
-local more = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", now, "LIMIT", 0, 1)[1] and 1 or 0
+if redis.call("HEXISTS", KEYS[6], "outcome") == 0 then
+  redis.call("HINCRBY", KEYS[6], "computing", 1)
+  if redis.call("PTTL", KEYS[6]) < 0 then redis.call("PEXPIRE", KEYS[6], tonumber(ARGV[4])) end
+end
 return {
-  1,
-  room,
+  "claimed",
   head,
-  redis.call("GET", rkey(prefix, room, "session")),
-  redis.call("HGETALL", rkey(prefix, room, "turn")),
-  more,
+  redis.call("GET", KEYS[5]),
+  redis.call("HGETALL", KEYS[6]),
+  running and 1 or 0,
+  now,
 }

@@ -1,6 +1,8 @@
 --[[
-  Prepended to every scheduler script (not run on its own): Redis' own clock, room
-  key names, the lease fence, and the turn writes a worker buffers until its next call.
+  Prepended to every scheduler script (not run on its own): Redis' own clock, the
+  lease fence, the turn writes a worker buffers until its next call, and letting go
+  of a room. Every key is passed in KEYS by the caller (src/queue/scheduler-scripts.ts);
+  a script touches the keys of one shard only, so it runs on one Redis Cluster slot.
 
   A room is held by the worker whose token is in the room's lease key while the
   room's entry in its lane's `running` zset (score = lease expiry, Redis ms) is in
@@ -11,10 +13,6 @@
 local function now_ms()
   local t = redis.call("TIME")
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
-local function rkey(prefix, room, what)
-  return prefix .. ":{" .. room .. "}:" .. what
 end
 
 local function holds(lease, running, room, token, now)
@@ -35,20 +33,25 @@ end
   Applies buffered writes (JSON, "" for none):
   commit = {session, idleSeconds, append = [json…], historyCap, reset, outcome, eventId, turnMs}
   sent   = {partKey = ref, …}
+  A commit already recorded for the same event (a step retried after its reply was
+  lost) is not applied twice, so the history never gets a turn twice.
 ]]
 local function apply_writes(keys, commit_json, sent_json)
   if commit_json ~= "" then
     local c = cjson.decode(commit_json)
-    if c.reset then redis.call("DEL", keys.history, keys.offers) end
-    redis.call("SET", keys.session, c.session, "EX", c.idleSeconds)
-    if #c.append > 0 then
-      redis.call("RPUSH", keys.history, unpack(c.append))
-      redis.call("LTRIM", keys.history, -c.historyCap, -1)
+    local recorded = redis.call("HMGET", keys.turn, "id", "outcome")
+    if not (recorded[1] == c.eventId and recorded[2]) then
+      if c.reset then redis.call("DEL", keys.history, keys.offers) end
+      redis.call("SET", keys.session, c.session, "EX", c.idleSeconds)
+      if #c.append > 0 then
+        redis.call("RPUSH", keys.history, unpack(c.append))
+        redis.call("LTRIM", keys.history, -c.historyCap, -1)
+      end
+      redis.call("EXPIRE", keys.history, c.idleSeconds)
+      redis.call("EXPIRE", keys.offers, c.idleSeconds)
+      redis.call("HSET", keys.turn, "id", c.eventId, "outcome", c.outcome)
+      redis.call("PEXPIRE", keys.turn, c.turnMs)
     end
-    redis.call("EXPIRE", keys.history, c.idleSeconds)
-    redis.call("EXPIRE", keys.offers, c.idleSeconds)
-    redis.call("HSET", keys.turn, "id", c.eventId, "outcome", c.outcome)
-    redis.call("PEXPIRE", keys.turn, c.turnMs)
   end
   if sent_json ~= "" then
     for part, ref in pairs(cjson.decode(sent_json)) do
@@ -58,13 +61,14 @@ local function apply_writes(keys, commit_json, sent_json)
   end
 end
 
--- Lets go of a room; puts it back in `pending` at `due` when it still has events (or must resume).
-local function release(lease, running, pending, wake, inbox, room, due, force)
+-- Lets go of a room; puts it back in `pending` at `due` when it still has events (or
+-- must resume). Returns 1 when the room was made pending, so the caller wakes a worker.
+local function release(lease, running, pending, inbox, room, due, force)
   redis.call("DEL", lease)
   redis.call("ZREM", running, room)
   if force or redis.call("LLEN", inbox) > 0 then
     redis.call("ZADD", pending, due, room)
-    redis.call("LPUSH", wake, "1")
-    redis.call("LTRIM", wake, 0, 999)
+    return 1
   end
+  return 0
 end

@@ -4,8 +4,8 @@
   either lets go of the room (inbox empty, or the worker is draining) or keeps
   the lease and returns what the next turn needs.
 
-  KEYS[1..9]  lease, lane running zset, session, history, offer refs, turn record,
-              inbox, lane pending zset, lane wake list
+  KEYS[1..8]  the room's lease, the lane's running zset, the lane's pending zset,
+              the room's session, history, offer refs, turn record and inbox
   ARGV[1]  room
   ARGV[2]  lease token
   ARGV[3]  commit JSON or ""
@@ -17,30 +17,35 @@
   ARGV[9]  lease length, ms
   ARGV[10] "1" when the worker is draining (let go even with events left)
   ARGV[11] "1" to return the history with the next turn
+  ARGV[12] how long a turn record is kept, ms
 
-  Returns {0} when the lease is not the caller's (nothing written), {1} when the
-  room was let go, {2, next event JSON, session JSON or false, turn record list,
-  history list} when the caller keeps the room.
+  Returns {"lost"} when the lease is not the caller's (nothing written),
+  {"released", 1 when the room was left pending (wake a worker) else 0}, or
+  {"next", event JSON, session JSON or false, turn record list, history list, Redis
+  ms now} when the caller keeps the room for its next turn.
 ]]
 local now = now_ms()
 local room, token = ARGV[1], ARGV[2]
-if not holds(KEYS[1], KEYS[2], room, token, now) then return { 0 } end
-apply_writes({ session = KEYS[3], history = KEYS[4], offers = KEYS[5], turn = KEYS[6] }, ARGV[3], "")
-if ARGV[6] ~= "" then redis.call("SET", KEYS[3], ARGV[6], "KEEPTTL") end
+if not holds(KEYS[1], KEYS[2], room, token, now) then return { "lost" } end
+local turn, inbox = KEYS[7], KEYS[8]
+apply_writes({ session = KEYS[4], history = KEYS[5], offers = KEYS[6], turn = turn }, ARGV[3], ARGV[4])
+if ARGV[6] ~= "" then redis.call("SET", KEYS[4], ARGV[6], "KEEPTTL") end
 if ARGV[7] ~= "" then
-  for ref, offer in pairs(cjson.decode(ARGV[7])) do redis.call("HSET", KEYS[5], ref, offer) end
-  redis.call("EXPIRE", KEYS[5], tonumber(ARGV[8]))
+  for ref, offer in pairs(cjson.decode(ARGV[7])) do redis.call("HSET", KEYS[6], ref, offer) end
+  redis.call("EXPIRE", KEYS[6], tonumber(ARGV[8]))
 end
-if redis.call("LINDEX", KEYS[7], 0) == ARGV[5] then redis.call("LPOP", KEYS[7]) end
-redis.call("DEL", KEYS[6])
-local head = redis.call("LINDEX", KEYS[7], 0)
+if redis.call("LINDEX", inbox, 0) == ARGV[5] then redis.call("LPOP", inbox) end
+redis.call("DEL", turn)
+local head = redis.call("LINDEX", inbox, 0)
 if not head or ARGV[10] == "1" then
-  release(KEYS[1], KEYS[2], KEYS[8], KEYS[9], KEYS[7], room, now, false)
-  return { 1 }
+  return { "released", release(KEYS[1], KEYS[2], KEYS[3], inbox, room, now, false) }
 end
 local lease_ms = tonumber(ARGV[9])
 redis.call("SET", KEYS[1], token, "PX", lease_ms)
 redis.call("ZADD", KEYS[2], now + lease_ms, room)
+-- The next turn has no outcome yet: it is being computed from now on (see claim-room.lua).
+redis.call("HINCRBY", turn, "computing", 1)
+redis.call("PEXPIRE", turn, tonumber(ARGV[12]))
 local history = {}
-if ARGV[11] == "1" then history = redis.call("LRANGE", KEYS[4], 0, -1) end
-return { 2, head, redis.call("GET", KEYS[3]), redis.call("HGETALL", KEYS[6]), history }
+if ARGV[11] == "1" then history = redis.call("LRANGE", KEYS[5], 0, -1) end
+return { "next", head, redis.call("GET", KEYS[4]), redis.call("HGETALL", turn), history, now }

@@ -1,0 +1,267 @@
+import { execFile, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Redis } from "ioredis";
+import { RedisServer } from "../../src/sessions/redis-server.js";
+
+const run = promisify(execFile);
+
+/** How topology nodes are spawned (the bench and fault script track their children). */
+type Spawn = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
+
+async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`redis topology: ${what} not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Lines every data node of a topology gets: persistence on, and fast failure detection. */
+const DATA_NODE = ["appendfsync everysec"];
+
+/**
+ * A Redis Cluster on loopback, free ports: `masters` masters with `replicas` replicas
+ * each, created with `redis-cli --cluster create` and waited for until every node
+ * says `cluster_state:ok`.
+ */
+export class RedisClusterTopology {
+  private constructor(readonly nodes: RedisServer[]) {}
+
+  static async start(options: {
+    dir: string;
+    masters?: number;
+    replicas?: number;
+    nodeTimeoutMs?: number;
+    spawn?: Spawn;
+  }): Promise<RedisClusterTopology> {
+    const masters = options.masters ?? 3;
+    const replicas = options.replicas ?? 1;
+    const nodes = await Promise.all(
+      Array.from({ length: masters * (1 + replicas) }, (_, i) =>
+        RedisServer.start({
+          dir: join(options.dir, `node-${i}`),
+          config: [
+            ...DATA_NODE,
+            "cluster-enabled yes",
+            "cluster-config-file nodes.conf",
+            `cluster-node-timeout ${options.nodeTimeoutMs ?? 2000}`,
+            // A replica may take over even after a short disconnect from its master.
+            "cluster-replica-validity-factor 0",
+          ],
+          ...(options.spawn ? { spawn: options.spawn } : {}),
+        }),
+      ),
+    );
+    const topology = new RedisClusterTopology(nodes);
+    await run("redis-cli", [
+      "--cluster",
+      "create",
+      ...nodes.map((n) => n.address),
+      "--cluster-replicas",
+      String(replicas),
+      "--cluster-yes",
+    ]);
+    await until("cluster_state:ok on every node", 30_000, async () => {
+      const states = await Promise.all(nodes.map((n) => topology.info(n, "cluster", "info")));
+      return states.every((s) => s.includes("cluster_state:ok"));
+    });
+    await until("every replica in sync", 30_000, async () => {
+      const roles = await Promise.all(nodes.map((n) => topology.info(n, "info", "replication")));
+      return roles.filter((r) => r.includes("role:slave")).every((r) => r.includes("master_link_status:up"));
+    });
+    return topology;
+  }
+
+  /** The node URLs roomgate's `redis.cluster.nodes` takes. */
+  get urls(): string[] {
+    return this.nodes.map((n) => n.url);
+  }
+
+  /** The running nodes that are masters now. */
+  async masters(): Promise<RedisServer[]> {
+    const roles = await Promise.all(
+      this.nodes.map(async (n) => (n.running ? await this.info(n, "info", "replication") : "")),
+    );
+    return this.nodes.filter((_, i) => roles[i]!.includes("role:master"));
+  }
+
+  /** The master holding most keys matching `pattern`. */
+  async busiestMaster(pattern: string): Promise<{ node: RedisServer; keys: number }> {
+    let best: { node: RedisServer; keys: number } | undefined;
+    for (const node of await this.masters()) {
+      const client = node.client();
+      let count = 0;
+      let cursor = "0";
+      do {
+        const [next, found] = await client.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        count += found.length;
+      } while (cursor !== "0");
+      client.disconnect();
+      if (!best || count > best.keys) best = { node, keys: count };
+    }
+    return best!;
+  }
+
+  /** Waits until the cluster serves every slot again (after a master was killed). */
+  async healed(ms = 30_000): Promise<void> {
+    await until("cluster_state:ok after a failover", ms, async () => {
+      const states = await Promise.all(
+        this.nodes.filter((n) => n.running).map((n) => this.info(n, "cluster", "info")),
+      );
+      return states.every((s) => s.includes("cluster_state:ok"));
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.kill()));
+  }
+
+  private async info(node: RedisServer, command: "cluster" | "info", arg: string): Promise<string> {
+    const client = node.client();
+    try {
+      return String(await client.call(command, arg));
+    } finally {
+      client.disconnect();
+    }
+  }
+}
+
+/**
+ * A Sentinel group on loopback, free ports: one master, `replicas` replicas and
+ * `sentinels` sentinels watching it as `name`, with a quorum of a majority and a
+ * 1 s down-after, so a dead master is replaced within a few seconds.
+ */
+export class RedisSentinelTopology {
+  private constructor(
+    readonly name: string,
+    readonly data: RedisServer[],
+    readonly sentinels: RedisServer[],
+  ) {}
+
+  static async start(options: {
+    dir: string;
+    name?: string;
+    replicas?: number;
+    sentinels?: number;
+    /** Extra lines for the data nodes (e.g. `min-replicas-to-write 1`). */
+    config?: string[];
+    spawn?: Spawn;
+  }): Promise<RedisSentinelTopology> {
+    const name = options.name ?? "rgmaster";
+    const spawn = options.spawn ? { spawn: options.spawn } : {};
+    const master = await RedisServer.start({
+      dir: join(options.dir, "data-0"),
+      config: [...DATA_NODE, ...(options.config ?? [])],
+      ...spawn,
+    });
+    const replicas = await Promise.all(
+      Array.from({ length: options.replicas ?? 2 }, (_, i) =>
+        RedisServer.start({
+          dir: join(options.dir, `data-${i + 1}`),
+          config: [...DATA_NODE, ...(options.config ?? []), `replicaof 127.0.0.1 ${master.port}`],
+          ...spawn,
+        }),
+      ),
+    );
+    const count = options.sentinels ?? 3;
+    const sentinels = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        RedisServer.start({
+          dir: join(options.dir, `sentinel-${i}`),
+          sentinel: true,
+          config: [
+            "sentinel resolve-hostnames no",
+            `sentinel announce-ip 127.0.0.1`,
+            `sentinel monitor ${name} 127.0.0.1 ${master.port} ${Math.floor(count / 2) + 1}`,
+            `sentinel down-after-milliseconds ${name} 1000`,
+            `sentinel failover-timeout ${name} 10000`,
+            `sentinel parallel-syncs ${name} 1`,
+          ],
+          ...spawn,
+        }),
+      ),
+    );
+    const topology = new RedisSentinelTopology(name, [master, ...replicas], sentinels);
+    await until("the master counting its replicas as good (min-replicas-to-write)", 30_000, async () => {
+      const c = master.client();
+      try {
+        const info = String(await c.info("replication"));
+        const good = /min_slaves_good_slaves:(\d+)/.exec(info);
+        return good === null || Number(good[1]) >= replicas.length;
+      } finally {
+        c.disconnect();
+      }
+    });
+    await until("replicas in sync and known to every sentinel", 30_000, async () => {
+      const known = await Promise.all(
+        sentinels.map((s) => topology.ask(s, ["replicas", name]).then((r) => (r as unknown[]).length)),
+      );
+      return known.every((n) => n === replicas.length);
+    });
+    return topology;
+  }
+
+  /** The sentinel URLs roomgate's `redis.sentinel.nodes` takes. */
+  get urls(): string[] {
+    return this.sentinels.map((s) => s.url);
+  }
+
+  /** The data node the sentinels name as master now. */
+  async master(): Promise<RedisServer> {
+    for (const s of this.sentinels.filter((n) => n.running)) {
+      try {
+        const [, port] = (await this.ask(s, ["get-master-addr-by-name", this.name])) as [string, string];
+        const node = this.data.find((d) => d.port === Number(port));
+        if (node) return node;
+      } catch {
+        // Ask the next sentinel.
+      }
+    }
+    throw new Error("no sentinel names a master");
+  }
+
+  /** Asks the sentinels for a failover (`SENTINEL FAILOVER`), as an operator's switchover does. */
+  async failover(): Promise<void> {
+    await this.ask(this.sentinels[0]!, ["failover", this.name]);
+  }
+
+  /** Waits until the sentinels name a master other than `old`, and it is a master. */
+  async promotedFrom(old: RedisServer, ms = 30_000): Promise<RedisServer> {
+    let found: RedisServer | undefined;
+    await until("a new master", ms, async () => {
+      const now = await this.master();
+      if (now === old) return false;
+      const client = now.client();
+      try {
+        const role = String(await client.info("replication"));
+        found = now;
+        return role.includes("role:master");
+      } finally {
+        client.disconnect();
+      }
+    });
+    return found!;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.sentinels, ...this.data].map((n) => n.kill()));
+  }
+
+  private async ask(sentinel: RedisServer, args: string[]): Promise<unknown> {
+    const client = new Redis({
+      host: "127.0.0.1",
+      port: sentinel.port,
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+    });
+    client.on("error", () => undefined);
+    try {
+      return await client.call("SENTINEL", ...args);
+    } finally {
+      client.disconnect();
+    }
+  }
+}

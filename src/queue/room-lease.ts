@@ -1,0 +1,164 @@
+import { LeaseLostError } from "../core/delivery-errors.js";
+import { retry, type RetryPolicy } from "../core/retry.js";
+import type { FinishReply, ParkReply, ReleaseReply } from "./scheduler-replies.js";
+import {
+  ReplicaWaitError,
+  type LeaseRef,
+  type SchedulerScripts,
+  type TurnWrites,
+} from "./scheduler-scripts.js";
+
+/**
+ * A fenced write that was not acknowledged (too few replicas, a connection lost to a
+ * failover) is sent again while the lease is still ours: it is idempotent, and on the
+ * new master it records what the old one may have lost (a part already sent).
+ */
+const UNACKNOWLEDGED: RetryPolicy = { attempts: Infinity, firstMs: 100, maxMs: 1000, jitter: true };
+
+/** Errors of a write that may or may not have been applied, on a master that may be gone. */
+function unacknowledged(err: unknown): boolean {
+  if (err instanceof ReplicaWaitError) return true;
+  const message = err instanceof Error ? err.message : "";
+  return /Connection is closed|ECONNREFUSED|ECONNRESET|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
+    message,
+  );
+}
+
+/** A lease not confirmed by Redis within its length minus this is treated as lost. */
+export const LEASE_MARGIN_MS = 1000;
+
+/** Lease and turn-record lengths every call of a lease needs. */
+export interface LeaseSettings {
+  leaseMs: number;
+  turnRecordMs: number;
+}
+
+/** What a finish needs besides the lease: the handled head and what to store with it. */
+export interface FinishArgs {
+  writes: TurnWrites;
+  head: string;
+  session: string;
+  offerLinks: string;
+  idleSeconds: number;
+  draining: boolean;
+  wantHistory: boolean;
+}
+
+/** What a park needs besides the lease. */
+export interface ParkArgs {
+  writes: TurnWrites;
+  unsentPart: string;
+  head: string;
+  delayMs: number;
+  kind: "wait" | "fail" | "final";
+  reason: string;
+  deadlineMs: number;
+  letterId: string;
+}
+
+/**
+ * One worker's hold on one room: the fencing token and whether the worker knows it
+ * lost the room, owned here and nowhere else. Every fenced write of the room goes
+ * through `step`, `park`, `finish` or `release`; once the room is given back (or
+ * lost) no further call writes anything, and a room left pending wakes a worker.
+ */
+export class RoomLease implements LeaseRef {
+  private lostFlag = false;
+  private ended = false;
+  /** Local time until which the lease is known to be ours (renewals move it on). */
+  private confirmedUntil: number;
+
+  constructor(
+    private readonly scripts: SchedulerScripts,
+    readonly room: string,
+    readonly lane: string,
+    readonly token: string,
+    private readonly settings: LeaseSettings,
+  ) {
+    this.confirmedUntil = Date.now() + settings.leaseMs - LEASE_MARGIN_MS;
+  }
+
+  /** The room's shard (its leases are renewed together with the shard's others). */
+  get shard(): number {
+    return this.scripts.keys.shardOf(this.room);
+  }
+
+  /** True once the room is known lost (another worker may hold it): stop before any side effect. */
+  get lost(): boolean {
+    if (!this.lostFlag && !this.ended && Date.now() > this.confirmedUntil) this.lostFlag = true;
+    return this.lostFlag;
+  }
+
+  /** True while the room is ours to work on. */
+  get active(): boolean {
+    return !this.ended && !this.lost;
+  }
+
+  /** Marks the room lost (a renewal found another token). */
+  markLost(): void {
+    this.lostFlag = true;
+  }
+
+  /** A renewal sent at local time `sentAt` was confirmed. */
+  confirm(sentAt: number): void {
+    this.confirmedUntil = sentAt + this.settings.leaseMs - LEASE_MARGIN_MS;
+  }
+
+  /** The fenced commit and "sending" mark before a send; throws LeaseLostError when not ours. */
+  async step(writes: TurnWrites, part: string): Promise<void> {
+    this.assertActive();
+    const reply = await this.acknowledged(() => this.scripts.step({ lease: this, writes, part }));
+    if (reply.kind === "lost") this.lose();
+  }
+
+  /** Ends the head turn; keeps the room for the next (`next`) or lets go of it. */
+  async finish(args: FinishArgs): Promise<FinishReply> {
+    this.assertActive();
+    const reply = await this.acknowledged(() =>
+      this.scripts.finish({ lease: this, ...args, ...this.settings }),
+    );
+    if (reply.kind === "lost") this.lostFlag = true;
+    if (reply.kind === "released") await this.end(reply.leftPending);
+    if (reply.kind === "next") this.confirm(Date.now());
+    return reply;
+  }
+
+  /** Gives the room back until its head turn may resume, or dead-letters the turn. */
+  async park(args: ParkArgs): Promise<ParkReply> {
+    this.assertActive();
+    const reply = await this.acknowledged(() =>
+      this.scripts.park({ lease: this, ...args, turnRecordMs: this.settings.turnRecordMs }),
+    );
+    if (reply.kind === "lost") this.lostFlag = true;
+    else await this.end(reply.kind === "dead" && reply.leftPending);
+    return reply;
+  }
+
+  /** Hands the room back at once, pending in `toLane` (default its own) when it has events. */
+  async release(toLane?: string): Promise<ReleaseReply> {
+    const reply = await this.scripts.release({ lease: this, ...(toLane ? { toLane } : {}) });
+    if (reply.kind === "lost") this.lostFlag = true;
+    else await this.end(reply.leftPending, toLane);
+    return reply;
+  }
+
+  /** Runs a fenced write until acknowledged, while the lease is still known to be ours. */
+  private acknowledged<T>(write: () => Promise<T>): Promise<T> {
+    return retry(write, (err) => (unacknowledged(err) && !this.lost ? "retry" : "fail"), UNACKNOWLEDGED);
+  }
+
+  private async end(leftPending: boolean, lane = this.lane): Promise<void> {
+    this.ended = true;
+    // A lost wake-up only delays the room until a worker next looks (peek-shard.lua).
+    if (leftPending) await this.scripts.wake(lane, this.room).catch(() => undefined);
+  }
+
+  private assertActive(): void {
+    if (!this.active) throw new LeaseLostError(this.room);
+  }
+
+  private lose(): never {
+    this.lostFlag = true;
+    throw new LeaseLostError(this.room);
+  }
+}

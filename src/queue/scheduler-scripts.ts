@@ -1,0 +1,333 @@
+import type { ZodType } from "zod";
+import { RoomgateError } from "../core/errors.js";
+import type { Keys } from "../sessions/keys.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+import { defineScripts, type ScriptName } from "./lua-scripts.js";
+import {
+  ClaimReplySchema,
+  EnqueueReplySchema,
+  FinishReplySchema,
+  FloodReplySchema,
+  ParkReplySchema,
+  PeekReplySchema,
+  ReleaseReplySchema,
+  RenewReplySchema,
+  RequeueReplySchema,
+  StepReplySchema,
+  type ClaimReply,
+  type EnqueueReply,
+  type FinishReply,
+  type FloodReply,
+  type ParkReply,
+  type PeekReply,
+  type ReleaseReply,
+  type RequeueReply,
+  type StepReply,
+} from "./scheduler-replies.js";
+
+/** A write was applied on the master but fewer replicas than required acknowledged it in time. */
+export class ReplicaWaitError extends RoomgateError {
+  constructor(
+    readonly acknowledged: number,
+    readonly required: number,
+  ) {
+    super(`only ${acknowledged} of ${required} replicas acknowledged the write in time; it is not relied on`);
+  }
+}
+
+/** How acknowledged writes are made durable: how many replicas a write's master must WAIT for. */
+export interface Durability {
+  timeoutMs: number;
+  /** The master a write whose first key is `key` goes to, and the replicas it must reach. */
+  required(key: string): Promise<{ node: string; replicas: number }>;
+  /** What the WAIT answered, so the count can follow the master's replicas. */
+  observe(node: string, acknowledged: number, required: number): void;
+}
+
+/** No replica is waited for (one instance, or `redis.waitReplicas: 0`). */
+export const NO_WAIT: Durability = {
+  timeoutMs: 0,
+  required: async () => ({ node: "", replicas: 0 }),
+  observe: () => undefined,
+};
+
+/** The flood limits an enqueue checks, for one person. */
+export interface FloodArgs {
+  userId: string;
+  turnsPerMinute: number;
+  roomQueueCap: number;
+}
+
+/** The writes a turn buffers until its next fenced call (JSON, "" for none). */
+export interface TurnWrites {
+  commit: string;
+  sent: string;
+}
+
+/** A room held under a lease: the fencing token every write carries. */
+export interface LeaseRef {
+  room: string;
+  lane: string;
+  token: string;
+}
+
+/**
+ * The scheduler's Lua scripts as typed calls: one method per script, each building
+ * its KEYS (only from `Keys`) and ARGV from a named object and parsing the reply
+ * into a discriminated union. Writes that a caller relies on afterwards (enqueue,
+ * step, finish, park, release, requeue) wait for the replicas `durability` names in
+ * the same round trip (a pipeline of the script and WAIT, on the script's node), and
+ * throw ReplicaWaitError when too few acknowledged. Nobody else knows a position.
+ */
+export class SchedulerScripts {
+  constructor(
+    private readonly redis: RedisClient,
+    readonly keys: Keys,
+    readonly durability: Durability = NO_WAIT,
+  ) {
+    defineScripts(redis);
+  }
+
+  /** enqueue-event.lua: de-duplicate, check flood limits (when given), append, make pending. */
+  enqueue(a: {
+    room: string;
+    lane: string;
+    eventId: string;
+    entry: string;
+    dedupeMs: number;
+    flood?: FloodArgs;
+  }): Promise<EnqueueReply> {
+    const room = this.keys.room(a.room);
+    const lane = this.keys.laneShard(a.lane, room.shard);
+    const user = a.flood?.userId ?? "-";
+    return this.run("rgEnqueue", EnqueueReplySchema, true, [
+      [
+        room.seen,
+        room.inbox,
+        lane.pending,
+        lane.running,
+        this.keys.turnRate(a.room, user),
+        this.keys.notice(a.room, "queue", user),
+        this.keys.notice(a.room, "rate", user),
+      ],
+      [
+        a.eventId,
+        a.entry,
+        a.dedupeMs,
+        a.room,
+        a.flood ? "1" : "",
+        a.flood?.turnsPerMinute ?? 0,
+        a.flood?.roomQueueCap ?? 0,
+      ],
+    ]);
+  }
+
+  /** check-flood.lua: the flood limits alone, for an event checked before it is built. */
+  checkFlood(a: { room: string } & FloodArgs): Promise<FloodReply> {
+    const keys = this.keys;
+    return this.run("rgFloodCheck", FloodReplySchema, false, [
+      [
+        keys.inbox(a.room),
+        keys.turnRate(a.room, a.userId),
+        keys.notice(a.room, "queue", a.userId),
+        keys.notice(a.room, "rate", a.userId),
+      ],
+      [a.turnsPerMinute, a.roomQueueCap],
+    ]);
+  }
+
+  /** claim-room.lua: take a due (or abandoned) room under a new lease and read its head turn. */
+  claim(a: {
+    room: string;
+    lane: string;
+    token: string;
+    leaseMs: number;
+    turnRecordMs: number;
+  }): Promise<ClaimReply> {
+    const room = this.keys.room(a.room);
+    const lane = this.keys.laneShard(a.lane, room.shard);
+    return this.run("rgClaim", ClaimReplySchema, false, [
+      [lane.pending, lane.running, room.lease, room.inbox, room.session, room.turn],
+      [a.room, a.token, a.leaseMs, a.turnRecordMs],
+    ]);
+  }
+
+  /** peek-shard.lua: the due and abandoned rooms of one lane in one shard, and when the next is due. */
+  peek(a: { lane: string; shard: number; limit: number }): Promise<PeekReply> {
+    const lane = this.keys.laneShard(a.lane, a.shard);
+    return this.run("rgPeek", PeekReplySchema, false, [[lane.pending, lane.running], [a.limit]]);
+  }
+
+  /** turn-step.lua: the fenced commit and "sending" mark before one send. */
+  step(a: { lease: LeaseRef; writes: TurnWrites; part: string }): Promise<StepReply> {
+    const room = this.keys.room(a.lease.room);
+    const lane = this.keys.laneShard(a.lease.lane, room.shard);
+    return this.run("rgStep", StepReplySchema, true, [
+      [room.lease, lane.running, room.session, room.history, room.offerRefs, room.turn],
+      [a.lease.room, a.lease.token, a.writes.commit, a.writes.sent, a.part],
+    ]);
+  }
+
+  /** finish-turn.lua: end a delivered turn; let go of the room or keep it for its next turn. */
+  finish(a: {
+    lease: LeaseRef;
+    writes: TurnWrites;
+    head: string;
+    session: string;
+    offerLinks: string;
+    idleSeconds: number;
+    leaseMs: number;
+    draining: boolean;
+    wantHistory: boolean;
+    turnRecordMs: number;
+  }): Promise<FinishReply> {
+    const room = this.keys.room(a.lease.room);
+    const lane = this.keys.laneShard(a.lease.lane, room.shard);
+    return this.run("rgFinish", FinishReplySchema, true, [
+      [
+        room.lease,
+        lane.running,
+        lane.pending,
+        room.session,
+        room.history,
+        room.offerRefs,
+        room.turn,
+        room.inbox,
+      ],
+      [
+        a.lease.room,
+        a.lease.token,
+        a.writes.commit,
+        a.writes.sent,
+        a.head,
+        a.session,
+        a.offerLinks,
+        a.idleSeconds,
+        a.leaseMs,
+        a.draining ? "1" : "",
+        a.wantHistory ? "1" : "",
+        a.turnRecordMs,
+      ],
+    ]);
+  }
+
+  /** park-turn.lua: give the room back until it may resume, or dead-letter its head turn. */
+  park(a: {
+    lease: LeaseRef;
+    writes: TurnWrites;
+    unsentPart: string;
+    head: string;
+    delayMs: number;
+    kind: "wait" | "fail" | "final";
+    reason: string;
+    deadlineMs: number;
+    letterId: string;
+    turnRecordMs: number;
+  }): Promise<ParkReply> {
+    const room = this.keys.room(a.lease.room);
+    const lane = this.keys.laneShard(a.lease.lane, room.shard);
+    return this.run("rgPark", ParkReplySchema, true, [
+      [
+        room.lease,
+        lane.running,
+        lane.pending,
+        room.session,
+        room.history,
+        room.offerRefs,
+        room.turn,
+        room.inbox,
+        this.keys.deadLetters(room.shard),
+        this.keys.deadLetterIndex(room.shard),
+      ],
+      [
+        a.lease.room,
+        a.lease.token,
+        a.writes.commit,
+        a.writes.sent,
+        a.unsentPart,
+        a.head,
+        Math.max(0, Math.ceil(a.delayMs)),
+        a.kind,
+        a.reason,
+        a.deadlineMs,
+        a.letterId,
+        a.turnRecordMs,
+        a.lease.lane,
+      ],
+    ]);
+  }
+
+  /** release-room.lua: hand the room back at once, pending again in `toLane` (default: its own). */
+  release(a: { lease: LeaseRef; toLane?: string }): Promise<ReleaseReply> {
+    const room = this.keys.room(a.lease.room);
+    const from = this.keys.laneShard(a.lease.lane, room.shard);
+    const to = this.keys.laneShard(a.toLane ?? a.lease.lane, room.shard);
+    return this.run("rgRelease", ReleaseReplySchema, true, [
+      [room.lease, from.running, to.pending, room.inbox],
+      [a.lease.room, a.lease.token],
+    ]);
+  }
+
+  /** renew-leases.lua: extend leases of one lane in one shard; true per lease still ours. */
+  async renew(a: { lane: string; shard: number; leases: LeaseRef[]; leaseMs: number }): Promise<boolean[]> {
+    const lane = this.keys.laneShard(a.lane, a.shard);
+    return this.run("rgRenew", RenewReplySchema, false, [
+      [lane.running, ...a.leases.map((l) => this.keys.lease(l.room))],
+      [a.leaseMs, ...a.leases.flatMap((l) => [l.room, l.token])],
+    ]);
+  }
+
+  /** requeue-dead-letter.lua: put a dead letter back at the end of its room's inbox. */
+  requeue(a: { id: string; room: string; lane: string; entry: string }): Promise<RequeueReply> {
+    const room = this.keys.room(a.room);
+    const lane = this.keys.laneShard(a.lane, room.shard);
+    return this.run("rgRequeue", RequeueReplySchema, true, [
+      [
+        this.keys.deadLetters(room.shard),
+        this.keys.deadLetterIndex(room.shard),
+        room.inbox,
+        lane.pending,
+        lane.running,
+      ],
+      [a.id, a.room, a.entry],
+    ]);
+  }
+
+  /** Wakes one idle worker of the lane for a room that became pending (not a script: one RPUSH, popped FIFO). */
+  async wake(lane: string, room: string): Promise<void> {
+    await this.redis.rpush(this.keys.wake(lane), room);
+  }
+
+  private async run<T>(
+    name: ScriptName,
+    schema: ZodType<T>,
+    durable: boolean,
+    [keys, args]: [string[], (string | number)[]],
+  ): Promise<T> {
+    const { node, replicas } = durable ? await this.durability.required(keys[0]!) : { node: "", replicas: 0 };
+    if (replicas === 0) {
+      const call = (this.redis as unknown as Record<ScriptName, ScriptCall>)[name];
+      return schema.parse(await call.call(this.redis, keys.length, ...keys, ...args));
+    }
+    // The script and WAIT in one pipeline go to the script's node on one connection, so
+    // WAIT covers this write (and every earlier one of that connection).
+    const pipeline = this.redis.pipeline();
+    (pipeline as unknown as Record<ScriptName, ScriptCall>)[name].call(
+      pipeline,
+      keys.length,
+      ...keys,
+      ...args,
+    );
+    pipeline.call("WAIT", replicas, this.durability.timeoutMs);
+    const replies = (await pipeline.exec()) ?? [];
+    const [scriptErr, reply] = replies[0] ?? [new Error("no reply")];
+    if (scriptErr) throw scriptErr;
+    const [waitErr, acked] = replies[1] ?? [new Error("no WAIT reply")];
+    if (waitErr) throw waitErr;
+    this.durability.observe(node, Number(acked), replicas);
+    if (Number(acked) < replicas) throw new ReplicaWaitError(Number(acked), replicas);
+    return schema.parse(reply);
+  }
+}
+
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;

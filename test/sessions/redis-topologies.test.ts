@@ -1,0 +1,153 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisClusterTopology, RedisSentinelTopology } from "../../bench/support/redis-topology.js";
+import { silentLogger } from "../../src/core/log.js";
+import { startRuntime, type Runtime } from "../../src/runtime.js";
+import { RedisConnection } from "../../src/sessions/redis-connection.js";
+import { checkRedisPersistence } from "../../src/sessions/redis-persistence.js";
+import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
+import { DEMO_SERVER } from "../support/spine.js";
+import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+
+/**
+ * The short topology check `npm test` runs (the long runs are `npm run test:faults --
+ * --topology cluster|sentinel`): roomgate answers every message exactly once on
+ * a real Redis Cluster and behind a real Sentinel group, through a SENTINEL FAILOVER.
+ */
+const CHATS = 24;
+const users = Array.from({ length: CHATS }, (_, i) => 8000 + i);
+
+async function roomgateOn(connection: RedisConnection, standin: TelegramApiStandin, bot: StandinBot) {
+  const base = telegramConfig({
+    apiRoot: standin.url,
+    namespaces: { feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } } },
+    bots: [{ token: bot.token, users }],
+  });
+  const config = {
+    ...base,
+    telegram: { ...base.telegram!, limits: { botPerSecond: 1000, chatPerSecond: 100, groupPerMinute: 1000 } },
+  };
+  return startRuntime({
+    config,
+    redis: connection,
+    log: silentLogger(),
+    platforms: [
+      createTelegramPlatform({ polling: { timeoutSeconds: 1, backoffMs: { initial: 50, max: 500 } } }),
+    ],
+  });
+}
+
+/** Sends messages `from`..`to` to every chat; each must be answered exactly once. */
+async function talk(standin: TelegramApiStandin, bot: StandinBot, from: number, to: number): Promise<void> {
+  for (let n = from; n < to; n += 1)
+    for (const id of users)
+      standin.userSends(bot.token, { from: { id, first_name: "U" }, text: `what should I read today? ${n}` });
+  await waitFor(
+    () => users.every((id) => standin.botMessages(bot.token, id).length >= to),
+    40_000,
+    "answers",
+  );
+  for (const id of users) expect(standin.botMessages(bot.token, id)).toHaveLength(to);
+}
+
+describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-cluster-"));
+  let cluster: RedisClusterTopology;
+  let standin: TelegramApiStandin;
+  let runtime: Runtime;
+  let connection: RedisConnection;
+  let bot: StandinBot;
+  beforeAll(async () => {
+    cluster = await RedisClusterTopology.start({ dir });
+    standin = await TelegramApiStandin.start();
+    bot = standin.addBot();
+    connection = new RedisConnection({ kind: "cluster", nodes: cluster.urls.slice(0, 2) });
+    await connection.resolveWait("auto", silentLogger());
+    runtime = await roomgateOn(connection, standin, bot);
+  }, 60_000);
+  afterAll(async () => {
+    await runtime?.stop(0);
+    connection?.close();
+    await standin?.close();
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("answers every message once, with the rooms spread over every master and writes waiting for a replica", async () => {
+    expect(connection.waitReplicas).toBe(1);
+    await talk(standin, bot, 0, 3);
+    const masters = await cluster.masters();
+    const perMaster = await Promise.all(
+      masters.map(async (m) => {
+        const c = m.client();
+        const n = (await c.scan("0", "MATCH", "rg:{*}:room:*:session", "COUNT", 10_000))[1].length;
+        c.disconnect();
+        return n;
+      }),
+    );
+    expect(perMaster.filter((n) => n > 0)).toHaveLength(3);
+  }, 60_000);
+
+  it("has its persistence checked on every master and replica (a replica without it is refused)", async () => {
+    await expect(checkRedisPersistence(connection, false, silentLogger())).resolves.toBeUndefined();
+    const masters = await cluster.masters();
+    const off = cluster.nodes.find((n) => !masters.includes(n))!.client();
+    await off.config("SET", "appendonly", "no");
+    await expect(checkRedisPersistence(connection, false, silentLogger())).rejects.toThrow(/appendonly "no"/);
+    await off.config("SET", "appendonly", "yes");
+    off.disconnect();
+  });
+});
+
+describe("behind Sentinel (1 master, 2 replicas, 3 sentinels)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-sentinel-"));
+  let group: RedisSentinelTopology;
+  let standin: TelegramApiStandin;
+  let runtime: Runtime;
+  let connection: RedisConnection;
+  let bot: StandinBot;
+  beforeAll(async () => {
+    group = await RedisSentinelTopology.start({ dir, replicas: 2, sentinels: 3 });
+    standin = await TelegramApiStandin.start();
+    bot = standin.addBot();
+    connection = new RedisConnection({ kind: "sentinel", name: group.name, nodes: group.urls });
+    await connection.resolveWait("auto", silentLogger());
+    runtime = await roomgateOn(connection, standin, bot);
+  }, 60_000);
+  afterAll(async () => {
+    await runtime?.stop(0);
+    connection?.close();
+    await standin?.close();
+    await group?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("follows the new master through a SENTINEL FAILOVER, losing and repeating nothing", async () => {
+    expect(connection.waitReplicas).toBe(1);
+    await talk(standin, bot, 0, 2);
+    const old = await group.master();
+    await group.failover();
+    const promoted = await group.promotedFrom(old);
+    expect(promoted).not.toBe(old);
+    await talk(standin, bot, 2, 4);
+  }, 90_000);
+
+  it("refuses the replica given as url", async () => {
+    // A node that says it is a replica now (a demoted master turns into one a while after a failover).
+    const roles = await Promise.all(
+      group.data.map(async (d) => {
+        const c = d.client();
+        const info = await c.info("replication");
+        c.disconnect();
+        return info.includes("role:slave");
+      }),
+    );
+    const replica = group.data[roles.indexOf(true)]!;
+    const direct = RedisConnection.single(replica.url);
+    await expect(checkRedisPersistence(direct, false, silentLogger())).rejects.toThrow(/is a replica/);
+    direct.close();
+  });
+});
