@@ -4,6 +4,7 @@ import { InboundEventSchema, type InboundEvent, type ProactiveSource } from "../
 import { roomOrigin } from "../core/origin.js";
 import { platformOf } from "../core/room.js";
 import type { Keys } from "../sessions/keys.js";
+import { ReplicaWaitError, type Durability } from "../queue/scheduler-scripts.js";
 
 /** One turn no person started, before it is an event. */
 export interface ProactiveTurn {
@@ -52,6 +53,7 @@ export class ProactiveInbox {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly inbox: Inbox,
+    private readonly durability: Durability,
     /** Called when an event was held just as the mute ended, so that it is not stranded. */
     private readonly released: (room: string) => Promise<void>,
   ) {}
@@ -62,11 +64,28 @@ export class ProactiveInbox {
     if (!(await this.mutedUntil(turn.room))) {
       return (await this.inbox.enqueue(event)) ? "queued" : "duplicate";
     }
-    const held = this.keys.held(turn.room);
-    await this.redis.multi().rpush(held, JSON.stringify(event)).pexpire(held, HELD_KEEP_MS).exec();
+    await this.hold(turn.room, event);
     // The mute may have ended (and its held events been queued) between the check and the push.
     if (!(await this.mutedUntil(turn.room))) await this.released(turn.room);
     return "held";
+  }
+
+  /**
+   * Sets the event aside until the room's mute ends. A sender is told it was accepted
+   * (a webhook's 202), so where the topology has replicas the write waits for them, as
+   * an enqueue does, in the same round trip (WAIT on the list's master).
+   */
+  private async hold(room: string, event: InboundEvent): Promise<void> {
+    const held = this.keys.held(room);
+    const { node, replicas } = await this.durability.required(held);
+    const pipeline = this.redis.pipeline().rpush(held, JSON.stringify(event)).pexpire(held, HELD_KEEP_MS);
+    if (replicas > 0) pipeline.call("WAIT", replicas, this.durability.timeoutMs);
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+    if (replicas === 0) return;
+    const acknowledged = Number(replies[2]?.[1]);
+    this.durability.observe(node, acknowledged, replicas);
+    if (acknowledged < replicas) throw new ReplicaWaitError(acknowledged, replicas);
   }
 
   /** Queues an event exactly as it is (a held one being released). */

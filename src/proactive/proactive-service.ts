@@ -1,4 +1,5 @@
-import type { RedisClient } from "../sessions/redis-connection.js";
+import type { RedisClient, RedisConnection } from "../sessions/redis-connection.js";
+import type { Durability } from "../queue/scheduler-scripts.js";
 import type { Inbox } from "../core/adapter.js";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
@@ -43,6 +44,10 @@ export interface ProactiveService {
 export async function startProactive(options: {
   config: Config;
   redis: RedisClient;
+  /** Where the bullmq queue's own client comes from (the same topology as `redis`). */
+  connection: RedisConnection;
+  /** How writes a sender is told about (a held webhook delivery) wait for replicas. */
+  durability: Durability;
   keys: Keys;
   inbox: Inbox;
   limiter: RedisRateLimiter;
@@ -55,10 +60,10 @@ export async function startProactive(options: {
   const { config, redis, keys, limiter } = options;
   const log = options.log.child({ part: "proactive" });
   const settings = config.proactive;
-  const queue = new ProactiveQueue(redis, keys, log, settings.keepJobsSeconds);
+  const queue = new ProactiveQueue(options.connection.create(), keys, log, settings.keepJobsSeconds);
   // The inbox releases a room whose mute ended while it held an event; the mutes release through the inbox.
   const release = { to: async (room: string): Promise<unknown> => room };
-  const inbox = new ProactiveInbox(redis, keys, options.inbox, async (room) => {
+  const inbox = new ProactiveInbox(redis, keys, options.inbox, options.durability, async (room) => {
     await release.to(room);
   });
   const mutes = new RoomMutes(redis, keys, queue, inbox, settings.afterMute, log);

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Logger } from "../core/log.js";
 
 /**
@@ -14,7 +14,7 @@ export class WorkerUptime {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
     private readonly downMs: number,
     private readonly log: Logger,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedis, type TestRedis } from "../support/redis.js";
+import { testTopology, type TestTopology } from "../support/test-topology.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
@@ -17,12 +17,12 @@ const MARKER = /⏰ Scheduled ask "tick" \((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\
 
 let standin: TelegramApiStandin;
 let bot: StandinBot;
-let db: TestRedis;
+let db: TestTopology;
 const processes: RoomgateProcess[] = [];
 
 function config(schedules: unknown[]): Record<string, unknown> {
   return {
-    redis: { url: db.url, prefix: db.prefix },
+    redis: db.config,
     namespaces: demoNamespaces({}, ["feed"]).config.namespaces,
     telegram: {
       apiRoot: standin.url,
@@ -82,7 +82,7 @@ async function jobsAround(sorted: number[]): Promise<string> {
   const lines: string[] = [];
   for (let i = 1; i < sorted.length; i++) {
     for (let t = sorted[i - 1]! + PERIOD_MS; t < sorted[i]!; t += PERIOD_MS) {
-      const ids = await db.redis.keys(
+      const ids = await db.keysMatching(
         `${db.prefix}:{proactive}:jobs:repeat:cfg.tick:${String(t).slice(0, 10)}*`,
       );
       for (const id of ids) lines.push(`${id} ${JSON.stringify(await db.redis.hgetall(id))}`);
@@ -95,7 +95,7 @@ async function jobsAround(sorted: number[]): Promise<string> {
 beforeAll(async () => {
   standin = await TelegramApiStandin.start({ perChatRate: true });
   bot = standin.addBot({ username: "feed_sched_bot" });
-  db = await testRedis();
+  db = await testTopology();
   TICK.room = `telegram:${bot.id}:${ALICE.id}`;
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signHook } from "../../src/proactive/hook-signature.js";
-import { testRedis, type TestRedis } from "../support/redis.js";
+import { testTopology, type TestTopology } from "../support/test-topology.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
@@ -14,7 +14,7 @@ const SECRET = "ci-hook-secret-0123456789";
 
 let standin: TelegramApiStandin;
 let bot: StandinBot;
-let db: TestRedis;
+let db: TestTopology;
 let roomgate: RoomgateProcess;
 let callLog: string;
 let base: string;
@@ -44,13 +44,13 @@ async function post(
 beforeAll(async () => {
   standin = await TelegramApiStandin.start({ perChatRate: true });
   bot = standin.addBot({ username: "runs_hook_bot" });
-  db = await testRedis();
+  db = await testTopology();
   const demo = demoNamespaces({}, ["feed"]);
   callLog = demo.callLog;
   const room = `telegram:${bot.id}:${ALICE.id}`;
   roomgate = RoomgateProcess.start(
     {
-      redis: { url: db.url, prefix: db.prefix },
+      redis: db.config,
       namespaces: demo.config.namespaces,
       telegram: {
         apiRoot: standin.url,
