@@ -8,6 +8,7 @@ import { liveChannel } from "./control/live-channel.js";
 import { RoomInboxReader } from "./control/room-inbox-reader.js";
 import { takesHistory } from "./engine/arguments.js";
 import { Engine } from "./engine/engine.js";
+import type { VoiceTool } from "./core/adapter.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
@@ -51,6 +52,8 @@ export interface PlatformModule {
   lanes?: (string | LaneSpec)[];
   /** The worker's own check of a queued event's sender against the current bindings. */
   senderCheck?: (event: InboundEvent) => boolean;
+  /** The voice tool of an event's room, from the platform's bindings as configured now. */
+  voiceOf?: (event: InboundEvent) => VoiceTool | undefined;
   /**
    * The lane of a room of this module's platform, when not the default (`lanes.ts`):
    * e.g. encrypted rooms in a lane only the process owning the device serves. Every
@@ -137,6 +140,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const turnRecordMs = deadlineMs + 3600_000;
   const store = new RedisSessionStore(redis, keys, { ...config.sessions, turnRecordMs }, log);
   const senderChecks = new Map<string, (event: InboundEvent) => boolean>();
+  const voices = new Map<string, (event: InboundEvent) => VoiceTool | undefined>();
   const engine = new Engine({
     namespaces,
     offerByRef: (room, ref) => store.offerByRef(room, ref),
@@ -144,8 +148,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       maxMessageChars: config.limits.maxMessageChars,
       choiceSeconds: config.sessions.choiceSeconds,
       slotSeconds: config.sessions.slotSeconds,
+      files: {
+        maxBytes: config.limits.maxFileBytes,
+        timeoutMs: config.limits.fileTimeoutSeconds * 1000,
+        types: config.limits.fileTypes,
+      },
     },
     senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
+    voiceOf: (event) => voices.get(event.platform)?.(event),
     proactive: () => proactive?.room,
     log,
   });
@@ -155,6 +165,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const lanes: (string | LaneSpec)[] = [];
   for (const m of modules) {
     if (m.sender && m.senderCheck) senderChecks.set(m.sender.platform, m.senderCheck);
+    if (m.sender && m.voiceOf) voices.set(m.sender.platform, m.voiceOf);
     if (!m.sender) continue;
     senders.set(m.sender.platform, m.sender);
     lanes.push(...(m.lanes ?? [m.sender.platform]));

@@ -1,4 +1,5 @@
 import type { DeliveryLedger, PlatformSender } from "../core/adapter.js";
+import { FileFetchError } from "../core/errors.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
@@ -49,5 +50,13 @@ export function liveChannel(
       (await inbox.after(event.room, mark)).filter(
         (e) => e.event.eventId !== event.eventId && e.event.sender.allowed,
       ),
+    fetchFile: async (file, limits) => {
+      if (!sender.fetchFile) {
+        throw new FileFetchError(`${sender.platform} cannot fetch files`, {
+          userText: "Files cannot be passed on from this chat.",
+        });
+      }
+      return sender.fetchFile(event, file, limits);
+    },
   };
 }

@@ -1,6 +1,6 @@
 import type { Admission, FloodTicket } from "./admission.js";
 import type { Logger } from "./log.js";
-import type { InboundEvent } from "./event.js";
+import type { InboundEvent, InboundFile } from "./event.js";
 import type { Platform } from "./room.js";
 import type { ProgressUpdate } from "./progress.js";
 import type { TurnOutcome } from "./reply.js";
@@ -76,6 +76,24 @@ export interface PlatformSender {
    * Optional: a sender without it shows typing only.
    */
   progress?(event: InboundEvent, update: ProgressUpdate): Promise<void>;
+  /**
+   * Fetches a file the adapter left on the platform (`file.ref`), reading no more than
+   * `limits.maxBytes` within `limits.timeoutMs`. Optional: without it such files cannot
+   * reach a tool. Throws FileFetchError with a line for the person.
+   */
+  fetchFile?(event: InboundEvent, file: InboundFile, limits: FileLimits): Promise<Uint8Array>;
+}
+
+/** The tool that turns a room's voice notes into text, and the namespace that serves it. */
+export interface VoiceTool {
+  namespace: string;
+  tool: string;
+}
+
+/** How much of a file the worker may read, and for how long. */
+export interface FileLimits {
+  maxBytes: number;
+  timeoutMs: number;
 }
 
 /** The receiving half of a platform adapter: started by `roomgate start`, stopped on SIGTERM. */

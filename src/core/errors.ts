@@ -68,5 +68,7 @@ export class RedisMissingError extends RoomgateError {}
 /** The embedded Redis data folder is in use by another running roomgate process. */
 export class RedisDirBusyError extends RoomgateError {}
 
+/** A file the person sent could not be fetched for a tool (too large, too slow, gone); `userText` says which. */
+export class FileFetchError extends RoomgateError {}
 /** The configured Redis did not answer (down, wrong address or password). */
 export class RedisUnreachableError extends RoomgateError {}

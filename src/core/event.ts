@@ -52,11 +52,21 @@ export const ProactiveSourceSchema = z.object({
 });
 export type ProactiveSource = z.infer<typeof ProactiveSourceSchema>;
 
-/** A text file a person sent, already downloaded and size-checked by the adapter. */
+/**
+ * A file a person sent: a text document the adapter already downloaded (`text`), or a
+ * photo, voice note, audio file or other document left on the platform (`ref`) for the
+ * worker to fetch when a tool takes it; sizes and types checked at the edge either way.
+ */
 export const InboundFileSchema = z.object({
   name: z.string(),
   mime: z.string(),
   size: z.number().int().nonnegative(),
+  /** What the person sent it as; a document when unset. */
+  kind: z.enum(["document", "photo", "voice", "audio"]).optional(),
+  /** The platform's handle to fetch the file by (a Telegram file_id), when it was not read at the edge. */
+  ref: z.string().optional(),
+  /** The text sent with the file (a Telegram caption): the question that goes with it. */
+  caption: z.string().optional(),
   /** The file's text when the adapter could read it as text within the size cap. */
   text: z.string().optional(),
   /** Why the adapter could not take the file (too large, not text), shown to the person. */

@@ -49,7 +49,10 @@ function boundNamespace(config: Config, room: string): { namespace?: string } | 
     return { namespace: bot.namespace };
   }
   if (room.startsWith("matrix:")) {
-    const binding = config.matrix?.rooms.find((r) => `matrix:${r.room}` === room);
+    // A thread (`matrix:<room>:<root event>`) is bound as its room is.
+    const binding = config.matrix?.rooms.find(
+      (r) => room === `matrix:${r.room}` || room.startsWith(`matrix:${r.room}:$`),
+    );
     if (!binding) return { problem: `room ${room.slice(7)} is not under matrix.rooms` };
     return { namespace: binding.namespace };
   }

@@ -9,9 +9,9 @@ export function telegramRoom(botId: number | string, chatId: number | string, to
   return topicId === undefined ? `telegram:${botId}:${chatId}` : `telegram:${botId}:${chatId}:${topicId}`;
 }
 
-/** Room key of a Matrix room. */
-export function matrixRoom(roomId: string): string {
-  return `matrix:${roomId}`;
+/** Room key of a Matrix room, or of one thread in it (its root event id): a thread is a room of its own. */
+export function matrixRoom(roomId: string, threadRoot?: string): string {
+  return threadRoot === undefined ? `matrix:${roomId}` : `matrix:${roomId}:${threadRoot}`;
 }
 
 /** Room key of a terminal session. */

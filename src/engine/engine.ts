@@ -9,7 +9,8 @@ import { admission, messageSteps, turnSteps } from "./pipeline.js";
 import type { RoomProactive } from "./room-proactive.js";
 import { referenceId } from "./tool-result.js";
 import { texts } from "./texts.js";
-import { TurnContext, type TurnSettings } from "./turn-context.js";
+import type { VoiceTool } from "../core/adapter.js";
+import { TurnContext, type TurnServices, type TurnSettings } from "./turn-context.js";
 import type { TurnChannel } from "./turn-channel.js";
 
 export type { TurnResult } from "./changes.js";
@@ -29,6 +30,8 @@ export interface EngineDeps {
   senderAllowed?: (event: InboundEvent) => boolean;
   /** The room's schedules and mute, once the proactive parts run (they start after the engine). */
   proactive?: () => RoomProactive | undefined;
+  /** The voice tool of an event's room, from its platform's bindings as configured now. */
+  voiceOf?: (event: InboundEvent) => VoiceTool | undefined;
 }
 
 /**
@@ -62,6 +65,7 @@ export class Engine {
       offerByRef: (ref) => this.deps.offerByRef(event.room, ref),
       typedSteps: (typed) => run(messageSteps, typed),
       proactive: this.deps.proactive?.(),
+      ...voiceServices(this.deps, event),
     });
     let changes: readonly Change[];
     try {
@@ -85,4 +89,13 @@ export class Engine {
     log.error({ err, ref }, "turn failed");
     return texts.internal(ref);
   }
+}
+
+/** The room's voice tool and the namespace to call it on, when the room's binding names one. */
+function voiceServices(
+  deps: EngineDeps,
+  event: InboundEvent,
+): Pick<TurnServices, "voice" | "namespaceNamed"> {
+  const voice = deps.voiceOf?.(event);
+  return voice ? { voice, namespaceNamed: (name) => deps.namespaces.get(name) } : {};
 }

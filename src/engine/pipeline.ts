@@ -4,6 +4,8 @@ import { buttonPress, keycapReaction } from "./steps/choice.js";
 import { commands } from "./steps/commands.js";
 import { edgeRecheck } from "./steps/edge-recheck.js";
 import { fileAnswer } from "./steps/file-answer.js";
+import { fileToTool } from "./steps/file-to-tool.js";
+import { voiceNote } from "./steps/voice-note.js";
 import { messageSize } from "./steps/message-size.js";
 import { offerAnswer } from "./steps/offer-answer.js";
 import { proactive } from "./steps/proactive.js";
@@ -48,6 +50,8 @@ export const turnSteps: Step = chain(
   on("proactive", proactive), // a schedule's fire, a webhook, a resource update: no person
   buttonPress, // a pending choice by token
   keycapReaction, // a pending choice by keycap on its message
-  fileAnswer, // a file for the pending argument
+  voiceNote, // a voice note, turned into text by the room's voice tool, for the router
+  fileToTool, // a photo, voice note or file for the tool that takes it
+  fileAnswer, // a text file for the pending argument
   when((ctx) => ctx.message !== undefined, messageSteps),
 );

@@ -1,3 +1,4 @@
+import type { VoiceTool } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
@@ -12,6 +13,8 @@ export interface TurnSettings {
   choiceSeconds: number;
   /** How long a tool waits for a missing argument before the slot expires (default 15 min). */
   slotSeconds?: number;
+  /** Files passed to tools: the most read, for how long, and the media types let through (`type/*`). */
+  files?: { maxBytes: number; timeoutMs: number; types: readonly string[] };
 }
 
 /** Text handled as a message: what the person sent, or an option handled as if typed (DESIGN §4). */
@@ -33,6 +36,10 @@ export interface TurnServices {
   typedSteps(ctx: TurnContext): Promise<readonly Change[]>;
   /** The room's schedules and mute (/schedule, /mute), where the proactive parts run. */
   proactive?: RoomProactive;
+  /** The room's voice tool, when its binding names one. */
+  voice?: VoiceTool;
+  /** Another configured namespace (only the room's voice tool is called on one). */
+  namespaceNamed?(name: string): NamespaceClient;
 }
 
 /**
@@ -78,6 +85,15 @@ export class TurnContext {
   }
   get channel(): TurnChannel {
     return this.services.channel;
+  }
+  get voice(): VoiceTool | undefined {
+    return this.services.voice;
+  }
+
+  /** The namespace serving the room's voice tool. */
+  voiceNamespace(): NamespaceClient | undefined {
+    const voice = this.services.voice;
+    return voice ? this.services.namespaceNamed?.(voice.namespace) : undefined;
   }
   get proactive(): RoomProactive | undefined {
     return this.services.proactive;

@@ -36,7 +36,8 @@ export class EventIntake {
     // flood check comes first, on its own; a message is checked in its enqueue's round trip.
     const checkedInEnqueue = flood !== undefined && admitted.type === "message";
     if (flood && !checkedInEnqueue) {
-      const verdict = await flood.check(matrixRoom(roomId), event.sender);
+      const thread = admitted.type === "file" ? admitted.threadRoot : undefined;
+      const verdict = await flood.check(matrixRoom(roomId, thread), event.sender);
       if (!verdict.admit) return refused(verdict.notice);
     }
     const enqueue = async (): Promise<void> => {

@@ -32,9 +32,10 @@ export class InboundBuilder {
     allowed: boolean,
   ): Promise<InboundEvent | null> {
     const roomId = binding.roomId;
+    // A thread is a room of its own (its own session); the main timeline is the room's.
+    const inRoom = (threadRoot?: string) => ({ room: matrixRoom(roomId, threadRoot) });
     const base = {
       eventId: `mx:${event.event_id}`,
-      room: matrixRoom(roomId),
       namespace: binding.namespace,
       platform: "matrix" as const,
       sender: { id: event.sender, allowed },
@@ -55,10 +56,22 @@ export class InboundBuilder {
     });
     switch (classified.type) {
       case "message":
-        return { ...base, kind: "message", text: classified.text, origin: origin(placed(classified)) };
+        return {
+          ...base,
+          ...inRoom(classified.threadRoot),
+          kind: "message",
+          text: classified.text,
+          origin: origin(placed(classified)),
+        };
       case "file": {
         const file = await this.file(classified);
-        return { ...base, kind: "file", file, origin: origin(placed(classified)) };
+        return {
+          ...base,
+          ...inRoom(classified.threadRoot),
+          kind: "file",
+          file,
+          origin: origin(placed(classified)),
+        };
       }
       case "reaction": {
         const offer = await this.botMessage(roomId, classified.target);
@@ -69,6 +82,7 @@ export class InboundBuilder {
         const question = rel?.["m.in_reply_to"]?.event_id ?? offer.event_id;
         return {
           ...base,
+          ...inRoom(threadRoot),
           kind: "reaction",
           messageRef: offer.event_id,
           number: classified.number,

@@ -14,8 +14,8 @@ export function matrixSenderCheck(matrix: MatrixConfig): (event: InboundEvent) =
   return (event) => {
     const origin = originOn(event, "matrix");
     const binding = origin ? bindings.get(origin.roomId) : undefined;
-    if (!binding || binding.namespace !== event.namespace || event.room !== matrixRoom(binding.roomId))
-      return false;
+    const room = matrixRoom(binding?.roomId ?? "", origin?.threadRoot);
+    if (!binding || binding.namespace !== event.namespace || event.room !== room) return false;
     // No person: the room being bound to the event's namespace is the whole check.
     if (event.kind === "proactive") return true;
     return binding.users.has(event.sender.id) || (binding.powerLevel !== undefined && event.sender.allowed);

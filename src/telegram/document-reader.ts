@@ -2,18 +2,20 @@ import type { Api } from "grammy";
 import type { Document } from "grammy/types";
 import type { InboundFile } from "../core/event.js";
 import type { Logger } from "../core/log.js";
-import { readCapped, TooLargeError } from "../edge/capped-read.js";
+import { TooLargeError } from "../edge/capped-read.js";
 import { edgeTexts } from "../edge/edge-texts.js";
 import { loggableError } from "./loggable-error.js";
+import { downloadTelegramFile } from "./telegram-files.js";
 
 const TEXT_MIMES = new Set(["text/plain", "text/markdown", "text/x-markdown", "text/csv"]);
 const TEXT_EXTENSIONS = /\.(md|markdown|txt|csv)$/i;
-const ACCEPTED = "Only text files (Markdown, plain text or CSV) are accepted.";
+const ACCEPTED = "Send Markdown, plain text or CSV as UTF-8.";
 
 /**
  * Turns a Telegram document into an inbound file: text files within the size cap are
- * downloaded through getFile and decoded as UTF-8; anything else carries the reason
- * it was not taken, so the person gets a clear message instead of silence. The size is
+ * downloaded through getFile and decoded as UTF-8; other files within the cap keep their
+ * file_id for the worker to fetch when a tool takes them; a file over the cap, or that
+ * cannot be read, carries the reason, so the person gets a clear message. The size is
  * checked from the message, then from getFile's `file_size`, then while reading (never
  * more than the cap is read), and the whole read is bounded by a timeout.
  */
@@ -33,10 +35,11 @@ export class DocumentReader {
     const mime = doc.mime_type ?? "application/octet-stream";
     const size = doc.file_size ?? 0;
     const base = { name, mime, size };
+    if (size > this.maxBytes) return { ...base, kind: "document", rejected: this.tooLarge(name, size) };
+    // Any other file stays on Telegram: the worker fetches it only when a tool of the room takes it.
     if (!TEXT_MIMES.has(mime.toLowerCase()) && !TEXT_EXTENSIONS.test(name)) {
-      return { ...base, rejected: `"${name}" is not a text file. ${ACCEPTED}` };
+      return { ...base, kind: "document", ref: doc.file_id };
     }
-    if (size > this.maxBytes) return { ...base, rejected: this.tooLarge(name, size) };
     let bytes: Uint8Array;
     const signal = AbortSignal.timeout(this.timeoutMs);
     try {
@@ -61,14 +64,7 @@ export class DocumentReader {
     return edgeTexts.fileTooLarge(name, size, this.maxBytes);
   }
 
-  private async download(fileId: string, signal: AbortSignal): Promise<Uint8Array> {
-    // grammY types its signal with the abort-controller package; the platform's is the same at run time.
-    const file = await this.api.getFile(fileId, signal as unknown as Parameters<Api["getFile"]>[1]);
-    if (file.file_size !== undefined && file.file_size > this.maxBytes)
-      throw new TooLargeError(file.file_size);
-    if (file.file_path === undefined) throw new Error("getFile returned no file_path");
-    const res = await fetch(`${this.fileRoot}/${file.file_path}`, { signal });
-    if (!res.ok) throw new Error(`file download answered HTTP ${res.status}`);
-    return readCapped(res.body, this.maxBytes);
+  private download(fileId: string, signal: AbortSignal): Promise<Uint8Array> {
+    return downloadTelegramFile(this.api, this.fileRoot, fileId, this.maxBytes, signal);
   }
 }

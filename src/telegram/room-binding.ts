@@ -1,4 +1,7 @@
-import type { VoiceConfig } from "../core/config/telegram.js";
+import type { TelegramConfig, VoiceConfig } from "../core/config/telegram.js";
+import { originOn, type InboundEvent } from "../core/event.js";
+import { botIdPart } from "../core/telegram-token.js";
+import type { VoiceTool } from "../core/adapter.js";
 import { NO_ALIASES, type ChatAliases } from "./chat-migrations.js";
 import type { PrivateTopics, StoredTopic } from "./private-topics.js";
 import { groupBinding, type TelegramBotConfig, type TelegramGroupConfig } from "./telegram-access.js";
@@ -131,4 +134,37 @@ export function namespacesOf(
     for (const ns of Object.values(group.topics)) names.add(ns);
   }
   return names;
+}
+
+/**
+ * The voice tool of a queued event's room, read from the bindings as configured now: a
+ * private topic's entry (by the event's namespace), else the group's, else the bot's; its
+ * namespace is the one it names, or the one whose prefix the tool name has.
+ */
+export function telegramVoiceOf(
+  telegram: TelegramConfig,
+  namespaces: Record<string, { prefix?: string | undefined }>,
+): (event: InboundEvent) => VoiceTool | undefined {
+  return (event) => {
+    const origin = originOn(event, "telegram");
+    const bot = origin ? telegram.bots.find((b) => botIdPart(b.token) === origin.botId) : undefined;
+    if (!origin || !bot) return undefined;
+    let voice: VoiceConfig | undefined;
+    if (origin.chatType === "private") {
+      const topic =
+        origin.topicId === undefined ? undefined : bot.topics.find((t) => t.namespace === event.namespace);
+      voice = topic?.voice ?? bot.voice;
+    } else {
+      const group = bot.groups.find((g) => g.chat === origin.chatId || g.chat === origin.roomChat);
+      voice = group?.voice ?? bot.voice;
+    }
+    if (!voice) return undefined;
+    const namespace =
+      voice.namespace ??
+      Object.entries(namespaces).find(([name, ns]) => {
+        const prefix = ns.prefix ?? `${name}.`;
+        return prefix !== "" && voice.tool.startsWith(prefix);
+      })?.[0];
+    return namespace === undefined ? undefined : { namespace, tool: voice.tool };
+  };
 }

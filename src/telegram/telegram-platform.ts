@@ -9,6 +9,7 @@ import type { SenderTiming } from "./telegram-sender.js";
 import { botIdFromToken, createTelegramBot } from "./telegram-bot.js";
 import { TelegramReceiver, type ReceivingBot } from "./telegram-receiver.js";
 import { TelegramSender } from "./telegram-sender.js";
+import { telegramVoiceOf } from "./room-binding.js";
 import { telegramSenderCheck } from "./sender-check.js";
 
 /**
@@ -41,9 +42,11 @@ export function createTelegramPlatform(
         tuning.sender,
         telegram.limits,
         deps.redis,
+        telegram.apiRoot,
       ),
       receiver: new TelegramReceiver(bots, deps, tuning.polling),
       senderCheck: telegramSenderCheck(telegram),
+      voiceOf: telegramVoiceOf(telegram, deps.config.namespaces),
     };
   };
 }

@@ -81,7 +81,7 @@ export class TelegramReceiver implements Receiver {
       if (botConfig.topics.length > 0 && bot.botInfo.has_topics_enabled !== true) {
         log.warn(
           { botId, username: bot.botInfo.username },
-          "telegram: the bot lists topics but its topic mode is off in BotFather (Bot Settings → Topics); private chats have no topics",
+          "telegram: the bot lists topics but its topic mode is off (turn on threads for it in @BotFather); private chats have no topics",
         );
       }
     }
@@ -147,6 +147,7 @@ export class TelegramReceiver implements Receiver {
       aliases: migrations,
       topicsEnabled: bot.botInfo.has_topics_enabled === true,
       topics,
+      maxFileBytes: config.limits.maxFileBytes,
     };
     const { inbox, redis, keys, scheduler } = this.deps;
     const flood = new FloodGate(scheduler, config.limits);

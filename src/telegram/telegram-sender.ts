@@ -1,9 +1,9 @@
 import { GrammyError, type Api } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import type { DeliveryContext, PlatformSender } from "../core/adapter.js";
+import type { DeliveryContext, FileLimits, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
-import { originOn, type InboundEvent } from "../core/event.js";
+import { originOn, type InboundEvent, type InboundFile } from "../core/event.js";
 import type { TelegramLimits } from "../core/config.js";
 import type { TelegramOrigin } from "../core/origin.js";
 import type { Logger } from "../core/log.js";
@@ -14,6 +14,7 @@ import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
 import { MovedChats } from "./moved-chats.js";
+import { fetchFileForTool, fileRootOf } from "./telegram-files.js";
 import { sendAttachments } from "./telegram-media.js";
 import { TelegramDrafts, type DraftTiming } from "./telegram-drafts.js";
 import { TelegramProgress } from "./telegram-progress.js";
@@ -66,7 +67,9 @@ export class TelegramSender implements PlatformSender {
     timing: Partial<SenderTiming> = {},
     limits: TelegramLimits = DEFAULT_TELEGRAM_LIMITS,
     /** Where a migration learnt from a refused send is recorded for every process; without it, only followed. */
-    private readonly redis?: RedisClient,
+    redis?: RedisClient,
+    /** The Bot API root files are fetched from (`telegram.apiRoot`). */
+    private readonly apiRoot?: string,
   ) {
     this.timing = { ...TIMING, ...timing };
     this.status = new TelegramProgress(log);
@@ -161,6 +164,16 @@ export class TelegramSender implements PlatformSender {
     // Sends, drafts and edits pass the API's send limits (installSendLimits) like every other call.
     if (this.drafts.applies(origin) && (await this.drafts.update(api, event.eventId, origin, update))) return;
     await this.status.update(api, origin, update);
+  }
+
+  /**
+   * Fetches a photo, voice note or file the person sent (its file_id) for the tool that
+   * takes it: no more than `limits.maxBytes` read, within `limits.timeoutMs`.
+   */
+  async fetchFile(event: InboundEvent, file: InboundFile, limits: FileLimits): Promise<Uint8Array> {
+    const origin = originOf(event);
+    const api = this.api(origin.botId);
+    return fetchFileForTool(api, fileRootOf(this.apiRoot, api.token), file, limits, this.log);
   }
 
   private api(botId: number): Api {

@@ -21,7 +21,7 @@ export const topicTexts = {
   },
   /** A private chat of a bot with topics while BotFather's topic mode is off, and no default agent. */
   topicsOff:
-    "This bot talks to its agents in topics, but topic mode is off for it. Its operator turns it on in @BotFather (Bot Settings → Topics).",
+    "This bot talks to its agents in topics, but topic mode is off for it. Its operator turns it on in @BotFather (the bot's threads settings).",
   /** A topic the bot made for a namespace that the configuration no longer has. */
   retired: (name: string, namespace: string, topics: ListedTopic[]) =>
     `This topic (${name}) was for the ${namespace} agent, which this bot no longer serves. ` +

@@ -3,6 +3,7 @@ import type { EditsConfig } from "../core/config.js";
 import type { Addressed, Edge, InboundEvent, InboundFile } from "../core/event.js";
 import type { TelegramOrigin } from "../core/origin.js";
 import { telegramRoom } from "../core/room.js";
+import { OTHER_MEDIA, refusedMedia, takenMedia } from "./media-files.js";
 import type { ChatAliases } from "./chat-migrations.js";
 import type { PrivateTopics } from "./private-topics.js";
 import { bindingOf, type TelegramBinding } from "./room-binding.js";
@@ -23,21 +24,15 @@ export interface BotIdentity {
   topicsEnabled?: boolean;
   /** The private-chat topics the bot made, loaded for the update's chat before `edgeOf`. */
   topics?: PrivateTopics;
+  /** The largest file taken (`limits.maxFileBytes`); larger photos and voice notes are refused here. */
+  maxFileBytes?: number;
 }
+
+/** limits.maxFileBytes' default, for an identity built without the configuration. */
+const DEFAULT_MAX_FILE_BYTES = 1_000_000;
 
 /** Reads a document into an inbound file (downloaded text, or the reason it was refused). */
 export type ReadDocument = (doc: NonNullable<Message["document"]>) => Promise<InboundFile>;
-
-/** Media that is never taken, with the name a person knows it by. */
-const OTHER_MEDIA = [
-  ["photo", "Photos"],
-  ["voice", "Voice messages"],
-  ["audio", "Audio files"],
-  ["video", "Videos"],
-  ["video_note", "Video messages"],
-  ["animation", "Animations"],
-  ["sticker", "Stickers"],
-] as const;
 
 /**
  * The edge record of one update, decided once and without any I/O, so the adapter can
@@ -131,7 +126,12 @@ export async function normalizeUpdate(
   const msg = update.message;
   if (!msg) return null;
   const placed = { ...common, ...replyTarget(msg, bot) };
-  if (msg.document) return { ...placed, kind: "file", file: await readDocument(msg.document) };
+  const caption = captionOf(msg, bot);
+  if (msg.document) {
+    return { ...placed, kind: "file", file: { ...(await readDocument(msg.document)), ...caption } };
+  }
+  const taken = takenMedia(msg, bot.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES);
+  if (taken) return { ...placed, kind: "file", file: { ...taken, ...caption } };
   const media = OTHER_MEDIA.find(([field]) => msg[field] !== undefined);
   if (media) return { ...placed, kind: "file", file: refusedMedia(msg, media[0], media[1]) };
   if (msg.text === undefined) return null;
@@ -237,15 +237,11 @@ function cleanText(text: string, entities: MessageEntity[], bot: BotIdentity): s
   return leadingMention ? out.replace(/^[\s,:]+/, "") : out;
 }
 
-function refusedMedia(msg: Message, field: string, what: string): InboundFile {
-  const file = msg.photo?.at(-1) ?? msg.video ?? msg.audio ?? msg.voice ?? msg.animation ?? msg.video_note;
-  const size = file?.file_size ?? 0;
-  return {
-    name: field,
-    mime: "application/octet-stream",
-    size,
-    rejected: `${what} are not accepted. Send your message as text, or a text file (Markdown, plain text or CSV).`,
-  };
+/** The text sent with a file, the bot's name removed as from a message: the question that goes with it. */
+function captionOf(msg: Message, bot: BotIdentity): { caption?: string } {
+  if (msg.caption === undefined) return {};
+  const caption = cleanText(msg.caption, msg.caption_entities ?? [], bot).trim();
+  return caption === "" ? {} : { caption };
 }
 
 function slice(text: string, e: MessageEntity): string {

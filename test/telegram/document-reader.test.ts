@@ -36,10 +36,17 @@ describe("DocumentReader", () => {
     expect(csv.text).toBe("a,b\n1,2");
   });
 
-  it("refuses without downloading a file that is not text or is over the size cap", async () => {
+  it("downloads no file that is not text (it stays on Telegram for a tool) or is over the size cap", async () => {
     const before = getFiles();
-    const pdf = await reader.read(file({ name: "paper.pdf", mime: "application/pdf", content: "%PDF" }));
-    expect(pdf.rejected).toMatch(/"paper.pdf" is not a text file\. Only text files/);
+    const doc = file({ name: "paper.pdf", mime: "application/pdf", content: "%PDF" });
+    const pdf = await reader.read(doc);
+    expect(pdf).toEqual({
+      name: "paper.pdf",
+      mime: "application/pdf",
+      size: 4,
+      kind: "document",
+      ref: doc.file_id,
+    });
     const big = await reader.read(file({ name: "big.txt", mime: "text/plain", content: "x", size: 5000 }));
     expect(big.rejected).toBe(`"big.txt" is too large (5000 bytes); the limit is 100 bytes.`);
     expect(getFiles()).toBe(before);

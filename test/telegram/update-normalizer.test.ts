@@ -181,7 +181,7 @@ describe("normalizeUpdate", () => {
     });
   });
 
-  it("reads documents through the reader and refuses other media with a reason", async () => {
+  it("reads documents through the reader, leaves photos and voice notes on Telegram, refuses other media with a reason", async () => {
     const doc = {
       file_id: "f",
       file_unique_id: "u",
@@ -194,11 +194,31 @@ describe("normalizeUpdate", () => {
       kind: "file",
       file: { name: "draft.md", text: "hello" },
     });
-    const photo = await normalize(
-      message({ photo: [{ file_id: "p", file_unique_id: "p", width: 1, height: 1, file_size: 9 }] }),
+    // A photo stays on Telegram until a tool takes it: its largest size within the cap, and its caption.
+    const sizes = [
+      { file_id: "small", file_unique_id: "s", width: 90, height: 90, file_size: 9 },
+      { file_id: "big", file_unique_id: "b", width: 2000, height: 2000, file_size: 5_000_000 },
+    ];
+    expect(await normalize(message({ photo: sizes, caption: "what is this?" }))).toMatchObject({
+      kind: "file",
+      file: {
+        name: "photo.jpg",
+        mime: "image/jpeg",
+        kind: "photo",
+        ref: "small",
+        size: 9,
+        caption: "what is this?",
+      },
+    });
+    const voice = { file_id: "v", file_unique_id: "v", duration: 2, file_size: 2_000_000 };
+    const loud = await normalize(message({ voice }));
+    expect(loud?.kind === "file" && loud.file.rejected).toMatch(/is too large \(2000000 bytes\)/);
+    const video = await normalize(
+      message({
+        video: { file_id: "m", file_unique_id: "m", width: 1, height: 1, duration: 1, file_size: 9 },
+      }),
     );
-    expect(photo).toMatchObject({ kind: "file", file: { name: "photo", size: 9 } });
-    expect(photo?.kind === "file" && photo.file.rejected).toMatch(/Photos are not accepted/);
+    expect(video?.kind === "file" && video.file.rejected).toMatch(/Videos are not accepted/);
   });
 
   it("takes every message of a group bound with respond: all, saying so on the edge record", async () => {

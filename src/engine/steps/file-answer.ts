@@ -4,8 +4,8 @@ import { texts } from "../texts.js";
 import { continueSlot, expireSlot } from "./slot.js";
 
 /**
- * A text file is taken only as the argument a tool is waiting for; one refused at the
- * edge (too large, not text, too slow) is said so first.
+ * A text file no tool takes as a file is taken only as the argument a tool is waiting
+ * for; one refused at the edge (too large, too slow) is said so first.
  */
 export const fileAnswer = on("file", (ctx, { file }) =>
   andThen(ctx, expireSlot(ctx), async (next) => {
@@ -16,7 +16,11 @@ export const fileAnswer = on("file", (ctx, { file }) =>
     if (arg!.type !== undefined && arg!.type !== "string") {
       return [say(texts.fileWrongArgument(arg!.name, arg!.type))];
     }
-    if (file.text === undefined) return [say(texts.fileRejected("it could not be read as text"))];
+    if (file.text === undefined) {
+      const why =
+        file.ref !== undefined ? `"${file.name}" is not a text file` : "it could not be read as text";
+      return [say(texts.fileRejected(why))];
+    }
     return andThen(next, [remember("user", `[file ${file.name}]`)], (remembered) =>
       continueSlot(remembered, { ...slot.args, [arg!.name]: file.text }, rest),
     );

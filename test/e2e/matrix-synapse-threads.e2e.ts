@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/core/config.js";
+import { createLogger } from "../../src/core/log.js";
+import { matrixRoom } from "../../src/core/room.js";
+import { matrixPlatform } from "../../src/matrix/matrix-platform.js";
+import { startRuntime, type Runtime } from "../../src/runtime.js";
+import {
+  registerWithSharedSecret,
+  type SynapseEvent,
+  type SynapseUser,
+} from "../support/matrix-synapse-client.js";
+import { runsAnswer } from "../support/matrix-fixtures.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { demoNamespaces } from "../support/spine.js";
+
+const homeserver = process.env.SYNAPSE_URL;
+const sharedSecret = process.env.SYNAPSE_SHARED_SECRET;
+
+type Relation = { rel_type?: string; event_id?: string; "m.in_reply_to"?: { event_id?: string } };
+const relation = (e: SynapseEvent) => e.content["m.relates_to"] as Relation | undefined;
+
+/**
+ * Threads against a real Synapse (scripts/synapse-e2e.sh sets SYNAPSE_URL and
+ * SYNAPSE_SHARED_SECRET): a thread is its own room and session, answered in the
+ * thread, while the main timeline stays the room's.
+ */
+describe.skipIf(!homeserver || !sharedSecret)("Matrix threads on a real Synapse", () => {
+  let redis: TestRedis;
+  let runtime: Runtime;
+  let bot: SynapseUser;
+  let alice: SynapseUser;
+  let roomId: string;
+
+  beforeAll(async () => {
+    redis = await testRedis();
+    bot = await registerWithSharedSecret(homeserver!, sharedSecret!, "roomgate-threads");
+    alice = await registerWithSharedSecret(homeserver!, sharedSecret!, "alice-threads");
+    roomId = await alice.createRoom("roomgate threads e2e");
+    const demo = demoNamespaces({}, ["runs"]);
+    const config = ConfigSchema.parse({
+      namespaces: demo.config.namespaces,
+      matrix: {
+        homeserver,
+        accessToken: bot.accessToken,
+        rooms: [{ room: roomId, namespace: "runs", users: [alice.userId], respond: "all" }],
+      },
+    });
+    const log = createLogger({ level: process.env.LOG_LEVEL ?? "warn" });
+    runtime = await startRuntime({
+      config,
+      redisUrl: redis.url,
+      prefix: redis.prefix,
+      log,
+      platforms: [matrixPlatform],
+    });
+  });
+  afterAll(async () => {
+    await runtime?.stop();
+    await redis?.cleanup();
+  });
+
+  const answerTo = (eventId: string) =>
+    alice.waitFor(
+      roomId,
+      (e) =>
+        e.sender === bot.userId &&
+        e.type === "m.room.message" &&
+        relation(e)?.["m.in_reply_to"]?.event_id === eventId,
+    );
+
+  it("answers a thread in the thread, as its own session; the main timeline keeps the room's", async () => {
+    await alice.invite(roomId, bot.userId);
+    await expect.poll(() => alice.membership(roomId, bot.userId), { timeout: 30_000 }).toBe("join");
+    const question = "which arm of my sweep won?";
+    const root = await alice.say(roomId, question);
+    expect(relation(await answerTo(root))?.rel_type).toBeUndefined();
+    const inThread = await alice.send(roomId, "m.room.message", {
+      msgtype: "m.text",
+      body: question,
+      "m.relates_to": {
+        rel_type: "m.thread",
+        event_id: root,
+        is_falling_back: true,
+        "m.in_reply_to": { event_id: root },
+      },
+    });
+    const answer = await answerTo(inThread);
+    expect(relation(answer)).toMatchObject({ rel_type: "m.thread", event_id: root });
+    expect(String(answer.content.body)).toContain(runsAnswer("runs.ask", { question }).answer);
+    const session = async (room: string) =>
+      (JSON.parse((await redis.redis.get(redis.keys.session(room))) ?? "{}") as { conversationId?: string })
+        .conversationId;
+    const [main, thread] = [await session(matrixRoom(roomId)), await session(matrixRoom(roomId, root))];
+    expect(main).toBeDefined();
+    expect(thread).toBeDefined();
+    expect(thread).not.toBe(main);
+  });
+});
