@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cluster } from "ioredis";
+import type { Cluster } from "ioredis";
 import { RedisClusterTopology } from "../../bench/support/redis-topology.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Keys } from "../../src/sessions/keys.js";
