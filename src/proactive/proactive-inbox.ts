@@ -64,28 +64,35 @@ export class ProactiveInbox {
     if (!(await this.mutedUntil(turn.room))) {
       return (await this.inbox.enqueue(event)) ? "queued" : "duplicate";
     }
-    await this.hold(turn.room, event);
+    const added = await this.hold(turn.room, event);
     // The mute may have ended (and its held events been queued) between the check and the push.
     if (!(await this.mutedUntil(turn.room))) await this.released(turn.room);
-    return "held";
+    return added ? "held" : "duplicate";
   }
 
   /**
-   * Sets the event aside until the room's mute ends. A sender is told it was accepted
-   * (a webhook's 202), so where the topology has replicas the write waits for them, as
-   * an enqueue does, in the same round trip (WAIT on the list's master).
+   * Sets the event aside until the room's mute ends, once per event id (a sender's
+   * retry of a held delivery is a duplicate, as it is in the inbox); false when it was
+   * held already. A sender is told it was accepted (a webhook's 202), so where the
+   * topology has replicas the write waits for them, as an enqueue does, in the same
+   * round trip (WAIT on the hash's master).
    */
-  private async hold(room: string, event: InboundEvent): Promise<void> {
+  private async hold(room: string, event: InboundEvent): Promise<boolean> {
     const held = this.keys.held(room);
     const { node, replicas } = await this.durability.required(held);
-    const pipeline = this.redis.pipeline().rpush(held, JSON.stringify(event)).pexpire(held, HELD_KEEP_MS);
+    const pipeline = this.redis
+      .pipeline()
+      .hsetnx(held, event.eventId, JSON.stringify(event))
+      .pexpire(held, HELD_KEEP_MS);
     if (replicas > 0) pipeline.call("WAIT", replicas, this.durability.timeoutMs);
     const replies = (await pipeline.exec()) ?? [];
     for (const [err] of replies) if (err) throw err;
-    if (replicas === 0) return;
+    const added = Number(replies[0]?.[1]) === 1;
+    if (replicas === 0) return added;
     const acknowledged = Number(replies[2]?.[1]);
     this.durability.observe(node, acknowledged, replicas);
     if (acknowledged < replicas) throw new ReplicaWaitError(acknowledged, replicas);
+    return added;
   }
 
   /** Queues an event exactly as it is (a held one being released). */

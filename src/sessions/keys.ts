@@ -253,9 +253,9 @@ export class Keys {
     return this.ofRoom(room, "mute");
   }
 
-  /** Proactive events held while the room is muted, oldest first, queued when the mute ends. */
+  /** Proactive events held while the room is muted (a hash: event id → event), queued when the mute ends. */
   held(room: string): string {
-    return this.ofRoom(room, "held");
+    return this.ofRoom(room, "held-events");
   }
 
   /** A hook delivery's signature seen lately → its delivery id, so a replayed signature is refused. */

@@ -159,4 +159,29 @@ describe("POST /hooks/<name>", () => {
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="",status="404",reason="unknown_hook"\} 1/);
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="burst",status="429",reason="rate"\} 1/);
   });
+
+  it("holds a delivery while the room is muted, once for a retried delivery id, and answers it when the mute ends", async () => {
+    const said = (pattern: RegExp) =>
+      standin.botMessages(bot.token, ALICE.id).filter((m) => pattern.test(m.text ?? "")).length;
+    standin.userSends(bot.token, { from: ALICE, text: "/mute 1h" });
+    await waitFor(() => said(/^Muted until/) === 1, 20_000, "the mute");
+    const body = JSON.stringify({ pipeline: "muted-7" });
+    const first = await post("ci", body, { delivery: "m-1" });
+    expect(first.status).toBe(202);
+    expect(await first.json()).toMatchObject({ accepted: true, held: true });
+    // The sender retries (lost 202): the held delivery is not held twice.
+    const retry = await post("ci", body, { delivery: "m-1" });
+    expect(retry.status).toBe(200);
+    expect(await retry.json()).toMatchObject({ duplicate: true });
+    const asked = () =>
+      callsIn(callLog).filter((l) => l.startsWith("feed.ask") && l.includes("search for muted-7")).length;
+    const before = hookMessages().length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect([asked(), hookMessages().length]).toEqual([0, before]);
+    standin.userSends(bot.token, { from: ALICE, text: "/mute off" });
+    await waitFor(() => hookMessages().length > before, 20_000, "the held delivery");
+    await new Promise((r) => setTimeout(r, 2000));
+    expect([asked(), hookMessages().length]).toEqual([1, before + 1]);
+    expect((await post("ci", body, { delivery: "m-1" })).status).toBe(200);
+  });
 });
