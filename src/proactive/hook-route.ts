@@ -33,8 +33,8 @@ class Refusal extends Error {
  * `POST /hooks/<name>`: a signed delivery becomes one proactive turn in the hook's room.
  * `202` only once the event is in Redis; `401` (missing or bad signature, stale
  * timestamp), `404` (unknown hook), `413` (body over `maxBodyBytes`), `429` (over
- * `perMinute`) and `409` (the same signature again under another delivery id) queue
- * nothing. A repeated `X-Roomgate-Delivery` gets `200` and is not queued again.
+ * `perMinute`), `409` (the same signature again under another delivery id) and `422`
+ * (the question the template makes of the body is empty) queue nothing. A repeated `X-Roomgate-Delivery` gets `200` and is not queued again.
  */
 export function hookRoute(deps: {
   hooks: BoundHook[];
@@ -80,6 +80,8 @@ export function hookRoute(deps: {
     const signature = header(req, "x-roomgate-signature");
     const problem = checkHookSignature(config.secret, timestamp, signature, body, Date.now());
     if (problem) throw new Refusal(401, problem === "missing" ? "bad_signature" : problem);
+    const text = renderHookAsk(config.ask, body.toString("utf8"));
+    if (text.trim() === "") throw new Refusal(422, "empty_ask");
     const wait = await deps.limiter.tryAcquire([
       { key: deps.keys.rate(`hook:${name}`, "deliveries"), max: config.perMinute, windowMs: 60_000 },
     ]);
@@ -95,7 +97,7 @@ export function hookRoute(deps: {
       room: config.room,
       namespace: hook.namespace,
       source: { type: "hook", name, at: Date.now() },
-      text: renderHookAsk(config.ask, body.toString("utf8")),
+      text,
     });
     if (result === "duplicate") throw new Refusal(200, "duplicate");
     return { accepted: true, delivery, ...(result === "held" ? { held: true } : {}) };

@@ -66,6 +66,7 @@ beforeAll(async () => {
           maxBodyBytes: 2048,
         },
         { name: "burst", room, secret: "${HOOK_CI_SECRET}", perMinute: 2 },
+        { name: "q", room, secret: "${HOOK_CI_SECRET}", ask: "{{ body.question }}" },
       ],
     },
     { TELEGRAM_FEED_TOKEN: bot.token, HOOK_CI_SECRET: SECRET, LOG_LEVEL: "info" },
@@ -111,6 +112,9 @@ describe("POST /hooks/<name>", () => {
       oversized: (await post("ci", JSON.stringify({ pipeline: "x".repeat(4096) }), { delivery: "x-7" }))
         .status,
       replayed: (await post("ci", JSON.stringify({ pipeline: "deploy-42" }), { delivery: "d-1" })).status,
+      emptyQuestion: (
+        await post("q", JSON.stringify({ question: " ", pipeline: "evil" }), { delivery: "x-8" })
+      ).status,
     };
     expect(statuses).toEqual({
       wrongSignature: 401,
@@ -121,6 +125,7 @@ describe("POST /hooks/<name>", () => {
       unknown: 404,
       oversized: 413,
       replayed: 200,
+      emptyQuestion: 422,
     });
     // A captured request sent again under a new delivery id is the same signature: refused.
     const timestamp = Math.floor(Date.now() / 1000);
