@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RedisClient } from "../sessions/redis-connection.js";
+import type { Durability } from "../queue/scheduler-scripts.js";
+import { durableWrite } from "./durable-write.js";
 import type { HookConfig } from "../core/config/proactive.js";
 import type { Logger } from "../core/log.js";
 import type { HttpRoute } from "../ops/health-server.js";
@@ -41,6 +43,8 @@ export function hookRoute(deps: {
   inbox: ProactiveInbox;
   limiter: RedisRateLimiter;
   redis: RedisClient;
+  /** How the replay record waits for replicas before a 202. */
+  durability: Durability;
   keys: Keys;
   log: Logger;
 }): HttpRoute {
@@ -110,10 +114,11 @@ export function hookRoute(deps: {
    */
   async function guardReplay(name: string, signatureHash: string, delivery: string): Promise<void> {
     const key = deps.keys.hookSignature(name, signatureHash);
-    const set = await deps.redis.set(key, delivery, "PX", 2 * HOOK_WINDOW_MS + 60_000, "NX");
-    if (set === "OK") return;
-    const first = await deps.redis.get(key);
-    if (first !== null && first !== delivery) throw new Refusal(409, "replayed");
+    // Replicated before the 202, as the event is: a failover must not forget which id the signature had.
+    const [set, first] = await durableWrite(deps.redis, deps.durability, key, (pipeline) =>
+      pipeline.set(key, delivery, "PX", 2 * HOOK_WINDOW_MS + 60_000, "NX").get(key),
+    );
+    if (set !== "OK" && first !== null && first !== delivery) throw new Refusal(409, "replayed");
   }
 }
 

@@ -4,7 +4,8 @@ import { InboundEventSchema, type InboundEvent, type ProactiveSource } from "../
 import { roomOrigin } from "../core/origin.js";
 import { platformOf } from "../core/room.js";
 import type { Keys } from "../sessions/keys.js";
-import { ReplicaWaitError, type Durability } from "../queue/scheduler-scripts.js";
+import type { Durability } from "../queue/scheduler-scripts.js";
+import { durableWrite } from "./durable-write.js";
 
 /** One turn no person started, before it is an event. */
 export interface ProactiveTurn {
@@ -79,20 +80,10 @@ export class ProactiveInbox {
    */
   private async hold(room: string, event: InboundEvent): Promise<boolean> {
     const held = this.keys.held(room);
-    const { node, replicas } = await this.durability.required(held);
-    const pipeline = this.redis
-      .pipeline()
-      .hsetnx(held, event.eventId, JSON.stringify(event))
-      .pexpire(held, HELD_KEEP_MS);
-    if (replicas > 0) pipeline.call("WAIT", replicas, this.durability.timeoutMs);
-    const replies = (await pipeline.exec()) ?? [];
-    for (const [err] of replies) if (err) throw err;
-    const added = Number(replies[0]?.[1]) === 1;
-    if (replicas === 0) return added;
-    const acknowledged = Number(replies[2]?.[1]);
-    this.durability.observe(node, acknowledged, replicas);
-    if (acknowledged < replicas) throw new ReplicaWaitError(acknowledged, replicas);
-    return added;
+    const [added] = await durableWrite(this.redis, this.durability, held, (pipeline) =>
+      pipeline.hsetnx(held, event.eventId, JSON.stringify(event)).pexpire(held, HELD_KEEP_MS),
+    );
+    return Number(added) === 1;
   }
 
   /** Queues an event exactly as it is (a held one being released). */

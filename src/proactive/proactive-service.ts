@@ -105,7 +105,10 @@ export async function startProactive(options: {
     book,
     mutes,
     inbox,
-    routes: hooks.length > 0 ? [hookRoute({ hooks, inbox, limiter, redis, keys, log })] : [],
+    routes:
+      hooks.length > 0
+        ? [hookRoute({ hooks, inbox, limiter, redis, durability: options.durability, keys, log })]
+        : [],
     room: roomPort(book, mutes, settings),
     close: async () => {
       uptime.stop();
