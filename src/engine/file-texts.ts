@@ -17,6 +17,13 @@ function what(file: InboundFile): string {
 
 const KIND_NAMES: Record<FileKind, string> = { image: "images", audio: "audio", any: "files" };
 
+/** What the file is, as a kind of file a tool takes. */
+function kindOf(file: InboundFile): string {
+  if (file.kind === "photo" || file.mime.startsWith("image/")) return "images";
+  if (file.kind === "voice" || file.kind === "audio" || file.mime.startsWith("audio/")) return "audio";
+  return `${file.mime} files`;
+}
+
 /** The bot's lines about files passed to tools: user-facing text only. */
 export const fileTexts = {
   /** A file whose type the configuration does not let through. */
@@ -26,12 +33,22 @@ export const fileTexts = {
    * No tool of the room takes the file: which of the agent's tools would (and how to
    * enable them), or that none does.
    */
-  noTool: (file: InboundFile, namespace: string, takers: { name: string; kinds: FileKind[] }[]) => {
-    if (takers.length === 0) {
-      return `This ${what(file)} was not passed on: no tool of the ${namespace} agent takes files. Send your question as text.`;
+  noTool: (
+    file: InboundFile,
+    namespace: string,
+    takers: { name: string; kinds: FileKind[] }[],
+    others: { name: string; kinds: FileKind[] }[],
+  ) => {
+    const listed = (tools: { name: string; kinds: FileKind[] }[]) =>
+      tools.map((t) => `${t.name} (${t.kinds.map((k) => KIND_NAMES[k]).join(", ")})`).join(", ");
+    if (takers.length > 0) {
+      return `This ${what(file)} was not passed on: no tool enabled in this room takes it. ${listed(takers)} would: send /tools to enable it, then send the ${what(file)} again.`;
     }
-    const list = takers.map((t) => `${t.name} (${t.kinds.map((k) => KIND_NAMES[k]).join(", ")})`).join(", ");
-    return `This ${what(file)} was not passed on: no tool enabled in this room takes it. ${list} would: send /tools to enable it, then send the ${what(file)} again.`;
+    if (others.length > 0) {
+      const takes = others.map((t) => `${t.name} takes ${t.kinds.map((k) => KIND_NAMES[k]).join(", ")}`);
+      return `This ${what(file)} was not passed on: no tool of the ${namespace} agent takes ${kindOf(file)} (${takes.join("; ")}). Send your question as text.`;
+    }
+    return `This ${what(file)} was not passed on: no tool of the ${namespace} agent takes files. Send your question as text.`;
   },
   /** The chosen tool needs more than the file. */
   needsMore: (file: InboundFile, tool: string, missing: string[]) =>

@@ -24,10 +24,13 @@ export class EdgeNotices {
     private readonly log: Logger,
   ) {}
 
-  /** Refuses a stranger: one notice an hour, in reply to what they sent. */
-  async refuse(roomId: string, eventId: string, sender: string): Promise<void> {
+  /**
+   * Refuses a stranger: one notice an hour per room (a thread does not earn another),
+   * in reply to what they sent and in its thread.
+   */
+  async refuse(roomId: string, eventId: string, sender: string, threadRoot?: string): Promise<void> {
     if (!(await claimNotice(this.redis, this.keys.refused(matrixRoom(roomId), sender)))) return;
-    await this.say(roomId, eventId, sender, edgeTexts.refusal);
+    await this.say(roomId, eventId, sender, edgeTexts.refusal, threadRoot);
   }
 
   /** Leaves a room no binding names, telling it once why. */
@@ -41,17 +44,22 @@ export class EdgeNotices {
       .catch((err: unknown) => this.log.warn({ err, roomId }, "could not leave a room"));
   }
 
-  /** One notice in reply to an event, mentioning its sender. */
-  async say(roomId: string, eventId: string, sender: string, text: string): Promise<void> {
+  /** One notice in reply to an event, mentioning its sender, inside the event's thread when it is in one. */
+  async say(
+    roomId: string,
+    eventId: string,
+    sender: string,
+    text: string,
+    threadRoot?: string,
+  ): Promise<void> {
+    const reply = { "m.in_reply_to": { event_id: eventId } };
+    const relation = threadRoot
+      ? { rel_type: "m.thread", event_id: threadRoot, is_falling_back: false, ...reply }
+      : reply;
     await this.send(
       roomId,
       eventId,
-      {
-        msgtype: "m.notice",
-        body: text,
-        "m.relates_to": { "m.in_reply_to": { event_id: eventId } },
-        "m.mentions": { user_ids: [sender] },
-      },
+      { msgtype: "m.notice", body: text, "m.relates_to": relation, "m.mentions": { user_ids: [sender] } },
       [sender],
     );
   }

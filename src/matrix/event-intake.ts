@@ -29,14 +29,14 @@ export class EventIntake {
     const roomId = binding.roomId;
     const log = this.log.child({ roomId, eventId: event.event_id });
     const flood = this.flood;
+    const thread = admitted.type === "reaction" ? undefined : admitted.threadRoot;
     const refused = async (notice: string | undefined): Promise<void> => {
-      if (notice) await this.notices.say(roomId, event.event_id, event.sender, notice);
+      if (notice) await this.notices.say(roomId, event.event_id, event.sender, notice, thread);
     };
     // A file is downloaded and a reaction's target fetched only once admitted, so their
     // flood check comes first, on its own; a message is checked in its enqueue's round trip.
     const checkedInEnqueue = flood !== undefined && admitted.type === "message";
     if (flood && !checkedInEnqueue) {
-      const thread = admitted.type === "file" ? admitted.threadRoot : undefined;
       const verdict = await flood.check(matrixRoom(roomId, thread), event.sender);
       if (!verdict.admit) return refused(verdict.notice);
     }

@@ -19,11 +19,15 @@ export type StatusSend = (
 export class MatrixProgress {
   private readonly status = new ThrottledStatus<string>(EDIT_EVERY_MS);
 
-  /** Shows one update through `send`. */
-  async update(update: ProgressUpdate, send: StatusSend): Promise<void> {
+  /**
+   * Shows one update through `send`. `relation` places the first notice (in the
+   * question's thread); its edits follow it there by `m.replace` alone.
+   */
+  async update(update: ProgressUpdate, send: StatusSend, relation?: Record<string, unknown>): Promise<void> {
     await this.status.update(update, {
       space: update.key,
-      post: (text) => send({ msgtype: "m.notice", body: text }, 0),
+      post: (text) =>
+        send({ msgtype: "m.notice", body: text, ...(relation ? { "m.relates_to": relation } : {}) }, 0),
       edit: async (eventId, text, seq) => {
         await send(
           {

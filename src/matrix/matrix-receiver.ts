@@ -290,7 +290,13 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       log.info({ sender: event.sender }, "matrix sender not allowed in this room; refused");
       refusalsTotal.inc({ platform: "matrix" });
       // A reaction gets no answer, so a stranger cannot make the bot post at will.
-      if (classified.type !== "reaction") await this.notices?.refuse(roomId, event.event_id, event.sender);
+      if (classified.type !== "reaction")
+        await this.notices?.refuse(
+          roomId,
+          event.event_id,
+          event.sender,
+          classified.type === "edit" ? undefined : classified.threadRoot,
+        );
       return;
     }
     const admitted = await this.admission?.admit(binding, event, classified);

@@ -148,8 +148,19 @@ export class MatrixSender implements PlatformSender {
     const origin = originOf(event);
     const context = { turnId: `progress:${update.key}`, ledger: noLedger, log: this.log };
     const plan = await this.plan(origin.roomId, event.sender.id);
-    await this.status.update(update, (content, seq) =>
-      this.send(plan, origin.roomId, "m.room.message", content, context, `status:${seq}`),
+    // In a thread the status sits in the thread, as the answer will; elsewhere it stands alone.
+    const inThread = origin.threadRoot
+      ? {
+          rel_type: "m.thread",
+          event_id: origin.threadRoot,
+          is_falling_back: true,
+          "m.in_reply_to": { event_id: origin.answerTo },
+        }
+      : undefined;
+    await this.status.update(
+      update,
+      (content, seq) => this.send(plan, origin.roomId, "m.room.message", content, context, `status:${seq}`),
+      inThread,
     );
   }
 

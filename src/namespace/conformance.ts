@@ -182,6 +182,21 @@ async function askRouter(
 ): Promise<{ findings: Finding[]; answer?: Answer }> {
   try {
     const result = await ns.call(router, { question });
+    if (result.isError === true) {
+      const text = result.content
+        .flatMap((c) => (c.type === "text" ? [c.text] : []))
+        .join(" ")
+        .trim();
+      return {
+        findings: [
+          {
+            level: "fail",
+            what: `"${question}" → the router answered with an error (isError), not an Answer with ok:false`,
+            detail: text === "" ? undefined : text.slice(0, 300),
+          },
+        ],
+      };
+    }
     const parsed = AnswerSchema.safeParse(result.structuredContent);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

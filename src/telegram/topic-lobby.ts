@@ -53,9 +53,12 @@ export class TopicLobby {
     }
     let listed = binding.topics;
     if (chat.type === "private" && isStart(update) && this.topics) listed = await this.ensureTopics(chat.id);
+    // A topic no binding names (one a person made) is a lobby too: the list answers where they asked.
+    const asked = seen.edge.topic === undefined ? undefined : Number(seen.edge.topic);
     await this.say(
       chat.id,
       topicTexts.lobby(listed, (t) => topicLink(chat.id, chat.type, t)),
+      asked,
     );
   }
 
@@ -127,7 +130,10 @@ export class TopicLobby {
   private async say(chatId: number, text: string, threadId?: number): Promise<void> {
     const where = threadId === undefined ? {} : { message_thread_id: threadId };
     await this.api.sendMessage(chatId, text, where).catch((err: unknown) => {
-      this.log.warn({ err: loggableError(err), chatId }, "telegram: could not answer in General");
+      this.log.warn(
+        { err: loggableError(err), chatId, threadId },
+        "telegram: could not answer outside a room",
+      );
     });
   }
 }

@@ -131,6 +131,20 @@ describe("roomgate check", () => {
     }
   });
 
+  it("fails a router that answers every question with an MCP error, saying so", async () => {
+    const broken = await startContractBreaker("errors");
+    try {
+      const run = await checkAsync(["--url", broken.url, "--prefix", "bad.", "-n", "bad"]);
+      expect(run.stdout).toMatch(
+        /FAIL {2}"[^"]+" → the router answered with an error \(isError\), not an Answer with ok:false\n {6}the index is down/,
+      );
+      expect(run.stdout).toMatch(/bad: not usable as bound: its router bad\.ask breaks the Answer contract/);
+      expect(run.status).toBe(1);
+    } finally {
+      await broken.close();
+    }
+  });
+
   it("fails a server whose input schemas are invalid at the basics level", async () => {
     const broken = await startContractBreaker("schemas");
     try {

@@ -29,12 +29,14 @@ describe.skipIf(!homeserver || !sharedSecret)("Matrix threads on a real Synapse"
   let runtime: Runtime;
   let bot: SynapseUser;
   let alice: SynapseUser;
+  let mallory: SynapseUser;
   let roomId: string;
 
   beforeAll(async () => {
     redis = await testRedis();
     bot = await registerWithSharedSecret(homeserver!, sharedSecret!, "roomgate-threads");
     alice = await registerWithSharedSecret(homeserver!, sharedSecret!, "alice-threads");
+    mallory = await registerWithSharedSecret(homeserver!, sharedSecret!, "mallory-threads");
     roomId = await alice.createRoom("roomgate threads e2e");
     const demo = demoNamespaces({}, ["runs"]);
     const config = ConfigSchema.parse({
@@ -59,6 +61,21 @@ describe.skipIf(!homeserver || !sharedSecret)("Matrix threads on a real Synapse"
     await redis?.cleanup();
   });
 
+  const inThreadOf = (root: string, eventId: string) => ({
+    msgtype: "m.text",
+    "m.relates_to": {
+      rel_type: "m.thread",
+      event_id: root,
+      is_falling_back: true,
+      "m.in_reply_to": { event_id: eventId },
+    },
+  });
+  /** The events Synapse itself counts in a thread (its relations API), by id. */
+  const threadEvents = async (root: string): Promise<string[]> => {
+    const path = `/_matrix/client/v1/rooms/${encodeURIComponent(roomId)}/relations/${encodeURIComponent(root)}/m.thread?limit=100`;
+    const page = (await alice.request("GET", path)) as { chunk: SynapseEvent[] };
+    return page.chunk.map((e) => e.event_id);
+  };
   const answerTo = (eventId: string) =>
     alice.waitFor(
       roomId,
@@ -87,6 +104,7 @@ describe.skipIf(!homeserver || !sharedSecret)("Matrix threads on a real Synapse"
     const answer = await answerTo(inThread);
     expect(relation(answer)).toMatchObject({ rel_type: "m.thread", event_id: root });
     expect(String(answer.content.body)).toContain(runsAnswer("runs.ask", { question }).answer);
+    await expect.poll(() => threadEvents(root), { timeout: 10_000 }).toContain(answer.event_id);
     const session = async (room: string) =>
       (JSON.parse((await redis.redis.get(redis.keys.session(room))) ?? "{}") as { conversationId?: string })
         .conversationId;
@@ -94,5 +112,20 @@ describe.skipIf(!homeserver || !sharedSecret)("Matrix threads on a real Synapse"
     expect(main).toBeDefined();
     expect(thread).toBeDefined();
     expect(thread).not.toBe(main);
+  });
+
+  it("refuses a stranger inside the thread, where Synapse itself counts the refusal", async () => {
+    await alice.invite(roomId, mallory.userId);
+    await mallory.join(roomId);
+    const root = await alice.say(roomId, "a thread mallory joins");
+    await answerTo(root);
+    const asked = await mallory.send(roomId, "m.room.message", {
+      ...inThreadOf(root, root),
+      body: "let me in",
+    });
+    const refusal = await answerTo(asked);
+    expect(String(refusal.content.body)).toContain("not allowed");
+    expect(relation(refusal)).toMatchObject({ rel_type: "m.thread", event_id: root });
+    await expect.poll(() => threadEvents(root), { timeout: 10_000 }).toContain(refusal.event_id);
   });
 });

@@ -73,4 +73,19 @@ describe("Matrix media and progress against the homeserver stand-in", () => {
     const times = edits.map((e) => e.origin_server_ts);
     expect(times.slice(1).every((t, i) => t - times[i]! >= 1900)).toBe(true);
   });
+
+  it("puts a thread turn's status notice in the thread, its edits following it by m.replace alone", async () => {
+    const root = hs.sendText(roomId, alice, "a thread");
+    const question = hs.sendText(roomId, alice, "/call slow", { threadRoot: root.event_id });
+    const event = matrixQuestion(roomId, question.event_id, alice, { threadRoot: root.event_id });
+    const before = hs.sentBy(roomId, bot.userId, "m.room.message").length;
+    await sender.progress(event, { key: "k2", text: "⏳ slow: 1/2 (50%)", done: false });
+    await sender.progress(event, { key: "k2", text: "✓ slow: finished", done: true });
+    const [status, ...edits] = hs.sentBy(roomId, bot.userId, "m.room.message").slice(before);
+    expect(status!.content["m.relates_to"]).toMatchObject({ rel_type: "m.thread", event_id: root.event_id });
+    expect(edits.at(-1)!.content["m.relates_to"]).toEqual({
+      rel_type: "m.replace",
+      event_id: status!.event_id,
+    });
+  });
 });

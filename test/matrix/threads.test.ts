@@ -20,6 +20,7 @@ describe("Matrix threads as rooms (fake homeserver, real Redis, queue and demo r
   let runtime: Runtime;
   let bot: string;
   let alice: string;
+  let mallory: string;
   let roomId: string;
 
   beforeAll(async () => {
@@ -28,7 +29,8 @@ describe("Matrix threads as rooms (fake homeserver, real Redis, queue and demo r
     const botUser = hs.registerUser("roomgate");
     bot = botUser.userId;
     alice = hs.registerUser("alice").userId;
-    roomId = hs.createRoom(alice, { name: "ops", members: [bot] });
+    mallory = hs.registerUser("mallory").userId;
+    roomId = hs.createRoom(alice, { name: "ops", members: [bot, mallory] });
     const demo = demoNamespaces({}, ["runs"]);
     runtime = await startRuntime({
       config: ConfigSchema.parse({
@@ -119,5 +121,25 @@ describe("Matrix threads as rooms (fake homeserver, real Redis, queue and demo r
     );
     expect(relation(listed)).toMatchObject({ rel_type: "m.thread", event_id: root.event_id });
     expect(String(listed.content.body)).toContain(runsAnswer("runs.list").answer);
+  });
+
+  it("refuses a stranger inside the thread they wrote in, once an hour for the whole room", async () => {
+    const root = hs.sendText(roomId, alice, "a thread mallory joins");
+    await answerTo(root.event_id);
+    const asked = hs.sendText(roomId, mallory, "let me in", { threadRoot: root.event_id });
+    const refusal = await answerTo(asked.event_id);
+    expect(String(refusal.content.body)).toContain("not allowed");
+    expect(relation(refusal)).toMatchObject({ rel_type: "m.thread", event_id: root.event_id });
+    // Another thread earns no second refusal within the hour.
+    const other = hs.sendText(roomId, alice, "yet another thread");
+    await answerTo(other.event_id);
+    const again = hs.sendText(roomId, mallory, "and here?", { threadRoot: other.event_id });
+    const later = hs.sendText(roomId, alice, "which arm of my sweep won?", { threadRoot: other.event_id });
+    await answerTo(later.event_id);
+    expect(
+      hs
+        .sentBy(roomId, bot, "m.room.message")
+        .filter((e) => relation(e)?.["m.in_reply_to"]?.event_id === again.event_id),
+    ).toEqual([]);
   });
 });

@@ -2,8 +2,11 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { serveStatelessMcp } from "../../src/demo/stateless-http.js";
 
-/** Which rule the server breaks: the Answer contract's (`answers`) or MCP's own (`schemas`). */
-export type Breakage = "answers" | "schemas";
+/**
+ * Which rule the server breaks: the Answer contract's (`answers`), MCP's own
+ * (`schemas`), or the router fails every question with an MCP error (`errors`).
+ */
+export type Breakage = "answers" | "schemas" | "errors";
 
 /**
  * A namespace server that breaks every rule of one level, for `roomgate check`:
@@ -29,6 +32,8 @@ function breaker(breakage: Breakage, counter: { calls: number }): Server {
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     counter.calls += 1;
     if (request.params.name === "bad.ping") return { content: [{ type: "text", text: "pong" }] };
+    if (breakage === "errors")
+      return { isError: true, content: [{ type: "text", text: "the index is down" }] };
     const question = String(request.params.arguments?.question ?? "");
     const structuredContent =
       question === "zzzz qqqq"

@@ -126,12 +126,29 @@ describe("Telegram files, photos and voice notes reach the tools that take them"
       'This file "bundle.zip" (application/zip) was not passed on: this bot takes image/*, audio/*, text/*, application/pdf.',
     );
     expect(fetched(zip.file_id)).toEqual([]);
+
+    // The router takes images only: a PDF is not offered to it, and the line says what it takes.
+    const pdf = standin.addFile({ name: "paper.pdf", mime: "application/pdf", content: "%PDF-1.4 x" });
+    expect(await dm({ from: ALICE, document: pdf, caption: "summarise" })).toBe(
+      'This file "paper.pdf" was not passed on: no tool of the media agent takes application/pdf files (media.ask takes images). Send your question as text.',
+    );
+    expect(fetched(pdf.file_id)).toEqual([]);
     expect(media.calls.slice(before)).toEqual([]);
+
+    // A tool of the agent that would take it, not yet enabled in the room, is named with how to enable it.
+    const shot = standin.addPhoto({ content: Buffer.alloc(1500, 4) });
+    standin.userSends(bot.token, { from: ALICE, chat: FORUM, threadId: 33, photo: shot });
+    await waitFor(() => inTopic(33).length === 1, 20_000, "the line in the everything topic");
+    expect(inTopic(33)[0]!.text).toMatch(
+      /^This photo was not passed on: no tool enabled in this room takes it\. .*gzip-file-as-resource \(files\).* would: send \/tools to enable it, then send the photo again\.$/,
+    );
+    expect(fetched(shot.at(-1)!.file_id)).toEqual([]);
   });
 
   it("gives a photo to server-everything's gzip tool once /tools enabled it, as a data URI it accepts", async () => {
+    const earlier = inTopic(33).length;
     standin.userSends(bot.token, { from: ALICE, chat: FORUM, threadId: 33, text: "/tools" });
-    await waitFor(() => inTopic(33).length >= 1, 30_000, "the tools list");
+    await waitFor(() => inTopic(33).length > earlier, 30_000, "the tools list");
     const count = inTopic(33).length;
     const png = Buffer.concat([Buffer.from("\x89PNG\r\n\x1a\n", "binary"), Buffer.alloc(2000, 3)]);
     const photo = standin.addPhoto({ content: png });

@@ -116,6 +116,13 @@ describe("Telegram topics bound to namespaces: one bot, every agent", () => {
     expect(general().at(-1)!.text).toContain("Each topic here talks to one agent");
     expect(asked("feed.ask")).toHaveLength(1);
     expect(await db.redis.exists(db.keys.session(telegramRoom(bot.id, ALICE.id)))).toBe(0);
+
+    // A topic she made herself is bound to no agent: the list answers in that topic.
+    standin.userSends(bot.token, { from: ALICE, threadId: 77, text: "anyone here?" });
+    await waitFor(() => inChat(77).length === 1, 20_000, "the list in her own topic");
+    expect(inChat(77)[0]!.text).toContain("• Feed → feed\n• Runs → runs");
+    expect(general()).toHaveLength(before + 1);
+    expect(asked("feed.ask")).toHaveLength(1);
   });
 
   it("finds its topics again on /start, makes a deleted one anew, and tells a topic whose agent was removed", async () => {
@@ -143,7 +150,7 @@ describe("Telegram topics bound to namespaces: one bot, every agent", () => {
     expect(asked("runs.ask")).toEqual([]);
   });
 
-  it("binds a forum supergroup's topics by id, and lists them in General", async () => {
+  it("binds a forum supergroup's topics by id, and lists them in General and in a topic no binding names", async () => {
     await start();
     const mention = (text: string) => `@${bot.username} ${text}`;
     const inTopic = (thread?: number) => standin.botMessages(bot.token, FORUM.id, thread);
@@ -175,5 +182,42 @@ describe("Telegram topics bound to namespaces: one bot, every agent", () => {
     expect(list).toContain("• #11 → runs (https://t.me/c/9510/11)");
     expect(list).toContain("• #22 → feed (https://t.me/c/9510/22)");
     expect(asked("feed.ask")).toHaveLength(1);
+
+    // A topic no binding names gets the same list, in that topic rather than in General.
+    standin.userSends(bot.token, { from: ALICE, chat: FORUM, threadId: 33, text: mention("hello?") });
+    await waitFor(() => inTopic(33).length === 1, 20_000, "the list in topic 33");
+    expect(inTopic(33)[0]!.text).toBe(list);
+    expect(inTopic().filter((m) => m.message_thread_id === undefined)).toHaveLength(1);
+    expect(asked("runs.ask")).toHaveLength(1);
+  });
+
+  it("tells a private chat that topic mode is off when the bot lists topics without it, and warns at start", async () => {
+    const off = standin.addBot({ username: "no_topics_bot" });
+    const cfg = (namespace?: string) =>
+      telegramConfig({
+        apiRoot: standin.url,
+        namespaces: demoNamespaces({}, ["feed"]).config.namespaces,
+        bots: [
+          {
+            token: off.token,
+            users: [ALICE.id],
+            topics: TOPICS.slice(0, 1),
+            ...(namespace ? { namespace } : {}),
+          },
+        ],
+      });
+    await start(cfg());
+    expect(logged.lines().filter((l) => String(l.msg).includes("its topic mode is off"))).toHaveLength(1);
+    standin.userSends(off.token, { from: ALICE, text: "/start" });
+    await waitFor(() => standin.botMessages(off.token, ALICE.id).length === 1, 20_000, "the line");
+    expect(standin.botMessages(off.token, ALICE.id)[0]!.text).toContain("topic mode is off for it");
+    expect(standin.callsTo("createForumTopic", off.id)).toEqual([]);
+
+    // With a namespace of its own, the bot's private chat is that agent's, as without topics.
+    await runtime!.stop();
+    await start(cfg("feed"));
+    standin.userSends(off.token, { from: ALICE, text: "what should I read today?" });
+    await waitFor(() => standin.botMessages(off.token, ALICE.id).length === 2, 20_000, "the answer");
+    expect(standin.botMessages(off.token, ALICE.id)[1]!.text).toContain("digest");
   });
 });

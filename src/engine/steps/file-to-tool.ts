@@ -4,7 +4,13 @@ import type { ToolInfo } from "../../namespace/tool-info.js";
 import { fillArguments } from "../arguments.js";
 import { remember, say, type Change } from "../changes.js";
 import { andThen, isPass, on, pass, type StepResult } from "../composer.js";
-import { fileArgumentFor, fileArgumentValue, fileKindsOf, type FileArgument } from "../file-arguments.js";
+import {
+  fileArgumentFor,
+  fileArgumentValue,
+  fileKindsOf,
+  type FileArgument,
+  type FileKind,
+} from "../file-arguments.js";
 import { fileBytes, fileLimits, typeAllowed } from "../file-input.js";
 import { fileTexts } from "../file-texts.js";
 import { callChecked, isEnabled } from "../tool-runner.js";
@@ -49,10 +55,18 @@ async function decide(ctx: TurnContext, file: InboundFile): Promise<StepResult> 
   const taker = takerOf(ctx, tools, file);
   if (!taker) {
     if (file.text !== undefined) return pass();
-    const takers = tools
-      .map((t) => ({ name: t.name, kinds: fileKindsOf(t.inputSchema) }))
+    // Only tools that would take this very file are offered; the rest are named as taking other kinds.
+    const withFiles = tools
+      .map((t) => ({
+        name: t.name,
+        kinds: fileKindsOf(t.inputSchema),
+        fits: !!fileArgumentFor(t.inputSchema, file),
+      }))
       .filter((t) => t.kinds.length > 0);
-    return [say(fileTexts.noTool(file, ctx.namespace.name, takers))];
+    const strip = ({ name, kinds }: { name: string; kinds: FileKind[] }) => ({ name, kinds });
+    const takers = withFiles.filter((t) => t.fits).map(strip);
+    const others = withFiles.filter((t) => !t.fits).map(strip);
+    return [say(fileTexts.noTool(file, ctx.namespace.name, takers, others))];
   }
   return withBytes(ctx, file, (bytes) => callWithFile(ctx, taker.tool, taker.arg, file, bytes));
 }
