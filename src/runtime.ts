@@ -248,6 +248,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       proactive = await startProactive({
         config,
         redis,
+        connection,
+        durability: scheduler.durability,
         keys,
         inbox,
         limiter,

@@ -280,14 +280,19 @@ export class Keys {
     return `${this.prefix}:{proactive}`;
   }
 
+  /** Since when (ms) some process has been taking proactive jobs; lapses when none has for a while. */
+  get proactiveUptime(): string {
+    return `${this.prefix}:{proactive}:uptime`;
+  }
+
   /** Until when (Redis ms) the room's proactive turns are held by /mute; expires at that time. */
   mute(room: string): string {
     return this.ofRoom(room, "mute");
   }
 
-  /** Proactive events held while the room is muted, oldest first, queued when the mute ends. */
+  /** Proactive events held while the room is muted (a hash: event id → event), queued when the mute ends. */
   held(room: string): string {
-    return this.ofRoom(room, "held");
+    return this.ofRoom(room, "held-events");
   }
 
   /** A hook delivery's signature seen lately → its delivery id, so a replayed signature is refused. */

@@ -18,6 +18,37 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The highest port a Cluster node may have: its bus port is 10000 above it. */
+const MAX_CLUSTER_PORT = 65535 - 10000;
+
+/**
+ * Free loopback ports for `count` Cluster nodes: each at most 55535 (redis-server
+ * refuses a higher one, its bus port would not exist) with its bus port free too,
+ * and no port or bus port twice (ports of the ephemeral range are often above it).
+ */
+export async function freeClusterPorts(count: number): Promise<number[]> {
+  const taken = new Set<number>();
+  const ports: number[] = [];
+  for (let tries = 0; ports.length < count; tries++) {
+    if (tries > 100 * count) throw new Error("no free port pairs for the Cluster's nodes");
+    const port = await freePort();
+    const bus = port + 10000;
+    if (port > MAX_CLUSTER_PORT || taken.has(port) || taken.has(bus) || !(await isFree(bus))) continue;
+    taken.add(port).add(bus);
+    ports.push(port);
+  }
+  return ports;
+}
+
+async function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
 /** How a `redis-server` child is run. */
 export interface RedisServerOptions {
   /** Its data folder (and config file). */
