@@ -19,6 +19,8 @@ export interface ArmTarget {
   token: string;
   chats: number[];
   redisUrl: string;
+  /** A cluster's node URLs: when given, roomgate is pointed at the cluster instead of `redisUrl`. */
+  clusterNodes?: string[];
   dir: string;
 }
 
@@ -52,7 +54,9 @@ export async function startRoomgate(
 ): Promise<Arm> {
   const fleet = new RoomgateFleet({
     dir: mkdtempSync(join(target.dir, "roomgate-")),
-    redisUrl: target.redisUrl,
+    ...(target.clusterNodes
+      ? { redis: { cluster: { nodes: target.clusterNodes } } }
+      : { redisUrl: target.redisUrl }),
     apiRoot: target.apiRoot,
     token: target.token,
     users: target.chats,

@@ -3,7 +3,7 @@ import type { Arm } from "./arms.js";
 import type { BotApiStandin, ScheduledMessage } from "./support/bot-api-standin.js";
 import { cpuBetween, cpuByPid, rssOf } from "./support/processes.js";
 import { analyse, messageText, percentile } from "./support/send-analysis.js";
-import { commandsExecuted } from "./redis-counters.js";
+import { commandsBetween, commandsExecuted } from "./redis-counters.js";
 
 /** One workload: an open-loop rate for a while, or everything at once. */
 export interface Workload {
@@ -26,7 +26,13 @@ export interface Figures {
   p99: number;
   msgsPerSecond: number;
   cpuMsPerTurn: number;
+  /** CPU ms a second the arm's processes spend idle (sampled for 2 s before the workload). */
+  idleCpuMsPerSecond: number;
+  /** How long the measured window lasted, ms (idle time in it included). */
+  windowMs: number;
   redisCommandsPerTurn: number;
+  /** Commands Redis ran in the window by name (script-internal included), for the breakdown. */
+  redisCommands: Map<string, number>;
   rssMiB: number;
   /** Sends to one chat under 1 s apart (a floor ignores the limits; roomgate must not). */
   chatGapsUnder1s: number;
@@ -67,17 +73,26 @@ async function answered(
 export async function measure(
   arm: Arm,
   workload: Workload,
-  ctx: { standin: BotApiStandin; token: string; chats: number[]; redis: Redis; redisPid: number },
+  ctx: { standin: BotApiStandin; token: string; chats: number[]; redis: Redis[]; redisPids: number[] },
 ): Promise<Figures> {
   const { standin, token, chats } = ctx;
   const warm = plan({ name: "warm-up", rate: 25, messages: 100, drainMs: 0 }, chats, performance.now() + 50);
   standin.schedule(token, warm, (chat) => chat);
   await answered(standin, token, warm.length, performance.now() + 60_000);
-  const roots = () => [...arm.pids(), ...(arm.usesRedis ? [ctx.redisPid] : [])];
+  const roots = () => [...arm.pids(), ...(arm.usesRedis ? ctx.redisPids : [])];
+  // What the arm costs doing nothing (timers, long polls, Redis' own cron): part of every
+  // turn's CPU in a window that lasts long, as a backlog paced at 30/s does.
+  await sleep(500);
+  const idleFrom = cpuByPid(roots());
+  const idleStart = performance.now();
+  await sleep(2_000);
+  const idleCpuMsPerSecond =
+    cpuBetween(idleFrom, cpuByPid(roots())) / ((performance.now() - idleStart) / 1000);
   const sendsBefore = standin.sends.length;
   const releasedBefore = standin.released.length;
   const cpuBefore = cpuByPid(roots());
-  const commandsBefore = arm.usesRedis ? await commandsExecuted(ctx.redis) : 0;
+  const windowStart = performance.now();
+  const commandsBefore = arm.usesRedis ? await commandsExecuted(ctx.redis) : new Map<string, number>();
   const start = performance.now() + 100;
   const messages = plan(workload, chats, start, 1_000);
   standin.schedule(token, messages, (chat) => chat);
@@ -88,7 +103,11 @@ export async function measure(
   await answered(standin, token, warm.length + messages.length, lastAt + workload.drainMs);
   clearInterval(sampler);
   const cpuMs = cpuBetween(cpuBefore, cpuByPid(roots()));
-  const commands = arm.usesRedis ? (await commandsExecuted(ctx.redis)) - commandsBefore : 0;
+  const windowMs = performance.now() - windowStart;
+  const byCommand = arm.usesRedis
+    ? commandsBetween(commandsBefore, await commandsExecuted(ctx.redis))
+    : new Map();
+  const commands = [...byCommand.values()].reduce((a: number, b: number) => a + b, 0);
   const sends = standin.sends.slice(sendsBefore).filter((s) => s.token === token);
   const released = standin.released.slice(releasedBefore).filter((m) => m.token === token);
   const report = analyse(released, sends);
@@ -106,7 +125,10 @@ export async function measure(
     p99: percentile(latencies, 99),
     msgsPerSecond: report.delivered / ((last - first) / 1000),
     cpuMsPerTurn: cpuMs / delivered,
+    idleCpuMsPerSecond,
+    windowMs,
     redisCommandsPerTurn: commands / delivered,
+    redisCommands: byCommand,
     rssMiB: (rss || rssOf(arm.pids())) / 2 ** 20,
     chatGapsUnder1s: report.chatGapsUnder1s,
     maxBotPerSecond: report.maxBotPerSecond,

@@ -43,6 +43,11 @@ export interface SendGate {
    * when the lease is gone.
    */
   reserve(windows: SendWindow[], partKey?: string): Promise<void>;
+  /**
+   * Says that the attempt last reserved was answered (or failed): from then on its
+   * slot counts from this moment, when the request had certainly arrived.
+   */
+  answered(): void;
   /** Blocks the windows for every process for `ms` (a platform's 429). */
   hold(windows: SendWindow[], ms: number): Promise<void>;
 }

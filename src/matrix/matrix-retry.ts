@@ -117,7 +117,7 @@ export async function gatedMatrixRequest<T>(
 ): Promise<T> {
   await gate.reserve(windows, partKey);
   try {
-    return await request();
+    return await request().finally(() => gate.answered());
   } catch (err) {
     const limit = rateLimitOf(err);
     if (limit) {

@@ -47,7 +47,8 @@ export interface FinishArgs {
 /** What a park needs besides the lease. */
 export interface ParkArgs {
   writes: TurnWrites;
-  unsentPart: string;
+  /** The send slot booked for a part that waits for it, kept for the next holder. */
+  booked?: { part: string; member: string } | undefined;
   head: string;
   delayMs: number;
   kind: "wait" | "fail" | "final";

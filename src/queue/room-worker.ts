@@ -44,6 +44,8 @@ class LaneState {
   /** Rooms to claim next, in the order they became known (woken, due, parked here, taken over). */
   readonly ready = new Set<string>();
   readonly timers = new Set<NodeJS.Timeout>();
+  /** Rooms this process parked (or found not yet due) and will claim on its own timer. */
+  readonly resuming = new Set<string>();
   lastPeek = 0;
   peekTimer: NodeJS.Timeout | undefined;
   private readonly waiters = new Set<() => void>();
@@ -75,8 +77,10 @@ class LaneState {
 
   /** Makes `room` ready in `ms` (a parked room resuming, a room not yet due). */
   later(room: string, ms: number): void {
+    this.resuming.add(room);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
+      this.resuming.delete(room);
       this.ready.add(room);
       this.signal();
     }, ms);
@@ -87,6 +91,7 @@ class LaneState {
   clear(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.resuming.clear();
     clearTimeout(this.peekTimer);
     this.signal();
   }
@@ -269,7 +274,11 @@ export class RoomWorker {
       this.lastClaimAt = Date.now();
       for (const look of looks) {
         for (const room of [...look.due, ...look.expired]) lane.ready.add(room);
-        if (look.nextInMs !== undefined) next = Math.min(next ?? Infinity, look.nextInMs);
+        // A room this process will resume on its own timer needs no look of every shard
+        // (a room waiting for its send slot costs nothing until then); the periodic look
+        // still finds anything else in that shard.
+        if (look.nextInMs !== undefined && !lane.resuming.has(look.nextRoom))
+          next = Math.min(next ?? Infinity, look.nextInMs);
       }
     } catch (err) {
       if (this.stopping) return;

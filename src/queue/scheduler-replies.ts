@@ -60,8 +60,14 @@ export type ClaimReply = z.infer<typeof ClaimReplySchema>;
 
 /** peek-shard.lua */
 export const PeekReplySchema = z
-  .tuple([z.array(z.string()), z.array(z.string()), z.number()])
-  .transform(([due, expired, next]) => ({ due, expired, nextInMs: next < 0 ? undefined : next }));
+  .tuple([z.array(z.string()), z.array(z.string()), z.number(), z.string()])
+  .transform(([due, expired, next, nextRoom]) => ({
+    due,
+    expired,
+    nextInMs: next < 0 ? undefined : next,
+    /** The pending room coming due next, when that is what comes next ("" otherwise). */
+    nextRoom,
+  }));
 export type PeekReply = z.infer<typeof PeekReplySchema>;
 
 /** turn-step.lua */

@@ -215,7 +215,8 @@ export class SchedulerScripts {
   park(a: {
     lease: LeaseRef;
     writes: TurnWrites;
-    unsentPart: string;
+    /** The send slot booked for a part that waits for it, kept for the next holder. */
+    booked?: { part: string; member: string } | undefined;
     head: string;
     delayMs: number;
     kind: "wait" | "fail" | "final";
@@ -244,7 +245,7 @@ export class SchedulerScripts {
         a.lease.token,
         a.writes.commit,
         a.writes.sent,
-        a.unsentPart,
+        a.booked?.part ?? "",
         a.head,
         Math.max(0, Math.ceil(a.delayMs)),
         a.kind,
@@ -253,6 +254,7 @@ export class SchedulerScripts {
         a.letterId,
         a.turnRecordMs,
         a.lease.lane,
+        a.booked?.member ?? "",
       ],
     ]);
   }

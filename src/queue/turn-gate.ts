@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { DeliveryLedger, SendGate, SendWindow } from "../core/adapter.js";
 import { LeaseLostError, SendDeferredError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
@@ -15,6 +16,13 @@ import type { TurnWrites } from "./scheduler-scripts.js";
 const PARK_AFTER_MS = 20;
 
 /**
+ * A room parked for a booked slot is due this much before the slot, so that its claim
+ * and step are done by then and the worker sleeps out the rest: the send leaves on
+ * time instead of a claim's latency late. Below PARK_AFTER_MS, so one booking suffices.
+ */
+const BOOKED_LEAD_MS = 10;
+
+/**
  * One turn's ledger and send gate: what was sent is read from the turn record the
  * claim returned, and every write (the turn's commit, parts sent) is buffered and
  * carried by the lease's next fenced call — the step before the next send, or the
@@ -26,8 +34,10 @@ export class TurnGate implements DeliveryLedger, SendGate {
   private commit: CommitRecord | undefined;
   private sent: Record<string, string> = {};
   private warned = new Set<string>();
-  /** A part marked "sending" whose send slot was not taken: the park takes the mark back. */
-  private marked = "";
+  /** The slot booked later for a part that was not sent, kept in the turn record by the park. */
+  private booked: { part: string; member: string } | undefined;
+  /** The slot taken by the last reservation, while its answer time is worth recording. */
+  private inFlight: { windows: SendWindow[]; member: string } | undefined;
 
   constructor(
     private readonly deps: {
@@ -53,9 +63,9 @@ export class TurnGate implements DeliveryLedger, SendGate {
     };
   }
 
-  /** The part marked as being sent that never got its slot, or "". */
-  unsentPart(): string {
-    return this.marked;
+  /** The slot booked for a part that waits for it (the part and the slot's member), if any. */
+  bookedSlot(): { part: string; member: string } | undefined {
+    return this.booked;
   }
 
   async get(partKey: string): Promise<string | null> {
@@ -82,22 +92,41 @@ export class TurnGate implements DeliveryLedger, SendGate {
   }
 
   async reserve(windows: SendWindow[], partKey?: string): Promise<void> {
-    await this.lease.step(this.writes(), partKey ?? "");
+    const part = partKey ?? "";
+    // A slot booked for this part by an earlier holder is asked for by its member.
+    const key = `booked:${part}`;
+    const earlier = this.record[key];
+    const member = earlier ?? randomUUID();
+    const { waitMs, tight } = await this.deps.limiter.book(windows, member, PARK_AFTER_MS, {
+      booked: earlier !== undefined,
+    });
+    if (waitMs > PARK_AFTER_MS) {
+      // Booked for later: nothing is stepped, the park carries the writes and keeps the booking.
+      this.booked = { part, member };
+      throw new SendDeferredError(Math.max(1, waitMs - BOOKED_LEAD_MS), "send window full; slot booked");
+    }
+    // The slot is ours (within PARK_AFTER_MS, never asked for again: the script counts on
+    // that): the fenced step commits and marks the part while the rest of the wait passes.
+    const due = waitMs > 0 ? new Promise((resolve) => setTimeout(resolve, waitMs)) : undefined;
+    await this.lease.step(this.writes(), part);
     this.commit = undefined;
     this.sent = {};
-    this.marked = partKey ?? "";
-    // The slot is taken last, right before the request leaves: the time between the two is
-    // what the windows' slack must cover, so nothing else may run in it.
-    for (
-      let left = await this.deps.limiter.tryAcquire(windows);
-      left > 0;
-      left = await this.deps.limiter.tryAcquire(windows)
-    ) {
-      if (left > PARK_AFTER_MS) throw new SendDeferredError(left, "send window full");
-      await new Promise((resolve) => setTimeout(resolve, left));
-      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-    }
-    this.marked = "";
+    this.booked = undefined;
+    delete this.record[key];
+    await due;
+    if (this.lease.lost) throw new LeaseLostError(this.lease.room);
+    this.inFlight = tight ? { windows, member } : undefined;
+  }
+
+  answered(): void {
+    const slot = this.inFlight;
+    this.inFlight = undefined;
+    if (!slot) return;
+    // Not awaited: the turn's next step need not wait for it. The next command of this
+    // process to the bot's windows comes after it on the same connection.
+    void this.deps.limiter.answered(slot.windows, slot.member).catch((err: unknown) => {
+      this.deps.log.debug({ err: (err as Error).message }, "send's answer time not recorded");
+    });
   }
 
   async hold(windows: SendWindow[], ms: number): Promise<void> {

@@ -210,7 +210,6 @@ export class TurnRunner {
     const id = randomUUID();
     const reply = await held.park({
       writes: gate.writes(),
-      unsentPart: "",
       head: input.head,
       delayMs: 0,
       kind: "final",
@@ -339,7 +338,7 @@ export class TurnRunner {
     const id = randomUUID();
     const reply = await held.park({
       writes: gate.writes(),
-      unsentPart: gate.unsentPart(),
+      booked: gate.bookedSlot(),
       head: input.head,
       delayMs: delay,
       kind,

@@ -12,49 +12,101 @@ export const reserveSlotScript =
 
 type Reserve = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
+/** A slot this close is waited for in the process and sent without asking Redis again. */
+const SOON_MS = 20;
+
+/** What the slot script answers: ms until the slot (0 = now) and whether a window is half full. */
+export interface SlotReply {
+  waitMs: number;
+  tight: boolean;
+}
+
+/** A slot taken by `acquire`: pass it to `answered` once the request was answered. */
+export interface Slot {
+  windows: SendWindow[];
+  member: string;
+  tight: boolean;
+}
+
 /**
  * A send limiter shared by every process through Redis, on Redis' own clock (TIME
  * inside the script): a send takes a slot in each of its windows (per bot, per
- * chat, per group) or learns how long to wait. Turns take their slots through the
- * fenced turn step instead (src/queue/lua/turn-step.lua); this is for sends
- * outside a turn and for recording a platform's 429.
+ * chat, per group) now, or books the earliest one later and waits for it. Each slot
+ * counts from when its request may leave until the request is answered; then it
+ * counts from that moment, when the request had certainly arrived, so that however
+ * late a loaded worker's request leaves, the platform never sees more than a window
+ * allows. A turn's sends take their slots through its gate (src/queue/turn-gate.ts),
+ * right after the fenced turn step.
  */
 export class RedisRateLimiter {
   constructor(private readonly redis: RedisClient) {
     if (!("rgReserve" in redis)) redis.defineCommand("rgReserve", { lua: reserveSlotScript });
   }
 
-  private call(windows: SendWindow[], mode: "take" | "hold", ms = 0): Promise<number> {
+  private async call(
+    windows: SendWindow[],
+    member: string,
+    mode: "take" | "book" | "booked" | "answered" | "hold",
+    ms = 0,
+  ): Promise<SlotReply> {
     const run = (this.redis as unknown as { rgReserve: Reserve }).rgReserve.bind(this.redis);
-    return run(
+    const reply = await run(
       windows.length,
       ...windows.map((w) => w.key),
-      randomUUID(),
+      member,
       mode,
       ms,
       ...windows.flatMap((w) => [w.max, w.windowMs]),
-    ).then(Number);
+    );
+    const [wait, tight] = Array.isArray(reply) ? reply : [reply, 0];
+    return { waitMs: Number(wait), tight: Number(tight) === 1 };
   }
 
-  /** Takes one slot in every window, or returns the ms to wait (nothing taken then). */
+  /** Takes one slot in every window now, or returns the ms to wait (nothing taken then). */
   async tryAcquire(windows: SendWindow[]): Promise<number> {
     if (windows.length === 0) return 0;
-    return this.call(windows, "take");
+    return (await this.call(windows, randomUUID(), "take")).waitMs;
   }
 
-  /** Waits until one slot is free in every window and takes it. */
-  async acquire(windows: SendWindow[], signal?: AbortSignal): Promise<void> {
+  /**
+   * Takes `member`'s slot now or within `soonMs` (the caller then waits the reply's
+   * ms and sends without asking again), or books the earliest one later. A booking
+   * is kept for that member: asking again with it (`booked`) when it comes takes it,
+   * ahead of every sender that booked after; asking before that changes nothing.
+   */
+  async book(
+    windows: SendWindow[],
+    member: string,
+    soonMs: number,
+    options: { booked?: boolean } = {},
+  ): Promise<SlotReply> {
+    if (windows.length === 0) return { waitMs: 0, tight: false };
+    return this.call(windows, member, options.booked ? "booked" : "book", soonMs);
+  }
+
+  /** Records that `member`'s request was answered now (it had arrived by then). */
+  async answered(windows: SendWindow[], member: string): Promise<void> {
+    if (windows.length === 0) return;
+    await this.call(windows, member, "answered");
+  }
+
+  /** Waits for a slot in every window and takes it; pass the slot to `answered` after the request. */
+  async acquire(windows: SendWindow[], signal?: AbortSignal): Promise<Slot> {
+    const member = randomUUID();
     for (;;) {
-      signal?.throwIfAborted();
-      const wait = await this.tryAcquire(windows);
-      if (wait <= 0) return;
-      await sleep(wait);
+      const { waitMs, tight } = await this.book(windows, member, SOON_MS, { booked: true });
+      if (waitMs <= SOON_MS) {
+        if (waitMs > 0) await sleep(waitMs, signal);
+        return { windows, member, tight };
+      }
+      // Booked: ask again shortly before it comes, with the same member.
+      await sleep(waitMs - SOON_MS / 2, signal);
     }
   }
 
   /** Blocks the windows for every process until `ms` from now (a platform's retry_after). */
   async hold(windows: SendWindow[], ms: number): Promise<void> {
     if (windows.length === 0 || ms <= 0) return;
-    await this.call(windows, "hold", Math.ceil(ms));
+    await this.call(windows, "hold", "hold", Math.ceil(ms));
   }
 }

@@ -22,12 +22,14 @@ export const DEFAULT_TELEGRAM_LIMITS: TelegramLimits = TelegramLimitsSchema.pars
 const LIMITED = /^(send(?!ChatAction)|edit|copy|forward)/;
 
 /**
- * Added to the windows: a slot is taken on Redis' clock a moment before the request
- * reaches Telegram, and that moment varies with the worker's load, so spacing by
- * exactly the limit could let two requests arrive a little closer than it. One
- * chat's sends are few, so its windows get more room than the bot's.
+ * Added to the windows. A slot counts from when its request may leave until the
+ * request is answered, then from the answer (src/sessions/rate-limiter.ts), so a
+ * slow worker cannot squeeze requests closer than the limit; what is left uncovered
+ * is a request still unanswered a whole window after it left, and the clocks' ms
+ * rounding. The bot's window is what a backlog is paced by (30 a (1 s + slack)), so
+ * its slack is small; one chat's sends are few, so its windows get more room.
  */
-const SLACK_MS = 100;
+const SLACK_MS = 10;
 const CHAT_SLACK_MS = 150;
 
 /**
@@ -121,6 +123,8 @@ export function installSendLimits(
         res = await prev(method, payload, signal);
       } catch (err) {
         throw new TransientSendError(`${method}: ${loggableError(err).message}`, { cause: safeCause(err) });
+      } finally {
+        turn.gate.answered();
       }
       if (!res.ok && res.error_code === 429) {
         const retryAfter = retryAfterOf(res);
@@ -132,8 +136,18 @@ export function installSendLimits(
     try {
       return await retry(
         async () => {
-          await options.limiter.acquire(windows, signal as AbortSignal | undefined);
-          const res = await prev(method, payload, signal);
+          const slot = await options.limiter.acquire(windows, signal as AbortSignal | undefined);
+          const res = await prev(method, payload, signal).finally(() => {
+            if (slot.tight)
+              void options.limiter
+                .answered(windows, slot.member)
+                .catch((err: unknown) =>
+                  options.log.debug(
+                    { err: loggableError(err).message },
+                    "telegram: send's answer time not recorded",
+                  ),
+                );
+          });
           if (res.ok) return res;
           if (res.error_code === 429) {
             await on429(retryAfterOf(res));

@@ -119,6 +119,26 @@ describe("peek-shard", () => {
     const held = await s.peek({ lane: LANE, shard: db.keys.shardOf(room), limit: 100 });
     expect(held.due).not.toContain(room);
     expect(held.nextInMs).toBeGreaterThan(0);
+    expect(held.nextRoom).toBe("");
+  });
+
+  it("names the pending room that comes due next", async () => {
+    await enqueue("a");
+    await claim("t");
+    await s.park({
+      lease: lease("t"),
+      writes: NO_WRITES,
+      head: event("a"),
+      delayMs: 3000,
+      kind: "wait",
+      reason: "send window full; slot booked",
+      deadlineMs: 60_000,
+      letterId: `dl-${room}`,
+      turnRecordMs: 60_000,
+    });
+    const look = await s.peek({ lane: LANE, shard: db.keys.shardOf(room), limit: 100 });
+    expect(look).toMatchObject({ due: [], nextRoom: room });
+    expect(look.nextInMs).toBeGreaterThan(2000);
   });
 });
 
@@ -160,7 +180,6 @@ describe("park-turn", () => {
     s.park({
       lease: lease(token),
       writes: NO_WRITES,
-      unsentPart: "p0",
       head: event("a"),
       delayMs: 5000,
       kind,
@@ -170,14 +189,35 @@ describe("park-turn", () => {
       turnRecordMs: 60_000,
     });
 
-  it("parks until the delay, counting failed attempts and taking back an unsent part's mark", async () => {
+  it("parks until the delay, counting failed attempts; a stepped part keeps its mark (its answer is unknown)", async () => {
     await enqueue("a");
     await claim("t1");
     await s.step({ lease: lease("t1"), writes: NO_WRITES, part: "p0" });
     expect(await park("t1", "fail")).toMatchObject({ kind: "parked", attempts: 1 });
-    expect(await db.redis.hget(db.keys.turn(room), "sending:p0")).toBeNull();
+    expect(await db.redis.hget(db.keys.turn(room), "sending:p0")).toMatch(/^\d+ t1$/);
     expect(Number(await db.redis.zscore(lane().pending, room))).toBeGreaterThan(Date.now() + 3000);
     expect(await claim("t2")).toMatchObject({ kind: "later" });
+  });
+
+  it("keeps the slot booked for a waiting part for the next holder, whose step takes it", async () => {
+    await enqueue("a");
+    await claim("t1");
+    await s.park({
+      lease: lease("t1"),
+      writes: NO_WRITES,
+      booked: { part: "p0", member: "slot-1" },
+      head: event("a"),
+      delayMs: 0,
+      kind: "wait",
+      reason: "send window full; slot booked",
+      deadlineMs: 60_000,
+      letterId: `dl-${room}`,
+      turnRecordMs: 60_000,
+    });
+    const claimed = await claim("t2");
+    expect(claimed).toMatchObject({ kind: "claimed", record: { "booked:p0": "slot-1" } });
+    await s.step({ lease: lease("t2"), writes: NO_WRITES, part: "p0" });
+    expect(await db.redis.hget(db.keys.turn(room), "booked:p0")).toBeNull();
   });
 
   it("dead-letters a final failure in the room's shard, keeping its lane, and moves on", async () => {

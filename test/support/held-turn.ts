@@ -48,10 +48,16 @@ export class HeldTurn {
     return { turnId, ledger: this.gate, gate: this.gate, log: this.log };
   }
 
-  /** Applies the buffered writes (a fenced step without windows) and returns the gate a retry would get. */
+  /**
+   * Applies the buffered writes (a fenced step without windows) and, as a park does,
+   * keeps a slot booked for the unsent part; returns the gate a retry would get.
+   */
   async again(): Promise<HeldTurn> {
+    const booked = this.gate.bookedSlot();
     await this.gate.reserve([]);
-    const record = await this.db.redis.hgetall(this.db.keys.turn(this.held.room));
+    const key = this.db.keys.turn(this.held.room);
+    if (booked) await this.db.redis.hset(key, `booked:${booked.part}`, booked.member);
+    const record = await this.db.redis.hgetall(key);
     return new HeldTurn(this.db, this.held, HeldTurn.gateFor(this.db, this.held, record, this.log), this.log);
   }
 }

@@ -12,7 +12,8 @@
   ARGV[2]  lease token
   ARGV[3]  commit JSON or ""
   ARGV[4]  sent parts JSON or ""
-  ARGV[5]  a part marked as being sent that was not sent after all, or ""
+  ARGV[5]  a part whose send slot is booked for later (kept as `booked:<part>` for
+           the next holder, whose step takes it), or ""
   ARGV[6]  the head event JSON
   ARGV[7]  ms until the room may resume
   ARGV[8]  "fail" for a failed attempt (counted), "wait" for a wait, "final" for a
@@ -22,6 +23,7 @@
   ARGV[11] dead letter id
   ARGV[12] how long the turn record is kept, ms
   ARGV[13] the lane (kept with a dead letter, for its re-queue)
+  ARGV[14] that slot's member in the send windows
 
   Returns {"lost"} when the lease is not the caller's, {"parked", ms waited so far,
   attempts} when parked, {"dead", ms waited so far, attempts, 1 when the room was
@@ -32,15 +34,18 @@ local room, token = ARGV[1], ARGV[2]
 local lease, running, pending, turn, inbox = KEYS[1], KEYS[2], KEYS[3], KEYS[7], KEYS[8]
 if not holds(lease, running, room, token, now) then return { "lost" } end
 apply_writes({ session = KEYS[4], history = KEYS[5], offers = KEYS[6], turn = turn }, ARGV[3], ARGV[4])
-if ARGV[5] ~= "" then redis.call("HDEL", turn, "sending:" .. ARGV[5]) end
 -- A clean park: the computation (if any) ended here, not in a dead process.
 redis.call("HDEL", turn, "computing")
-redis.call("HSETNX", turn, "since", now)
-if ARGV[8] ~= "wait" then redis.call("HINCRBY", turn, "attempts", 1) end
-redis.call("HSET", turn, "reason", ARGV[9])
+local got = redis.call("HMGET", turn, "since", "attempts")
+local since = tonumber(got[1] or now)
+local attempts = tonumber(got[2] or "0")
+if ARGV[8] ~= "wait" then attempts = redis.call("HINCRBY", turn, "attempts", 1) end
+local fields = { "reason", ARGV[9] }
+if not got[1] then fields[#fields + 1], fields[#fields + 2] = "since", now end
+if ARGV[5] ~= "" then fields[#fields + 1], fields[#fields + 2] = "booked:" .. ARGV[5], ARGV[14] end
+redis.call("HSET", turn, unpack(fields))
 redis.call("PEXPIRE", turn, tonumber(ARGV[12]))
-local waited = now - tonumber(redis.call("HGET", turn, "since"))
-local attempts = tonumber(redis.call("HGET", turn, "attempts") or "0")
+local waited = now - since
 if ARGV[8] == "final" or waited >= tonumber(ARGV[10]) then
   local record = cjson.encode({
     id = ARGV[11],

@@ -20,5 +20,9 @@ apply_writes({ session = KEYS[3], history = KEYS[4], offers = KEYS[5], turn = KE
 if ARGV[3] ~= "" then redis.call("HDEL", KEYS[6], "computing") end
 -- The mark names the attempt's time and lease token, so a later holder can say whose
 -- attempt has no recorded answer.
-if ARGV[5] ~= "" then redis.call("HSET", KEYS[6], "sending:" .. ARGV[5], now .. " " .. ARGV[2]) end
+-- A slot booked for the part is this attempt's from here on (see park-turn.lua).
+if ARGV[5] ~= "" then
+  redis.call("HSET", KEYS[6], "sending:" .. ARGV[5], now .. " " .. ARGV[2])
+  redis.call("HDEL", KEYS[6], "booked:" .. ARGV[5])
+end
 return { "stepped" }
