@@ -14,6 +14,7 @@ import { cleanupOnExit, killAll } from "../support/processes.js";
 import { RoomgateFleet } from "../support/roomgate-fleet.js";
 import { classifyDuplicates, readResentLines, type DuplicateCauses } from "../support/duplicate-causes.js";
 import { analyse, messageText, type DeliveryReport } from "../support/send-analysis.js";
+import { bystanderErrors, labelSetAside, POISON_WORD, poisonKeys } from "./poison.js";
 import { crashText, SCENARIOS, startFault, type Scenario } from "./scenarios.js";
 import { startFaultRedis, TOPOLOGIES, TOPOLOGY_SCENARIOS, type Topology } from "./topologies.js";
 
@@ -65,7 +66,7 @@ function chatPlan(): { id: number; weight: number }[] {
   );
 }
 
-function schedule(scenario: Scenario, start: number): ScheduledMessage[] {
+function schedule(scenario: Scenario, start: number): { plan: ScheduledMessage[]; poison: Set<string> } {
   const chats = chatPlan();
   const total = chats.reduce((sum, c) => sum + c.weight, 0);
   const picks: number[] = [];
@@ -89,18 +90,30 @@ function schedule(scenario: Scenario, start: number): ScheduledMessage[] {
     while (picks[i]! < 0 || [...poison].some((p) => picks[p] === picks[i])) i += 1;
     poison.add(i);
   }
+  // The "poison" scenario: messages that crash the child every time, a few in a few chats.
+  const counts = new Map<number, number>();
+  for (const chatId of picks) counts.set(chatId, (counts.get(chatId) ?? 0) + 1);
+  const deadly = scenario === "poison" ? poisonKeys(counts) : new Set<string>();
   const seq = new Map<number, number>();
-  return picks.map((chatId, i) => {
+  const plan = picks.map((chatId, i) => {
     const n = seq.get(chatId) ?? 0;
     seq.set(chatId, n + 1);
-    const crash = scenario === "namespace" && poison.has(i);
-    return { at: start + (i * 1000) / rate, chatId, text: messageText(chatId, n, crash ? crashText() : "") };
+    const extra = deadly.has(`${chatId}.${n}`)
+      ? POISON_WORD
+      : scenario === "namespace" && poison.has(i)
+        ? crashText()
+        : "";
+    return { at: start + (i * 1000) / rate, chatId, text: messageText(chatId, n, extra) };
   });
+  return { plan, poison: deadly };
 }
 
 interface Row extends DeliveryReport, DuplicateCauses {
   scenario: Scenario;
   tooMany: number;
+  /** Replies to messages other than poison ones that were not their echo (an error line). */
+  bystanderErrors: number;
+  bystanderSample: string[];
   passed: boolean;
 }
 
@@ -112,6 +125,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   const chats = chatPlan();
   const markers = mkdtempSync(join(dir, "markers-"));
   let report: DeliveryReport;
+  let bystanders: ReturnType<typeof bystanderErrors>;
   const fleet = new RoomgateFleet({
     dir,
     redis: redis.config,
@@ -128,7 +142,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     await fleet.launch("start", "start");
     await Promise.all([fleet.launch("worker-1", "worker"), fleet.launch("worker-2", "worker")]);
     const start = performance.now() + 500;
-    const plan = schedule(scenario, start);
+    const { plan, poison } = schedule(scenario, start);
     const loadMs = plan.at(-1)!.at - start;
     log(
       `${scenario}: ${plan.length} turns over ${chats.length} chats at ${rate}/s (${(loadMs / 1000).toFixed(0)} s); logs in ${dir}`,
@@ -138,7 +152,8 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     await sleep(loadMs + 600);
     await fault.stop();
     const drainUntil = performance.now() + drainTimeoutMs + fault.extraDrainMs;
-    const answered = () => new Set(standin.sends.map((s) => /m-?\d+\.\d+/.exec(s.text)?.[0])).size;
+    const answered = () =>
+      new Set(labelSetAside(standin.sends, poison).map((s) => /m-?\d+\.\d+/.exec(s.text)?.[0])).size;
     let nextNote = performance.now() + 10_000;
     while (answered() < plan.length && performance.now() < drainUntil) {
       await sleep(250);
@@ -149,7 +164,10 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     }
     // Late duplicates (a retried turn) would arrive in the next seconds.
     await sleep(3_000);
-    report = analyse(standin.released, standin.sends, { toleranceMs });
+    // A poison message's answer is the set-aside line, which names no message: labelled first.
+    const sends = labelSetAside(standin.sends, poison);
+    report = analyse(standin.released, sends, { toleranceMs });
+    bystanders = bystanderErrors(standin.released, sends, poison);
   } finally {
     await fleet.stop();
     await redis.stop();
@@ -164,11 +182,19 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     kills: fleet.kills,
   });
   const passed =
-    report.lost + causes.unexplained + report.outOfOrder + report.stray === 0 &&
+    report.lost + causes.unexplained + report.outOfOrder + report.stray + bystanders.count === 0 &&
     report.chatGapViolations + report.botRateViolations + report.groupRateViolations === 0;
   if (!passed) log(`${scenario}: failed; its processes' logs are kept in ${dir}`);
   if (!values.keep && passed) rmSync(dir, { recursive: true, force: true });
-  return { ...report, ...causes, scenario, tooMany: standin.tooMany, passed };
+  return {
+    ...report,
+    ...causes,
+    scenario,
+    tooMany: standin.tooMany,
+    bystanderErrors: bystanders.count,
+    bystanderSample: bystanders.sample,
+    passed,
+  };
 }
 
 const HEAD = [
@@ -184,6 +210,7 @@ const HEAD = [
   "bot>30/s",
   "grp>20/min",
   "429s",
+  "bystander err",
   "stall s",
   "drain s",
   "result",
@@ -203,6 +230,7 @@ function cells(r: Row): string[] {
     String(r.botRateViolations),
     String(r.groupRateViolations),
     String(r.tooMany),
+    String(r.bystanderErrors),
     (r.longestStallMs / 1000).toFixed(1),
     (r.drainMs / 1000).toFixed(1),
     r.passed ? "PASS" : "FAIL",
@@ -217,6 +245,8 @@ for (const scenario of scenarios) {
   log(`${scenario}: ${cells(row).join("  ")}`);
   if (row.lost > 0) log(`${scenario}: never answered (first ten): ${row.lostSample.join(", ")}`);
   if (row.duplicated > 0) log(`${scenario}: answered twice (first ten): ${row.duplicateSample.join(", ")}`);
+  if (row.bystanderErrors > 0)
+    log(`${scenario}: error replies to other messages (first five): ${row.bystanderSample.join(" | ")}`);
   if (row.unexplained > 0)
     log(`${scenario}: duplicates not explained by a kill (first ten): ${row.unexplainedSample.join(", ")}`);
 }
@@ -226,6 +256,7 @@ console.log(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ")).j
 console.log(
   [
     "dup: replies sent more than once that no kill explains; a failure.",
+    "bystander err: replies to messages other than the poison ones that were not their answer (an error line).",
     "resent-unknown: replies sent again because the worker holding the room was killed after the",
     "  request left and before the part was recorded sent (it logged that resend, naming the killed",
     "  worker's attempt); allowed: the at-least-once window of the delivery guarantee in docs/reliability.md.",

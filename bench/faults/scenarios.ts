@@ -7,6 +7,7 @@ export const SCENARIOS = [
   "kill",
   "redis",
   "namespace",
+  "poison",
   "429",
   "outage",
   "failover",
@@ -45,7 +46,8 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
         await t.redis.single!.restart(2_000);
       });
     case "namespace":
-      // The poison words ride in the messages themselves (see `crashText`).
+    case "poison":
+      // The crashing words ride in the messages themselves (`crashText`, bench/faults/poison.ts).
       return { extraDrainMs: 0, stop: async () => undefined };
     case "429":
       // On for the whole run, drain included: every attempt may meet one.
@@ -56,12 +58,14 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
         const cluster = t.redis.cluster!;
         const { node, keys } = await cluster.busiestMaster("rg:*");
         t.log(`kill -9 the cluster master holding most of roomgate's keys (${node.address}, ${keys} keys)`);
+        const before = await cluster.identify(node);
         await node.kill();
-        await cluster.healed();
-        t.log("a replica took over; every slot is served again");
+        const promoted = await cluster.failedOver(before);
+        t.log(`${promoted.address} (its replica) was promoted; every slot is served again`);
         // As a supervisor would: the killed node comes back and rejoins as a replica.
         await node.start();
-        t.log(`${node.address} is back (a replica of the new master)`);
+        await cluster.inSyncAsReplica(node);
+        t.log(`${node.address} is back, a replica of the new master and in sync`);
       });
     case "switchover":
       return once(t, t.loadMs / 3, async () => {

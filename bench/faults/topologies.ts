@@ -9,7 +9,7 @@ export type Topology = (typeof TOPOLOGIES)[number];
 
 /** The faults each topology runs by default. */
 export const TOPOLOGY_SCENARIOS: Record<Topology, string[]> = {
-  single: ["kill", "redis", "namespace", "429", "outage"],
+  single: ["kill", "redis", "namespace", "poison", "429", "outage"],
   cluster: ["failover"],
   sentinel: ["switchover", "master-kill"],
 };

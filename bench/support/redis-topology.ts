@@ -107,13 +107,55 @@ export class RedisClusterTopology {
     return best!;
   }
 
-  /** Waits until the cluster serves every slot again (after a master was killed). */
-  async healed(ms = 30_000): Promise<void> {
-    await until("cluster_state:ok after a failover", ms, async () => {
-      const states = await Promise.all(
-        this.nodes.filter((n) => n.running).map((n) => this.info(n, "cluster", "info")),
+  /** A master's cluster id and the slot ranges it serves (CLUSTER NODES), to follow it through a failover. */
+  async identify(node: RedisServer): Promise<{ id: string; slots: string[] }> {
+    const id = (await this.info(node, "cluster", "myid")).trim();
+    const line = (await this.info(node, "cluster", "nodes")).split("\n").find((l) => l.startsWith(`${id} `));
+    return { id, slots: line?.trim().split(" ").slice(8) ?? [] };
+  }
+
+  /**
+   * Waits until the killed master was really replaced: every running node marks it
+   * `fail`, another master serves its slots, and every running node says
+   * `cluster_state:ok`; returns the new master. (Right after a kill -9 the others still
+   * say ok: they notice only after `cluster-node-timeout`, so "ok" alone would let the old
+   * master come back before any failover — a restart, not a failover.)
+   */
+  async failedOver(old: { id: string; slots: string[] }, ms = 30_000): Promise<RedisServer> {
+    let promoted: RedisServer | undefined;
+    await until(`a replica promoted in place of ${old.id}`, ms, async () => {
+      const running = this.nodes.filter((n) => n.running);
+      const states = await Promise.all(running.map((n) => this.info(n, "cluster", "info")));
+      if (!states.every((s) => s.includes("cluster_state:ok"))) return false;
+      const views = await Promise.all(running.map((n) => this.info(n, "cluster", "nodes")));
+      const lines = views.map((v) =>
+        v
+          .trim()
+          .split("\n")
+          .map((l) => l.trim().split(" ")),
       );
-      return states.every((s) => s.includes("cluster_state:ok"));
+      if (!lines.every((view) => view.some((f) => f[0] === old.id && /(^|,)fail(,|$)/.test(f[2]!))))
+        return false;
+      const owner = lines[0]!.find(
+        (f) =>
+          f[0] !== old.id &&
+          /master/.test(f[2]!) &&
+          !/fail/.test(f[2]!) &&
+          f.slice(8).includes(old.slots[0]!),
+      );
+      if (!owner) return false;
+      const ids = await Promise.all(running.map((n) => this.info(n, "cluster", "myid")));
+      promoted = running[ids.findIndex((id) => id.trim() === owner[0])];
+      return promoted !== undefined;
+    });
+    return promoted!;
+  }
+
+  /** Waits until `node` (an old master started again) is a replica in sync with its master. */
+  async inSyncAsReplica(node: RedisServer, ms = 30_000): Promise<void> {
+    await until(`${node.address} a replica in sync`, ms, async () => {
+      const info = await this.info(node, "info", "replication");
+      return info.includes("role:slave") && info.includes("master_link_status:up");
     });
   }
 

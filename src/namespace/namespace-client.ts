@@ -249,6 +249,7 @@ export class NamespaceClient extends NamespaceBinding {
         },
       );
       namespaceCalls.inc({ namespace: this.name, outcome: result.isError ? "tool_error" : "ok" });
+      if (this.client === client) this.restarts.answered();
       return result;
     } catch (err) {
       if (timedOut(err)) void this.killIfHung(client, tool, timeout);

@@ -6,7 +6,10 @@ export interface RestartPolicyOptions {
   readonly baseMs?: number;
   /** Longest wait between two starts, however often the server failed. */
   readonly maxMs?: number;
-  /** A connection that stayed up this long counts as healthy: the next failure starts over at `baseMs`. */
+  /**
+   * A connection that stayed up this long counts as healthy: the next failure starts over
+   * at `baseMs` (as does one that answered a call, `answered`).
+   */
   readonly stableMs?: number;
   readonly now?: () => number;
 }
@@ -45,6 +48,16 @@ export class RestartPolicy {
   /** The server is up. */
   started(): void {
     this.upSince = this.now();
+  }
+
+  /**
+   * The server answered a call since it was last started: it works, so its next crash
+   * (a poison message, most likely, which the client sets aside after two) starts the
+   * backoff over instead of growing it. A server that dies on every message never
+   * answers one, and keeps backing off.
+   */
+  answered(): void {
+    if (this.upSince !== undefined) this.failures = 0;
   }
 
   /** The server crashed or could not start; returns the wait before the next start. */

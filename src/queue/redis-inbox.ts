@@ -52,8 +52,11 @@ export class RedisInbox implements Inbox {
       dedupeMs: this.dedupeMs,
       ...(ticket ? { flood: ticket } : {}),
     });
-    // A lost wake-up only delays the room until a worker next looks at its shard.
-    if (reply.kind === "queued" && reply.becamePending && !this.localWake(lane, parsed.room)) {
+    // A lost wake-up only delays the room until a worker next looks at its shard. A
+    // duplicate wakes one too: it may be the retry of an attempt that was applied but not
+    // acknowledged (a failover), which made the room pending and woke nobody.
+    const wake = reply.kind === "duplicate" || (reply.kind === "queued" && reply.becamePending);
+    if (wake && !this.localWake(lane, parsed.room)) {
       void this.scripts.wake(lane, parsed.room).catch(() => undefined);
     }
     const admission = AdmissionSchema.parse(

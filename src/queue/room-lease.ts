@@ -66,6 +66,8 @@ export interface ParkArgs {
 export class RoomLease implements LeaseRef {
   private lostFlag = false;
   private ended = false;
+  /** A write of this lease was sent again after an unacknowledged attempt (which may have applied). */
+  private resent = false;
   /** Local time until which the lease is known to be ours (renewals move it on). */
   private confirmedUntil: number;
 
@@ -118,7 +120,7 @@ export class RoomLease implements LeaseRef {
     const reply = await this.acknowledged(() =>
       this.scripts.finish({ lease: this, ...args, ...this.settings }),
     );
-    if (reply.kind === "lost") this.lostFlag = true;
+    if (reply.kind === "lost") await this.lostAfterResend();
     if (reply.kind === "released") await this.end(reply.leftPending);
     if (reply.kind === "next") this.confirm(Date.now());
     return reply;
@@ -130,7 +132,7 @@ export class RoomLease implements LeaseRef {
     const reply = await this.acknowledged(() =>
       this.scripts.park({ lease: this, ...args, turnRecordMs: this.settings.turnRecordMs }),
     );
-    if (reply.kind === "lost") this.lostFlag = true;
+    if (reply.kind === "lost") await this.lostAfterResend();
     else await this.end(reply.kind === "dead" && reply.leftPending);
     return reply;
   }
@@ -145,7 +147,26 @@ export class RoomLease implements LeaseRef {
 
   /** Runs a fenced write until acknowledged, while the lease is still known to be ours. */
   private acknowledged<T>(write: () => Promise<T>): Promise<T> {
-    return retry(write, (err) => (unacknowledged(err) && !this.lost ? "retry" : "fail"), UNACKNOWLEDGED);
+    return retry(
+      write,
+      (err) => {
+        if (!unacknowledged(err) || this.lost) return "fail";
+        this.resent = true;
+        return "retry";
+      },
+      UNACKNOWLEDGED,
+    );
+  }
+
+  /**
+   * The room is not ours (any more). When an earlier attempt of this write went
+   * unacknowledged, that attempt most likely let go of the room itself — parked it or
+   * left it pending for new events — so a worker of the lane is woken for it rather than
+   * leaving it to the next look at the shard.
+   */
+  private async lostAfterResend(): Promise<void> {
+    this.lostFlag = true;
+    if (this.resent) await this.scripts.wake(this.lane, this.room).catch(() => undefined);
   }
 
   private async end(leftPending: boolean, lane = this.lane): Promise<void> {

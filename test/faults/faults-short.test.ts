@@ -11,6 +11,7 @@ interface ScenarioRow {
   chatGapViolations: number;
   botRateViolations: number;
   groupRateViolations: number;
+  bystanderErrors: number;
   passed: boolean;
 }
 
@@ -58,6 +59,8 @@ describe("npm run test:faults, short", () => {
     expect(row!.delivered).toBe(row!.turns);
     expect([row!.lost, row!.duplicated, row!.outOfOrder]).toEqual([0, 0, 0]);
     expect([row!.chatGapViolations, row!.botRateViolations, row!.groupRateViolations]).toEqual([0, 0, 0]);
+    // Nobody else got an error line while the child was down.
+    expect(row!.bystanderErrors).toBe(0);
     expect(code, output).toBe(0);
   }, 120_000);
 });

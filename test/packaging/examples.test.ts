@@ -103,6 +103,24 @@ describe("deployment files", () => {
     expect(report.config?.http).toEqual({ host: "0.0.0.0", port: 9464 });
   });
 
+  it("the Sentinel compose configuration is valid and names the sentinels of its compose file", () => {
+    const report = checkConfigText(readFileSync("examples/compose-sentinel-roomgate.yaml", "utf8"), {
+      REDIS_PASSWORD: "pw",
+      DEMO_MCP_URL: "http://demo:8765/mcp",
+      TELEGRAM_FEED_TOKEN: "123:abc",
+      TELEGRAM_USER_ID: "42",
+    });
+    expect(report.errors).toEqual([]);
+    expect(report.warnings).toEqual([]);
+    const compose = parse(readFileSync("examples/compose-sentinel.yaml", "utf8"), { merge: true }) as {
+      services: Record<string, unknown>;
+    };
+    const sentinels = report.config?.redis.sentinel?.nodes.map((url) => new URL(url).hostname) ?? [];
+    expect(sentinels).toHaveLength(3);
+    for (const host of sentinels) expect(Object.keys(compose.services)).toContain(host);
+    expect(report.config?.redis.sentinel?.name).toBe("rgmaster");
+  });
+
   it("the Dockerfile builds in stages and runs node dist/cli/main.js as a non-root user with a health check", () => {
     const docker = readFileSync("Dockerfile", "utf8");
     expect(docker.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);

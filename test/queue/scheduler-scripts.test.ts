@@ -173,6 +173,31 @@ describe("finish-turn", () => {
     expect(await db.redis.exists(db.keys.lease(room), db.keys.inbox(room), db.keys.turn(room))).toBe(0);
     expect(await s.finish({ lease: lease("t1"), head: event("b"), ...more })).toEqual({ kind: "lost" });
   });
+  it("sent again after its reply was lost, writes nothing twice and keeps the next turn's record", async () => {
+    await enqueue("a");
+    await enqueue("b");
+    await claim("t1");
+    const args = {
+      lease: lease("t1"),
+      head: event("a"),
+      writes: { commit: commit("a"), sent: JSON.stringify({ p0: "1:10" }) },
+      session: "",
+      offerLinks: "",
+      idleSeconds: 60,
+      leaseMs: 5000,
+      draining: false,
+      wantHistory: false,
+      turnRecordMs: 60_000,
+    };
+    const first = await s.finish(args);
+    expect(first).toMatchObject({ kind: "next", head: event("b"), record: { computing: "1" } });
+    // What the next turn's holder wrote meanwhile stays as it is.
+    await db.redis.hset(db.keys.turn(room), "sending:p0", "1 t1");
+    expect(await s.finish(args)).toMatchObject({ kind: "next", head: event("b") });
+    expect(await db.redis.llen(db.keys.history(room))).toBe(1);
+    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
+    expect(await db.redis.hgetall(db.keys.turn(room))).toEqual({ computing: "1", "sending:p0": "1 t1" });
+  });
 });
 
 describe("park-turn", () => {

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { RoomLease } from "../../src/queue/room-lease.js";
+import { SchedulerScripts, type Durability } from "../../src/queue/scheduler-scripts.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+
+/**
+ * A fenced write whose first attempt was applied but not acknowledged (what a master
+ * does when it loses its replica mid-failover: the script ran, WAIT counted too few)
+ * is sent again by the lease. This is that failover, made deterministic: the first
+ * write waits for a replica this single Redis does not have, the next ones do not.
+ */
+let db: TestRedis;
+let n = 0;
+let room: string;
+const LANE = "telegram";
+const SETTINGS = { leaseMs: 5000, turnRecordMs: 60_000 };
+const event = (id: string) => JSON.stringify({ eventId: id });
+
+/** Waits for one replica (there is none: ReplicaWaitError) the first `failing` writes, then for none. */
+function flakyReplicas(failing: number): Durability {
+  let left = failing;
+  return {
+    timeoutMs: 10,
+    required: async () => ({ node: "master", replicas: left-- > 0 ? 1 : 0 }),
+    observe: () => undefined,
+  };
+}
+
+beforeAll(async () => {
+  db = await testRedis();
+});
+afterAll(async () => db.cleanup());
+beforeEach(() => {
+  n += 1;
+  room = `telegram:7:${n}`;
+});
+
+async function held(scripts: SchedulerScripts, ids: string[]): Promise<RoomLease> {
+  for (const id of ids)
+    await db.scheduler.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
+  const claimed = await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS });
+  expect(claimed.kind).toBe("claimed");
+  return new RoomLease(scripts, room, LANE, "t1", SETTINGS);
+}
+
+describe("a fenced write sent again after an unacknowledged attempt", () => {
+  it("a park that already let go of the room wakes a worker for it instead of leaving it to the next look", async () => {
+    const scripts = new SchedulerScripts(db.redis, db.keys, flakyReplicas(1));
+    const lease = await held(scripts, ["a"]);
+    await db.redis.del(db.keys.wake(LANE));
+    const reply = await lease.park({
+      writes: { commit: "", sent: "" },
+      unsentPart: "",
+      head: event("a"),
+      delayMs: 0,
+      kind: "wait",
+      reason: "send window full",
+      deadlineMs: 60_000,
+      letterId: "x",
+    });
+    // The retry finds the room let go by the first attempt; the room still waits for its turn.
+    expect(reply.kind).toBe("lost");
+    expect(lease.active).toBe(false);
+    expect(
+      await db.redis.zscore(db.keys.laneShard(LANE, db.keys.shardOf(room)).pending, room),
+    ).not.toBeNull();
+    expect(await db.redis.lrange(db.keys.wake(LANE), 0, -1)).toEqual([room]);
+  });
+
+  it("a finish that already ended the turn ends it once: the history gets the turn once, the next turn is kept", async () => {
+    const scripts = new SchedulerScripts(db.redis, db.keys, flakyReplicas(1));
+    const lease = await held(scripts, ["a", "b"]);
+    const commit = JSON.stringify({
+      session: JSON.stringify({ turns: 1 }),
+      idleSeconds: 60,
+      append: [JSON.stringify({ role: "user", text: "a" }), JSON.stringify({ role: "bot", text: "echo: a" })],
+      historyCap: 10,
+      reset: false,
+      outcome: "{}",
+      eventId: "a",
+      turnMs: 60_000,
+    });
+    const reply = await lease.finish({
+      writes: { commit, sent: "" },
+      head: event("a"),
+      session: "",
+      offerLinks: "",
+      idleSeconds: 60,
+      draining: false,
+      wantHistory: false,
+    });
+    expect(reply).toMatchObject({ kind: "next", head: event("b"), record: { computing: "1" } });
+    expect(await db.redis.llen(db.keys.history(room))).toBe(2);
+    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
+    expect(lease.active).toBe(true);
+  });
+});
