@@ -67,10 +67,13 @@ export class SyncingMatrixClient extends MatrixClient {
   private async syncLoop(): Promise<void> {
     let token = await this.store.getSyncToken();
     let failures = 0;
+    let first = true;
     const stopped = this.stopped();
     while (this.running) {
       try {
-        const raw = (await Promise.race([this.doSync(token ?? ""), stopped])) as { next_batch?: unknown };
+        const raw = (await Promise.race([this.syncOnce(token, first), stopped])) as {
+          next_batch?: unknown;
+        };
         if (!this.running) return;
         await this.handler?.beforeBatch(raw, token === null);
         await this.processSync(
@@ -82,6 +85,7 @@ export class SyncingMatrixClient extends MatrixClient {
           await this.store.setSyncToken(token);
         }
         failures = 0;
+        first = false;
         this.firstBatchDone?.();
       } catch (err) {
         this.firstBatchDone?.();
@@ -96,6 +100,22 @@ export class SyncingMatrixClient extends MatrixClient {
         this.log.warn({ err, delayMs: Math.round(delay), failures }, "matrix sync failed; retrying");
         await sleep(delay, this.halt.signal).catch(() => undefined);
       }
+    }
+  }
+
+  /**
+   * One sync request. The first one does not wait for new events (timeout 0): a process
+   * that starts, or takes the device over, catches up at once and is ready, rather than
+   * after a long-poll in a quiet room.
+   */
+  private async syncOnce(token: string | null, catchUp: boolean): Promise<unknown> {
+    if (!catchUp) return this.doSync(token ?? "");
+    const timeout = this.syncingTimeout;
+    this.syncingTimeout = 0;
+    try {
+      return await this.doSync(token ?? "");
+    } finally {
+      this.syncingTimeout = timeout;
     }
   }
 

@@ -69,6 +69,19 @@ describe("configuration mistakes are all reported, with full paths", () => {
     ]);
   });
 
+  it("refuses required encryption without a store key, and a store key too short to be one", () => {
+    const matrix = `matrix:\n  homeserver: https://m.example.org\n  accessToken: t\n  rooms: [{ room: "!a:b", namespace: runs }]\n`;
+    expect(errorsOf(`${namespaces}${matrix}  encryption: required\n`)).toEqual([
+      expect.stringMatching(/^matrix\.storeKey: required when matrix\.encryption is "required"/),
+    ]);
+    expect(errorsOf(`${namespaces}${matrix}  storeKey: short\n`)).toEqual([
+      expect.stringMatching(/^matrix\.storeKey: .*16 characters/),
+    ]);
+    expect(errorsOf(`${namespaces}${matrix}  storeKey: \${MATRIX_STORE_KEY}\n`)).toEqual([
+      expect.stringContaining("MATRIX_STORE_KEY is not set"),
+    ]);
+  });
+
   it("refuses a room, a group or a bot bound twice", () => {
     const text = `${namespaces}telegram:\n  bots:\n    - token: "7:a"\n      namespace: feed\n      groups: [{ chat: -5 }, { chat: -5 }]\n    - token: "7:a"\n      namespace: runs\nmatrix:\n  homeserver: https://m.example.org\n  accessToken: t\n  rooms:\n    - { room: "!a:b", namespace: runs }\n    - { room: "!a:b", namespace: feed }\n`;
     expect(errorsOf(text)).toEqual([

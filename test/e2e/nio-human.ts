@@ -15,6 +15,8 @@ export interface HumanEvent {
   /** It came encrypted and this client cannot decrypt it. */
   undecryptable: boolean;
   session_id: string | null;
+  /** Decrypted with a room key from a device this client has verified. */
+  verified: boolean;
   /** `m.relates_to` of the decrypted content, or of the clear part when only there. */
   relates_to?: {
     rel_type?: string;
@@ -22,6 +24,14 @@ export interface HumanEvent {
     key?: string;
     "m.in_reply_to"?: { event_id?: string };
   };
+}
+
+/** A device of a user as the human's client knows it. */
+export interface HumanDevice {
+  device_id: string;
+  ed25519: string;
+  curve25519: string;
+  verified: boolean;
 }
 
 type Pending = { resolve: (value: unknown) => void; reject: (err: Error) => void };
@@ -82,9 +92,30 @@ export class NioHuman {
     return human;
   }
 
-  /** Creates an encrypted private room inviting `invite`; returns its id. */
-  async createEncryptedRoom(name: string, invite: string[] = []): Promise<string> {
-    return (await this.call("create_room", { name, invite })) as string;
+  /**
+   * Creates an encrypted private room inviting `invite`; returns its id. With
+   * `rotationPeriodMsgs` the room asks senders to rotate their session that often.
+   */
+  async createEncryptedRoom(
+    name: string,
+    invite: string[] = [],
+    rotationPeriodMsgs?: number,
+  ): Promise<string> {
+    return (await this.call("create_room", {
+      name,
+      invite,
+      rotation_period_msgs: rotationPeriodMsgs,
+    })) as string;
+  }
+
+  /** The devices of `userId` as this client knows them, with their keys. */
+  async devices(userId: string): Promise<HumanDevice[]> {
+    return (await this.call("devices", { user_id: userId })) as HumanDevice[];
+  }
+
+  /** Marks a device verified if the server publishes `ed25519` for it (Element's `/verify`); throws otherwise. */
+  async verify(userId: string, deviceId: string, ed25519: string): Promise<void> {
+    await this.call("verify", { user_id: userId, device_id: deviceId, ed25519 });
   }
 
   async invite(roomId: string, userId: string): Promise<void> {

@@ -101,13 +101,24 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
     expect(await second.stop()).toBe(0);
   });
 
-  it("refuses to start on a store it cannot decrypt, naming the recovery", async () => {
-    const wrong = start("a-different-key-of-enough-length");
-    await expect.poll(() => wrong.child.exitCode, { timeout: 30_000 }).not.toBeNull();
-    expect(wrong.child.exitCode).not.toBe(0);
-    expect(wrong.output).toContain("cannot be decrypted");
-    expect(wrong.output).toContain("new access token is a new device");
-    expect(wrong.output).not.toContain("a-different-key-of-enough-length");
+  it("refuses to start on a store it cannot decrypt, naming the recovery, also as a standby", async () => {
+    const refused = async (wrong: RoomgateProcess) => {
+      await expect.poll(() => wrong.child.exitCode, { timeout: 30_000 }).not.toBeNull();
+      expect(wrong.child.exitCode).not.toBe(0);
+      expect(wrong.output).toContain("cannot be decrypted");
+      expect(wrong.output).toContain("new access token is a new device");
+      expect(wrong.output).not.toContain("a-different-key-of-enough-length");
+    };
+    await refused(start("a-different-key-of-enough-length"));
+    // With the device owned elsewhere the wrong key is found at start, not at takeover.
+    const ownerNow = start();
+    // Nothing new in the room: ready after a catch-up sync, not after a 30 s long-poll.
+    await expect.poll(() => ownerNow.output, { timeout: 15_000 }).toContain("matrix receiver syncing");
+    const standby = start("a-different-key-of-enough-length");
+    await refused(standby);
+    expect(standby.output).not.toContain("standing by");
+    await answered((await alice.sendText(roomId, "still answering?")).event_id);
+    expect(await ownerNow.stop()).toBe(0);
   });
 
   it("refuses to start as a silent new device when the store is gone but the device has keys", async () => {

@@ -85,7 +85,11 @@ export class CryptoStore {
     } catch (err) {
       throw unreadable(err);
     }
-    const cipher = await StoreCipher.derive(this.storeKey, Buffer.from(parsed.salt, "base64"));
+    const salt = Buffer.from(parsed.salt, "base64");
+    // A standby derived it already (verify): the takeover skips the scrypt.
+    const cipher = this.cipher?.salt.equals(salt)
+      ? this.cipher
+      : await StoreCipher.derive(this.storeKey, salt);
     const snapshot: Snapshot = { schema: Buffer.alloc(0), parts: new Map() };
     this.written.clear();
     try {
@@ -103,6 +107,25 @@ export class CryptoStore {
     this.cipher = cipher;
     const sync = fields[SYNC];
     return { meta: parsed, snapshot, syncToken: sync ? sync.toString("utf8") : null };
+  }
+
+  /**
+   * Checks that the store (when there is one) opens with this process's key, keeping
+   * only the derived key: a standby finds a wrong MATRIX_STORE_KEY at start, not at
+   * takeover, and its takeover's load skips the key derivation.
+   * Throws UnreadableCryptoStoreError.
+   */
+  async verify(): Promise<void> {
+    const [meta, schema] = await this.redis.hmgetBuffer(this.key, META, SCHEMA);
+    if (!meta || !schema) return;
+    try {
+      const parsed = StoreMetaSchema.parse(JSON.parse(meta.toString("utf8")));
+      const cipher = await StoreCipher.derive(this.storeKey, Buffer.from(parsed.salt, "base64"));
+      cipher.open(schema, this.aad(SCHEMA));
+      this.cipher = cipher;
+    } catch (err) {
+      throw new UnreadableCryptoStoreError(this.userId, this.deviceId, { cause: err });
+    }
   }
 
   /**

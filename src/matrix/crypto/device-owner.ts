@@ -8,6 +8,7 @@ import { CryptoStore } from "./crypto-store.js";
 import { DeviceLease } from "./device-lease.js";
 import { DeviceScripts } from "./device-scripts.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
+import { loadCrypto } from "./wasm-crypto.js";
 
 /** What the owner runs while it holds the device, and stops when it loses it. */
 export interface OwnedDeviceHooks {
@@ -36,6 +37,7 @@ const REOPEN_AFTER_MS = 30_000;
  * One process at a time owns the bot's Matrix device. At start the process tries the
  * lease once: holding it, it opens the device from Redis (a store that is missing or
  * cannot be decrypted fails the start with its recovery) and runs `owned`; otherwise it
+ * checks that the store opens with its key (a wrong key fails the start here too) and
  * stands by and keeps asking, several times per lease, so that when the owner dies its
  * lease runs out and this process takes the device within the lease plus one poll.
  */
@@ -89,10 +91,12 @@ export class DeviceOwner {
       try {
         await this.serve();
       } catch (err) {
-        await this.lease.release();
+        await this.release();
         throw err;
       }
     } else {
+      // Ready to take over fast: the wasm compiled and the store's key derived now.
+      await Promise.all([loadCrypto(), this.store.verify()]);
       log.info({ deviceId }, "matrix: another process owns the device; standing by to take it over");
     }
     this.loop = this.standBy();

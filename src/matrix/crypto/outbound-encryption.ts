@@ -13,6 +13,14 @@ import { MEGOLM } from "./room-settings.js";
 export type CryptoUnavailable =
   "encryption is off" | "no matrix.storeKey is set" | "another process owns the device";
 
+/** The metric label of each reason (a fixed set: a room's algorithm name is not a label). */
+const REASON_LABEL: Record<CryptoUnavailable | "unsupported algorithm", string> = {
+  "encryption is off": "encryption_off",
+  "no matrix.storeKey is set": "no_store_key",
+  "another process owns the device": "not_owner",
+  "unsupported algorithm": "unsupported_algorithm",
+};
+
 /** How one delivery's events go into one room: as they are, or encrypted for the room's audience. */
 export interface RoomSendPlan {
   readonly encrypted: boolean;
@@ -58,13 +66,15 @@ export class OutboundEncryption {
       };
     }
     const device = this.deps.device();
-    const reason = device
-      ? settings.algorithm === MEGOLM
-        ? undefined
-        : `its algorithm ${settings.algorithm} is not supported`
-      : this.deps.unavailable();
-    if (!device || reason) {
-      matrixPlaintextRefusedTotal.inc({ reason: reason ?? "unknown" });
+    const why: CryptoUnavailable | "unsupported algorithm" | undefined = !device
+      ? this.deps.unavailable()
+      : settings.algorithm !== MEGOLM
+        ? "unsupported algorithm"
+        : undefined;
+    if (!device || why) {
+      const reason =
+        why === "unsupported algorithm" ? `its algorithm ${settings.algorithm} is not supported` : why;
+      matrixPlaintextRefusedTotal.inc({ reason: REASON_LABEL[why ?? "unsupported algorithm"] });
       const error = new EncryptionUnavailableError(roomId, reason ?? "cannot be encrypted for");
       this.deps.log.error({ roomId, reason }, error.message);
       throw error;

@@ -43,6 +43,8 @@ def event_json(event):
         "content": source.get("content", {}),
         "decrypted": bool(decrypted),
         "undecryptable": undecryptable,
+        # Decrypted with a room key from a device this client has verified.
+        "verified": bool(getattr(event, "verified", False)),
         "session_id": getattr(event, "session_id", None) if undecryptable else None,
     }
 
@@ -106,10 +108,13 @@ async def handle(cmd, args):
         sync_task = asyncio.create_task(client.sync_forever(timeout=500, full_state=True))
         return {"device_id": client.device_id, "curve25519": client.olm.account.identity_keys["curve25519"]}
     if cmd == "create_room":
+        encryption = {"algorithm": "m.megolm.v1.aes-sha2"}
+        if args.get("rotation_period_msgs"):
+            encryption["rotation_period_msgs"] = args["rotation_period_msgs"]
         response = await client.room_create(
             name=args["name"],
             invite=args.get("invite", []),
-            initial_state=[{"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}],
+            initial_state=[{"type": "m.room.encryption", "state_key": "", "content": encryption}],
         )
         if not getattr(response, "room_id", None):
             raise RuntimeError(f"room create failed: {response}")
@@ -208,6 +213,22 @@ async def handle(cmd, args):
             described["relates_to"] = described["content"].get("m.relates_to", envelope)
             events.append(described)
         return events
+    if cmd == "devices":
+        # The devices of a user as this client knows them (it queries keys when the server said they changed).
+        if client.should_query_keys:
+            await client.keys_query()
+        return [
+            {"device_id": d.id, "ed25519": d.ed25519, "curve25519": d.curve25519, "verified": client.olm.is_device_verified(d)}
+            for d in client.device_store.active_user_devices(args["user_id"])
+        ]
+    if cmd == "verify":
+        # What a person does with Element's `/verify <device id> <key>`: mark the device
+        # verified only when the key the server publishes is the one they were told.
+        device = bot_device(args["user_id"], args["device_id"])
+        if device.ed25519 != args["ed25519"]:
+            raise RuntimeError(f"key mismatch: the server publishes {device.ed25519}, expected {args['ed25519']}")
+        client.verify_device(device)
+        return None
     if cmd == "whoami":
         return {"device_id": client.device_id}
     if cmd == "close":
