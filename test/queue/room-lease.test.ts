@@ -50,7 +50,6 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
     await db.redis.del(db.keys.wake(LANE));
     const reply = await lease.park({
       writes: { commit: "", sent: "" },
-      unsentPart: "",
       head: event("a"),
       delayMs: 0,
       kind: "wait",
