@@ -23,6 +23,13 @@ const PARK_AFTER_MS = 20;
 const BOOKED_LEAD_MS = 10;
 
 /**
+ * A booked slot that comes later than planned (its neighbours' requests left or were
+ * answered late, on a loaded machine) is waited for in the worker up to this long:
+ * parking again would cost a park, a claim and another booking for a wait this short.
+ */
+const BOOKED_WAIT_MS = 100;
+
+/**
  * One turn's ledger and send gate: what was sent is read from the turn record the
  * claim returned, and every write (the turn's commit, parts sent) is buffered and
  * carried by the lease's next fenced call — the step before the next send, or the
@@ -97,16 +104,17 @@ export class TurnGate implements DeliveryLedger, SendGate {
     const key = `booked:${part}`;
     const earlier = this.record[key];
     const member = earlier ?? randomUUID();
-    const { waitMs, tight } = await this.deps.limiter.book(windows, member, PARK_AFTER_MS, {
+    const soon = earlier === undefined ? PARK_AFTER_MS : BOOKED_WAIT_MS;
+    const { waitMs, tight } = await this.deps.limiter.book(windows, member, soon, {
       booked: earlier !== undefined,
     });
-    if (waitMs > PARK_AFTER_MS) {
+    if (waitMs > soon) {
       // Booked for later: nothing is stepped, the park carries the writes and keeps the booking.
       this.booked = { part, member };
       throw new SendDeferredError(Math.max(1, waitMs - BOOKED_LEAD_MS), "send window full; slot booked");
     }
-    // The slot is ours (within PARK_AFTER_MS, never asked for again: the script counts on
-    // that): the fenced step commits and marks the part while the rest of the wait passes.
+    // The slot is ours (within `soon`, never asked for again: the script counts on that):
+    // the fenced step commits and marks the part while the rest of the wait passes.
     const due = waitMs > 0 ? new Promise((resolve) => setTimeout(resolve, waitMs)) : undefined;
     await this.lease.step(this.writes(), part);
     this.commit = undefined;

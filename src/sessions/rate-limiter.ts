@@ -69,8 +69,8 @@ export class RedisRateLimiter {
   }
 
   /**
-   * Takes `member`'s slot now or within `soonMs` (the caller then waits the reply's
-   * ms and sends without asking again), or books the earliest one later. A booking
+   * Takes `member`'s slot now or within `soonMs` (at most 100; the caller then waits
+   * the reply's ms and sends without asking again), or books the earliest one later. A booking
    * is kept for that member: asking again with it (`booked`) when it comes takes it,
    * ahead of every sender that booked after; asking before that changes nothing.
    */

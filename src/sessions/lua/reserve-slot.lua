@@ -3,9 +3,10 @@
   turn's sends alike, right after the turn's fenced step), records a 429's hold, or
   records that a send's request was answered.
 
-  A slot taken for now or for at most `soon` ms ahead is one the sender leaves in
-  without asking again, so it must fit every entry due by then, as they stand: each
-  of those senders did the same, and so no window ever counts more than its limit,
+  A slot taken for now or for at most `soon` ms ahead (100 at most) is one the sender
+  leaves in without asking again, so it must fit every entry due within 100 ms, as
+  they stand: each of those senders did the same, and so no window ever counts more
+  than its limit,
   whatever the order the requests left in (entries count from their departure until
   answered, then from the answer). A slot further ahead is a booking: a plan that
   later senders queue behind; when it comes, its sender asks again with the same
@@ -26,6 +27,9 @@
   ("answered"). "hold" and "answered" return {0, 0}.
 ]]
 local PLAN_MARGIN_MS = 10
+-- How far ahead a booking that has come looks: no sender waits longer than this for a
+-- slot it took (`soon` is at most this), so every such slot is seen by the others.
+local SEEN_AHEAD_MS = 100
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local keys, max, window = windows_args(1, 4)
@@ -38,13 +42,13 @@ if mode == "answered" then
   windows_answered(keys, member, now)
   return { 0, 0 }
 end
-local soon = mode == "take" and 0 or tonumber(ARGV[3])
+local soon = mode == "take" and 0 or math.min(tonumber(ARGV[3]), SEEN_AHEAD_MS)
 local own = mode == "booked" and tonumber(redis.call("ZSCORE", keys[1], member) or "-1") or -1
 -- Asked before its booking comes (a claim ahead of time): the booking stands.
 if own > now + soon then return { own - now, 0 } end
 local from, tight, crowded = windows_read(keys, max, window, now, member, own >= 0)
 -- A booking that has come counts only what leaves by then; a new sender, every booking.
-local upto = own >= 0 and now + soon or math.huge
+local upto = own >= 0 and now + SEEN_AHEAD_MS or math.huge
 local at = windows_earliest(crowded, from, upto, 0)
 if mode == "take" and at > now then return { at - now, tight and 1 or 0 } end
 -- A booking for later is planned with each window 10 ms longer: a booked send's entry
