@@ -146,6 +146,18 @@ describe("CryptoDevice: the bot's device on the real wasm OlmMachine, its store 
     expect(await peer.decrypt(answer)).toMatchObject({ content: { body: "c" } });
   });
 
+  it("writes its whole store again when the store vanished from Redis under it", async () => {
+    const device = await open();
+    const keys = device.identityKeys;
+    await device.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: "x" }, [alice], settings());
+    await redis.redis.del(redis.keys.matrixDevice(bot.userId, bot.deviceId, "store"));
+    await device.encrypt(roomId, "m.room.message", { msgtype: "m.notice", body: "y" }, [alice], settings());
+    await device.close();
+    const again = await open();
+    expect(again.identityKeys).toEqual(keys);
+    await again.close();
+  });
+
   it("refuses a store it cannot decrypt and a lost store, instead of becoming a new device", async () => {
     await (await open()).close();
     await expect(open({ storeKey: "another key of enough length" })).rejects.toBeInstanceOf(

@@ -149,8 +149,13 @@ export class CryptoStore {
       bytes += sealed.length;
     }
     const gone = [...this.written.keys()].filter((field) => !now.has(field));
-    await this.write(token, "crypto store save", gone, pairs);
+    const incremental = this.written.size > 0;
+    const whole = await this.write(token, "crypto store save", gone, pairs);
     this.written.clear();
+    if (incremental && !whole) {
+      // The store vanished under its owner (deleted, or Redis lost it): write all of it again.
+      return bytes + (await this.save(token, meta, snapshot));
+    }
     for (const [field, d] of digests) this.written.set(field, d);
     return bytes;
   }
@@ -170,8 +175,10 @@ export class CryptoStore {
     what: string,
     remove: string[],
     pairs: (string | Buffer)[],
-  ): Promise<void> {
+  ): Promise<boolean> {
     const args = [this.leaseKey, this.key, token, remove.length, ...remove, ...pairs];
-    if (!(await this.scripts.run("rgMxWriteDevice", ...args))) throw new DeviceLeaseLostError(what);
+    const result = await this.scripts.result("rgMxWriteDevice", ...args);
+    if (!result) throw new DeviceLeaseLostError(what);
+    return result === 1;
   }
 }

@@ -26,7 +26,12 @@ export class DeviceScripts {
 
   /** Runs one script with its KEYS then ARGV; true when it answered 1. */
   async run(name: ScriptName, ...args: (string | number | Buffer)[]): Promise<boolean> {
+    return (await this.result(name, ...args)) === 1;
+  }
+
+  /** Runs a script and returns its integer reply, for scripts that answer more than yes or no. */
+  async result(name: ScriptName, ...args: (string | number | Buffer)[]): Promise<number> {
     const runner = (this.redis as unknown as Record<ScriptName, ScriptRunner>)[name];
-    return (await runner.call(this.redis, ...args)) === 1;
+    return Number(await runner.call(this.redis, ...args));
   }
 }
