@@ -1,5 +1,6 @@
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
+import { allBindings, bindingFinder } from "./core/bindings.js";
 import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
@@ -12,6 +13,7 @@ import type { VoiceTool } from "./core/adapter.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
+import { PairingGate } from "./edge/pairing-gate.js";
 import { watchQueue } from "./ops/queue-probe.js";
 import { laneOf as defaultLaneOf } from "./queue/lanes.js";
 import { preloadScripts } from "./queue/lua-scripts.js";
@@ -20,8 +22,11 @@ import { RoomWorker, type LaneSpec } from "./queue/room-worker.js";
 import { SchedulerScripts } from "./queue/scheduler-scripts.js";
 import { TurnRunner } from "./queue/turn-runner.js";
 import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
+import { AuditLog } from "./sessions/audit-log.js";
 import { Keys } from "./sessions/keys.js";
 import { checkLayout } from "./sessions/layout.js";
+import { PairedUsers } from "./sessions/paired-users.js";
+import { PairingCodes } from "./sessions/pairing-codes.js";
 import { RedisRateLimiter, reserveSlotScript } from "./sessions/rate-limiter.js";
 import { RedisConnection, type RedisClient } from "./sessions/redis-connection.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
@@ -40,6 +45,34 @@ export interface RuntimeDeps {
   inbox: Inbox;
   limiter: RedisRateLimiter;
   log: Logger;
+  /** Users `/pair` added to bindings, mirrored in memory for the edge. */
+  paired: PairedUsers;
+  /** `/pair <code>` at the edge. */
+  pairing: PairingGate;
+  /** The audit trail (approvals, pairings, destructive calls). */
+  audit: AuditLog;
+}
+
+/** How often a worker process records approvals that expired undecided. */
+const APPROVAL_SWEEP_MS = 15_000;
+
+/**
+ * The parts of the runtime that decide who may do what beyond the configuration: the
+ * users pairing added (loaded by `paired.start()`), the `/pair` gate and the audit trail.
+ */
+export function permissionDeps(
+  config: Config,
+  redis: RedisClient,
+  keys: Keys,
+): Pick<RuntimeDeps, "paired" | "pairing" | "audit"> {
+  const audit = new AuditLog(redis, keys, config.audit.keepDays * 24 * 3600_000);
+  const paired = new PairedUsers(
+    redis,
+    keys,
+    allBindings(config).map((b) => b.name),
+  );
+  const pairing = new PairingGate({ codes: new PairingCodes(redis, keys), paired, audit, redis, keys });
+  return { paired, pairing, audit };
 }
 
 /**
@@ -132,7 +165,19 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queued = new RoomInboxReader(redis, keys);
   const limiter = new RedisRateLimiter(redis);
   watchQueue(redis, keys);
-  const deps: RuntimeDeps = { config, redis, connection, keys, scheduler, inbox, limiter, log };
+  const permissions = permissionDeps(config, redis, keys);
+  const { paired } = permissions;
+  const deps: RuntimeDeps = {
+    config,
+    redis,
+    connection,
+    keys,
+    scheduler,
+    inbox,
+    limiter,
+    log,
+    ...permissions,
+  };
   const namespaces = new NamespaceRegistry(config, log);
   namespaces.useTaskLedger(new RedisTaskLedger(redis, keys));
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
@@ -148,6 +193,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       maxMessageChars: config.limits.maxMessageChars,
       choiceSeconds: config.sessions.choiceSeconds,
       slotSeconds: config.sessions.slotSeconds,
+      approvalSeconds: config.sessions.approvalSeconds,
       files: {
         maxBytes: config.limits.maxFileBytes,
         timeoutMs: config.limits.fileTimeoutSeconds * 1000,
@@ -155,6 +201,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
     },
     senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
+    access: {
+      bindingOf: bindingFinder(config),
+      paired: (binding, sender) => paired.has(binding, sender),
+      audit: permissions.audit,
+      enqueue: async (event) => void (await inbox.enqueue(event)),
+    },
     voiceOf: (event) => voices.get(event.platform)?.(event),
     proactive: () => proactive?.room,
     log,
@@ -173,14 +225,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   let health: HealthServer | undefined;
   let proactive: ProactiveService | undefined;
+  const sweeps: NodeJS.Timeout[] = [];
   let receivers: Receiver[] = [];
   const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
     await health?.close();
     for (const r of receivers)
       await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
+    for (const sweep of sweeps) clearInterval(sweep);
     await worker?.stop(graceMs);
     await proactive?.close();
     await namespaces.close();
+    paired.stop();
     if (ownConnection) connection.close();
   };
   try {
@@ -188,10 +243,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await redis.ping();
     await checkLayout(redis, keys);
     await preloadScripts(redis, [reserveSlotScript]);
+    await paired.start();
     if (options.proactive ?? true) {
       proactive = await startProactive({
         config,
         redis,
+        connection,
+        durability: scheduler.durability,
         keys,
         inbox,
         limiter,
@@ -272,6 +330,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       log,
     });
     await started.start();
+    // Approvals nobody decided in time are recorded as expired, by whichever process sweeps first.
+    const sweep = setInterval(() => {
+      permissions.audit
+        .sweep()
+        .catch((err: unknown) => log.warn({ err }, "sweeping expired approvals failed"));
+    }, APPROVAL_SWEEP_MS);
+    sweep.unref();
+    sweeps.push(sweep);
     return started;
   }
 }

@@ -2,7 +2,7 @@ import { execFile, type ChildProcess, type SpawnOptions } from "node:child_proce
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { RedisServer } from "../../src/sessions/redis-server.js";
+import { freeClusterPorts, RedisServer } from "../../src/sessions/redis-server.js";
 
 const run = promisify(execFile);
 
@@ -38,9 +38,11 @@ export class RedisClusterTopology {
   }): Promise<RedisClusterTopology> {
     const masters = options.masters ?? 3;
     const replicas = options.replicas ?? 1;
+    const ports = await freeClusterPorts(masters * (1 + replicas));
     const nodes = await Promise.all(
-      Array.from({ length: masters * (1 + replicas) }, (_, i) =>
+      ports.map((port, i) =>
         RedisServer.start({
+          port,
           dir: join(options.dir, `node-${i}`),
           config: [
             ...DATA_NODE,

@@ -7,6 +7,7 @@ import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
 import { runConfigCheck } from "./run-config-check.js";
 import { runDeadLetters } from "./run-dead-letters.js";
+import { runAuditExport, runPair, runUsersList, runUsersRemove } from "./run-permissions.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
 
@@ -60,6 +61,47 @@ program
   });
 
 program
+  .command("pair")
+  .description(
+    "Print a one-time code (1 h, single use) that adds whoever sends /pair <code> to a binding's users",
+  )
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .requiredOption("-b, --binding <name>", "the binding (`roomgate users list` names them)")
+  .action(async (opts: { config: string; binding: string }) => {
+    process.exitCode = await runPair({ config: loadConfig(opts.config), binding: opts.binding });
+  });
+
+const users = program.command("users").description("The users of each binding: configured and paired");
+users
+  .command("list")
+  .description("List each binding's users, from the configuration and from pairing")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("-b, --binding <name>", "only this binding")
+  .action(async (opts: { config: string; binding?: string }) => {
+    process.exitCode = await runUsersList({ config: loadConfig(opts.config), binding: opts.binding });
+  });
+users
+  .command("remove")
+  .description("Take a paired user off a binding (recorded in the audit trail)")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .requiredOption("-b, --binding <name>", "the binding")
+  .argument("<user>", "the user: tg:123 or 123 (Telegram), @alice:example.org (Matrix), alice (terminal)")
+  .action(async (user: string, opts: { config: string; binding: string }) => {
+    process.exitCode = await runUsersRemove({ config: loadConfig(opts.config), binding: opts.binding, user });
+  });
+
+program
+  .command("audit")
+  .description("The audit trail: approvals, pairings, destructive calls")
+  .command("export")
+  .description("Print the trail since a time as JSON lines, oldest first")
+  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("--since <when>", "a duration back from now (24h, 30m, 7d) or a date", "24h")
+  .action(async (opts: { config: string; since: string }) => {
+    process.exitCode = await runAuditExport({ config: loadConfig(opts.config), since: opts.since });
+  });
+
+program
   .command("demo")
   .description("Everything embedded: private Redis, the demo namespaces, a worker and a terminal room")
   .option("-n, --namespace <name>", "namespace of the terminal room (feed, runs, kg, sym)", "feed")
@@ -74,8 +116,14 @@ program
   .requiredOption("-c, --config <file>", "YAML configuration")
   .requiredOption("-n, --namespace <name>", "namespace of the room")
   .option("-r, --room <name>", "room name; the same name continues the same conversation")
-  .action(async (opts: { config: string; namespace: string; room?: string }) => {
-    await runShell({ config: loadConfig(opts.config), namespace: opts.namespace, room: opts.room });
+  .option("-u, --user <name>", "who is typing, for a room bound in shell.rooms (default: the login name)")
+  .action(async (opts: { config: string; namespace: string; room?: string; user?: string }) => {
+    await runShell({
+      config: loadConfig(opts.config),
+      namespace: opts.namespace,
+      room: opts.room,
+      user: opts.user,
+    });
   });
 
 program

@@ -71,7 +71,7 @@ export async function lockRedisDir(dir: string, log: Logger): Promise<RedisDirLo
   for (let attempt = 0; ; attempt++) {
     try {
       // "wx": of two processes starting at once, exactly one creates the file.
-      writeFileSync(file, record, { flag: "wx" });
+      writeFileSync(file, record, { flag: "wx", mode: 0o600 });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 2) throw err;
@@ -101,6 +101,11 @@ export async function lockRedisDir(dir: string, log: Logger): Promise<RedisDirLo
       }
     },
   };
+}
+
+/** The process that holds the embedded Redis folder `dir`, per its lock file (it may have died). */
+export function lockOwner(dir: string): number | undefined {
+  return ownerOf(join(dir, LOCK_FILE));
 }
 
 function ownerOf(file: string): number | undefined {

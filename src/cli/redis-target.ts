@@ -1,12 +1,12 @@
-import { mkdirSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
-import { startEmbeddedRedis } from "../sessions/embedded-redis.js";
+import { embeddedRedisPassword, startEmbeddedRedis } from "../sessions/embedded-redis.js";
 import { RedisConnection, topologyOf } from "../sessions/redis-connection.js";
 import { checkRedisPersistence } from "../sessions/redis-persistence.js";
-import { stateDir } from "./paths.js";
-import { lockRedisDir } from "./redis-dir-lock.js";
+import { privateStateDir } from "./paths.js";
+import { lockOwner, lockRedisDir } from "./redis-dir-lock.js";
 
 /** How long a command waits for an external Redis to answer at start before it says so and stops. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -33,7 +33,7 @@ export interface RedisTarget {
 export async function resolveRedis(
   config: Config | undefined,
   log: Logger,
-  options: { requirePersistence?: boolean } = {},
+  options: { requirePersistence?: boolean; shared?: boolean } = {},
 ): Promise<RedisTarget> {
   const topology = topologyOf(config?.redis);
   if (topology) {
@@ -54,8 +54,13 @@ export async function resolveRedis(
     }
     return { connection, embedded: false, stop: async () => connection.close() };
   }
-  const dir = join(stateDir(), "redis");
-  mkdirSync(dir, { recursive: true });
+  const dir = privateStateDir("redis");
+  // An operator's command (pair, users, audit) uses the embedded Redis a running start already has.
+  const running = options.shared ? runningEmbedded(dir) : undefined;
+  if (running) {
+    const connection = RedisConnection.single(running);
+    return { connection, embedded: true, stop: async () => connection.close() };
+  }
   const lock = await lockRedisDir(dir, log);
   let redis;
   try {
@@ -64,6 +69,7 @@ export async function resolveRedis(
     lock.release();
     throw err;
   }
+  writeFileSync(join(dir, PORT_FILE), String(redis.port), { mode: 0o600 });
   const pid = redis.pid;
   // A last resort for exits that skip `stop` (process.exit after an error): signals are synchronous.
   const onExit = () => {
@@ -88,4 +94,21 @@ export async function resolveRedis(
       lock.release();
     },
   };
+}
+
+/** Where a running embedded Redis' port is written, for operator commands to find it. */
+const PORT_FILE = "port";
+
+/** The url of the embedded Redis a live roomgate process runs in `dir`, if there is one. */
+function runningEmbedded(dir: string): string | undefined {
+  const owner = lockOwner(dir);
+  if (owner === undefined || owner === process.pid) return undefined;
+  try {
+    process.kill(owner, 0);
+    const port = Number(readFileSync(join(dir, PORT_FILE), "utf8"));
+    if (!Number.isInteger(port) || port <= 0) return undefined;
+    return `redis://:${embeddedRedisPassword(dir)}@127.0.0.1:${port}`;
+  } catch {
+    return undefined;
+  }
 }

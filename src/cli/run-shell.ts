@@ -1,11 +1,11 @@
-import { mkdirSync, openSync } from "node:fs";
+import { openSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/log.js";
 import { startRuntime } from "../runtime.js";
 import { shellPlatform, type ShellRoom } from "../shell/shell-platform.js";
-import { stateDir } from "./paths.js";
+import { privateStateDir } from "./paths.js";
 import type { RedisConnection } from "../sessions/redis-connection.js";
 import { resolveRedis } from "./redis-target.js";
 
@@ -14,6 +14,8 @@ export interface RunShellOptions {
   config: Config;
   namespace: string;
   room?: string;
+  /** Who is typing (default: the login name). */
+  user?: string;
 }
 
 /**
@@ -27,9 +29,8 @@ export async function runShell(options: RunShellOptions): Promise<void> {
     const known = Object.keys(config.namespaces).join(", ") || "none";
     throw new ConfigError(`namespace "${namespace}" is not configured (configured: ${known})`);
   }
-  const logDir = join(stateDir(), "logs");
-  mkdirSync(logDir, { recursive: true });
-  const log = createLogger({ destination: openSync(join(logDir, "roomgate.log"), "a") });
+  const logDir = privateStateDir("logs");
+  const log = createLogger({ destination: openSync(join(logDir, "roomgate.log"), "a", 0o600) });
   const redis = await resolveRedis(config, log);
   watchReachability(redis.connection, process.stderr);
   let room: ShellRoom | undefined;
@@ -46,7 +47,8 @@ export async function runShell(options: RunShellOptions): Promise<void> {
           input: process.stdin,
           output: process.stdout,
           interactive,
-          filesDir: join(stateDir(), "files", (options.room ?? namespace).replace(/[^\w.-]+/g, "_")),
+          ...(options.user ? { user: options.user } : {}),
+          filesDir: join(privateStateDir("files"), (options.room ?? namespace).replace(/[^\w.-]+/g, "_")),
         },
         (r) => (room = r),
       ),

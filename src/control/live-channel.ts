@@ -45,6 +45,14 @@ export function liveChannel(
       const early: InboundEvent = { ...event, kind: "message", text: "", eventId: turnId };
       return sender.deliver(early, { reply }, { turnId, ledger: memoryLedger(), log });
     },
+    notify: async (other, text) => {
+      const turnId = `${other.eventId}#notice`;
+      try {
+        await sender.deliver(other, { reply: null, toast: text }, { turnId, ledger: memoryLedger(), log });
+      } catch (err) {
+        log.warn({ err }, "a notice to another member could not be sent");
+      }
+    },
     mark: (fromTurn) => inbox.position(event.room, fromTurn ? event.eventId : undefined),
     eventsAfter: async (mark) =>
       (await inbox.after(event.room, mark)).filter(

@@ -1,5 +1,6 @@
 import { botIdPart } from "./telegram-token.js";
 import { formatPath, issueAt, type ConfigIssue } from "./config-issues.js";
+import { checkRoles } from "./config-role-checks.js";
 import { renamedKeyWarnings } from "./config/renamed-keys.js";
 
 /** What the checks across fields found: errors stop a start, warnings are only shown. */
@@ -110,6 +111,7 @@ export function checkAcrossFields(raw: unknown): CrossFieldFindings {
     }
   });
 
+  checkRoles(root, errors, warnings);
   warnings.push(...renamedKeyWarnings(root));
 
   if (used.size > 0) {

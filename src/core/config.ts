@@ -7,6 +7,7 @@ import { expandEnv } from "./config-env.js";
 import { fromZodIssues, issueLine, type ConfigIssue } from "./config-issues.js";
 import { placeIssues } from "./config-lines.js";
 import { ConfigError } from "./errors.js";
+import { AuditSchema } from "./config/audit.js";
 import { EditsSchema } from "./config/edits.js";
 import { LimitsSchema } from "./config/limits.js";
 import { MatrixSchema } from "./config/matrix.js";
@@ -16,6 +17,7 @@ import { HttpSchema, ShutdownSchema, WorkerSchema } from "./config/process.js";
 import { QueueSchema } from "./config/queue.js";
 import { RedisSchema } from "./config/redis.js";
 import { SessionsSchema } from "./config/sessions.js";
+import { ShellSchema } from "./config/shell.js";
 import { TelegramSchema } from "./config/telegram.js";
 
 // Every section is a strict object in its own file under ./config/: an unknown key is
@@ -36,6 +38,8 @@ export const ConfigSchema = z.strictObject({
   http: HttpSchema.optional(),
   telegram: TelegramSchema.optional(),
   matrix: MatrixSchema.optional(),
+  shell: ShellSchema,
+  audit: AuditSchema,
   /** Scheduled asks (DESIGN §8a), held by bullmq's job schedulers. */
   schedules: z.array(ScheduleConfigSchema).default([]),
   /** Signed webhooks, served at `POST /hooks/<name>` on the `http` server. */
@@ -49,6 +53,8 @@ export type { NamespaceConfig } from "./config/namespaces.js";
 export type { TelegramConfig, TelegramLimits } from "./config/telegram.js";
 export type { MatrixConfig } from "./config/matrix.js";
 export type { EditsConfig } from "./config/edits.js";
+export type { ShellConfig } from "./config/shell.js";
+export type { ApprovalsConfig } from "./config/roles.js";
 export { expandEnv } from "./config-env.js";
 export type { ConfigIssue } from "./config-issues.js";
 export { issueLine as issueLineOf } from "./config-issues.js";

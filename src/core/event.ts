@@ -74,6 +74,26 @@ export const InboundFileSchema = z.object({
 });
 export type InboundFile = z.infer<typeof InboundFileSchema>;
 
+/**
+ * A held call relayed to an approver's direct chat: what to show, and how a decision
+ * goes back (the held offer's tokens, pressed in `room` from `origin` as the approver).
+ */
+export const RelayedApprovalSchema = z.object({
+  room: z.string(),
+  offerId: z.string(),
+  /** The held offer's Approve and Deny tokens. */
+  tokens: z.array(z.string()).length(2),
+  tool: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  question: z.string(),
+  requester: z.object({ id: z.string(), name: z.string().optional() }),
+  needed: z.number().int().min(1),
+  expiresAt: z.number(),
+  /** Where the decision is pressed: the held room, as this approver. */
+  origin: OriginSchema,
+});
+export type RelayedApproval = z.infer<typeof RelayedApprovalSchema>;
+
 const base = {
   /** Globally unique platform event id, used to de-duplicate (`tg:<bot>:<update_id>`, `mx:<event_id>`). */
   eventId: z.string().min(1),
@@ -124,6 +144,8 @@ export const InboundEventSchema = z.preprocess(
         number: z.number().int().positive(),
       }),
       z.object({ ...base, kind: z.literal("file"), file: InboundFileSchema }),
+      /** A call held in another room, to be approved here (an approver's direct chat). */
+      z.object({ ...base, kind: z.literal("approval"), approval: RelayedApprovalSchema }),
       /**
        * A turn no person started: `text` goes to the router as the question (never a
        * command or a choice); `read` names a resource to show instead, or to ask with.

@@ -5,6 +5,8 @@ import { isCancel } from "./cancel.js";
 import { elicit } from "./elicitation.js";
 import { TakenEvents } from "./taken.js";
 import type { TurnContext } from "./turn-context.js";
+import type { AskedOf } from "../sessions/session.js";
+import { personOf } from "./access.js";
 import { sleep } from "../core/retry.js";
 
 /** How often a running call looks at the room's new events for a /cancel. */
@@ -31,12 +33,14 @@ export function progressText(tool: string, p: CallProgress): string {
  * Calls a tool with what MCP offers while it runs (DESIGN §6a): a progressToken
  * whose notifications update one status message, elicitation requests asked in the
  * room, and a /cancel from the room (taken out of band, since it queues behind this
- * turn) that aborts the call, which makes the SDK send notifications/cancelled.
+ * turn) that aborts the call, which makes the SDK send notifications/cancelled. The
+ * questions and the /cancel are the `owner`'s: the person whose call it is.
  */
 export async function runCall(
   turn: TurnContext,
   tool: ToolInfo,
   args: Record<string, unknown>,
+  owner: AskedOf = personOf(turn.event),
 ): Promise<CallOutcome> {
   const ns = turn.namespace;
   const taken = new TakenEvents(turn.session.taken);
@@ -46,7 +50,7 @@ export async function runCall(
   let shown = false;
   let lastProgress = Promise.resolve();
   const done = new AbortController();
-  const watching = watchForCancel(turn, taken, controller, done.signal);
+  const watching = watchForCancel(turn, taken, controller, done.signal, owner);
   try {
     const result = await ns.call(tool.name, args, {
       signal: controller.signal,
@@ -56,7 +60,8 @@ export async function runCall(
           turn.channel.progress({ key, text: progressText(label, p), done: false }),
         );
       },
-      onElicit: (params, signal) => elicit(turn, taken, params, AbortSignal.any([signal, controller.signal])),
+      onElicit: (params, signal) =>
+        elicit(turn, taken, params, AbortSignal.any([signal, controller.signal]), owner),
       // A task tool keeps its task id under this key: the same when this turn is retried.
       task: { room: turn.event.room, key },
     });
@@ -80,6 +85,7 @@ async function watchForCancel(
   taken: TakenEvents,
   controller: AbortController,
   stop: AbortSignal,
+  owner: AskedOf,
 ): Promise<void> {
   // Read nothing until the call has run a while: a quick call (most are) costs no Redis round trip.
   let mark: number | undefined;
@@ -88,7 +94,9 @@ async function watchForCancel(
     if (stop.aborted) return;
     mark ??= await turn.channel.mark(true);
     for (const { next, event } of await turn.channel.eventsAfter(mark)) {
-      if (!taken.has(event) && event.kind === "message" && isCancel(event.text)) {
+      // Only the person whose call it is cancels it, if the bindings still admit them.
+      const theirs = event.sender.id === owner.id && turn.access.admits(event);
+      if (theirs && !taken.has(event) && event.kind === "message" && isCancel(event.text)) {
         taken.take(event);
         controller.abort();
         return;

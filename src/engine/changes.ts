@@ -21,10 +21,12 @@ export type Change =
   | { type: "remember"; entry: HistoryEntry }
   /** Tools added to the room's enabled set (additive for the conversation, DESIGN §6). */
   | { type: "enable"; tools: readonly string[] }
-  /** Slot filling starts, moves on to the next argument, or ends (`null`). */
-  | { type: "slot"; slot: SlotState | null }
-  /** A new pending offer: kept in the session; its options go on the reply as buttons. */
-  | { type: "offer"; offer: Offer }
+  /** One person's slot filling starts, moves on to the next argument, or ends (`null`). */
+  | { type: "slot"; owner: string; slot: SlotState | null }
+  /** A new pending offer: kept in the session; its options go on the reply as buttons (unless `quiet`). */
+  | { type: "offer"; offer: Offer; quiet?: boolean }
+  /** One more person approved a held call that needs several approvals. */
+  | { type: "approve"; offerId: string; by: { id: string; name?: string; at: number } }
   /** An option was chosen: its offer is used up, and the platform marks the offer's message. */
   | { type: "chosen"; offerId: string; token: string; label: string; at: number; messageRefs: string[] }
   /** A short notice for a button press (Telegram's callback answer). */
@@ -46,8 +48,11 @@ export const remember = (role: HistoryEntry["role"], text: string): Change => ({
   entry: { role, text, at: Date.now() },
 });
 export const enable = (tools: readonly string[]): Change => ({ type: "enable", tools });
-export const setSlot = (slot: SlotState | null): Change => ({ type: "slot", slot });
+/** Sets (or with `null` ends) the slot waiting for `owner`'s answer. */
+export const setSlot = (owner: string, slot: SlotState | null): Change => ({ type: "slot", owner, slot });
 export const offer = (value: Offer): Change => ({ type: "offer", offer: value });
+/** An offer kept in the session whose options are not shown here (an approval asked in direct chats). */
+export const quietOffer = (value: Offer): Change => ({ type: "offer", offer: value, quiet: true });
 export const toast = (text: string): Change => ({ type: "toast", text });
 export const reset = (session: Session): Change => ({ type: "reset", session });
 
@@ -60,10 +65,20 @@ export function applyToSession(start: Readonly<Session>, changes: readonly Chang
         s.enabled = [...new Set([...s.enabled, ...c.tools])];
         break;
       case "slot":
-        s.slot = c.slot;
+        s.slots = [
+          ...s.slots.filter((old) => old.askedOf !== undefined && old.askedOf.id !== c.owner),
+          ...(c.slot ? [c.slot] : []),
+        ];
         break;
       case "offer":
         s.offers = [...s.offers.filter((o) => o.expiresAt > c.offer.createdAt), c.offer].slice(-MAX_OFFERS);
+        break;
+      case "approve":
+        s.offers = s.offers.map((o) =>
+          o.id === c.offerId && o.approval
+            ? { ...o, approval: { ...o.approval, approvedBy: [...o.approval.approvedBy, c.by] } }
+            : o,
+        );
         break;
       case "chosen":
         s.offers = s.offers.map((o) =>
@@ -123,7 +138,7 @@ export function applyChanges(
       attachments.push(...c.attachments);
       if (c.attachments.length > 0) replied = true;
     } else if (c.type === "remember") append.push(c.entry);
-    else if (c.type === "offer") lastOffer = c.offer;
+    else if (c.type === "offer" && !c.quiet) lastOffer = c.offer;
     else if (c.type === "toast") toastText = c.text;
     else if (c.type === "chosen") chosen = { offerId: c.offerId, label: c.label, messageRefs: c.messageRefs };
     else if (c.type === "reset") resetHistory = true;

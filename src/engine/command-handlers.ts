@@ -1,6 +1,6 @@
 import type { NamespaceAbout } from "../namespace/call-options.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
-import { newSession } from "../sessions/session.js";
+import { newSession, slotOf } from "../sessions/session.js";
 import { coerceKeyValues, describeParameters, IDENTITY_ARGUMENTS } from "./arguments.js";
 import { parseCallArguments, type ParsedCommand } from "./command-parser.js";
 import { COMMANDS } from "./commands.js";
@@ -128,8 +128,9 @@ const handlers: Record<string, Handler> = {
     const enabled = [...new Set([namespace.askTool, namespace.toolsTool, ...session.enabled])].filter(
       (t): t is string => t !== null && existing.has(t),
     );
-    const pending = session.slot
-      ? `waiting for ${session.slot.missing[0]!.name} of ${session.slot.tool}`
+    const slot = slotOf(session, turn.event.sender.id);
+    const pending = slot
+      ? `waiting for ${slot.missing[0]!.name} of ${slot.tool}`
       : session.offers.some((o) => !o.chosen && o.expiresAt > Date.now())
         ? "options waiting to be chosen"
         : "nothing";

@@ -1,7 +1,10 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ToolInfo } from "../namespace/tool-info.js";
+import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { namespaceTexts } from "./namespace-texts.js";
+import { texts } from "./texts.js";
+import { asked } from "./access.js";
 import { offer, say, type Change } from "./changes.js";
 import { newOffer } from "./offers.js";
 import type { TurnContext } from "./turn-context.js";
@@ -45,6 +48,16 @@ export async function searchByAddress(
   return run(tool, { [propertyOf(tool, QUERY_NAMES) ?? "query"]: words }, words);
 }
 
+/**
+ * An address the binding's `tools.allow` / `tools.deny` rule out does not exist for the
+ * room, as a listed tool would not (DESIGN §6): refused here, never sent to the server.
+ */
+function refusedAddress(turn: TurnContext, address: string): Change[] | undefined {
+  if (turn.namespace.permits(address)) return undefined;
+  scopeRefusalsTotal.inc({ namespace: turn.namespace.name, reason: "denied_address" });
+  return [say(texts.notInNamespace(address, turn.namespace.name))];
+}
+
 /** `/describe address` through the namespace's own describe tool; undefined when it has none. */
 export async function describeByAddress(
   turn: TurnContext,
@@ -53,6 +66,8 @@ export async function describeByAddress(
 ): Promise<Change[] | undefined> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.describe);
   if (!tool) return undefined;
+  const refused = refusedAddress(turn, address);
+  if (refused) return refused;
   return run(tool, { [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address }, address);
 }
 
@@ -65,6 +80,8 @@ export async function callByAddress(
 ): Promise<Change[] | undefined> {
   const tool = await discoveryTool(turn, turn.namespace.discovery?.call);
   if (!tool) return undefined;
+  const refused = refusedAddress(turn, address);
+  if (refused) return refused;
   const call = {
     [propertyOf(tool, ADDRESS_NAMES) ?? "address"]: address,
     [propertyOf(tool, ARGUMENT_NAMES) ?? "arguments"]: args,
@@ -81,9 +98,17 @@ export function offerCandidates(
   candidates: string[],
   args: Record<string, unknown>,
 ): Change[] {
+  // Candidates the binding rules out are not offered: they do not exist for the room.
+  const allowed = candidates.filter((c) => turn.namespace.permits(c));
+  if (allowed.length === 0) return [say(namespaceTexts.noAllowedCandidates)];
   return [
     say(namespaceTexts.ambiguous),
-    offer(newOffer("", candidates, [], turn.settings.choiceSeconds, { callWith: args })),
+    offer(
+      newOffer("", allowed, [], turn.settings.choiceSeconds, {
+        callWith: args,
+        ...asked(turn.event),
+      }),
+    ),
   ];
 }
 

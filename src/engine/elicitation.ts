@@ -7,6 +7,9 @@ import { elicitTexts } from "./elicitation-texts.js";
 import { newToken } from "./offers.js";
 import type { TakenEvents } from "./taken.js";
 import type { TurnContext } from "./turn-context.js";
+import type { AskedOf } from "../sessions/session.js";
+import { nameOf } from "./access.js";
+import { permissionTexts } from "./permission-texts.js";
 import { sleep } from "../core/retry.js";
 
 const POLL_MS = 250;
@@ -31,13 +34,23 @@ export async function elicit(
   taken: TakenEvents,
   params: ElicitRequest["params"],
   signal: AbortSignal,
+  owner: AskedOf,
 ): Promise<ElicitResult> {
   if (params.mode === "url" || !("requestedSchema" in params)) return { action: "decline" };
   const fields = formFields(params.requestedSchema as Record<string, unknown>);
   const ns = turn.namespace;
   const deadline = Date.now() + ns.elicitTimeoutMs;
   await turn.channel.send({
-    blocks: [{ type: "text", text: elicitTexts.intro(ns.name, params.message) }],
+    blocks: [
+      {
+        type: "text",
+        text: elicitTexts.intro(
+          ns.name,
+          params.message,
+          turn.access.binding?.group ? nameOf(owner) : undefined,
+        ),
+      },
+    ],
     options: [],
   });
   const content: Record<string, unknown> = {};
@@ -51,6 +64,7 @@ export async function elicit(
       requiredDone,
       deadline,
       signal,
+      owner,
     );
     while ("value" in answer) {
       const problem = checkValue(field.schema, answer.value);
@@ -63,6 +77,7 @@ export async function elicit(
         requiredDone,
         deadline,
         signal,
+        owner,
       );
     }
     if ("timeout" in answer) {
@@ -88,6 +103,7 @@ async function ask(
   canSubmit: boolean,
   deadline: number,
   signal: AbortSignal,
+  owner: AskedOf,
 ): Promise<Answer> {
   const values =
     field.kind === "boolean"
@@ -111,7 +127,7 @@ async function ask(
   const mark = await turn.channel.mark(false);
   const options: ReplyOption[] = asked.options.map(({ token, label }) => ({ token, label }));
   asked.refs = await turn.channel.send({ blocks: [{ type: "text", text: question }], options });
-  return wait(turn, taken, field, asked, mark, deadline, signal);
+  return wait(turn, taken, field, asked, mark, deadline, signal, owner);
 }
 
 async function wait(
@@ -122,13 +138,23 @@ async function wait(
   from: number,
   deadline: number,
   signal: AbortSignal,
+  owner: AskedOf,
 ): Promise<Answer> {
   let mark = from;
   while (Date.now() < deadline) {
     if (signal.aborted) return { control: "cancel" };
     for (const { next, event } of await turn.channel.eventsAfter(mark)) {
       mark = next;
-      if (taken.has(event)) continue;
+      // Checked against the bindings as they are now, not the flag stored with the queued event.
+      if (taken.has(event) || !turn.access.admits(event)) continue;
+      if (event.sender.id !== owner.id) {
+        // Another member's press on this question is not an answer: they are told whose it is.
+        if (presses(asked, event)) {
+          taken.take(event);
+          await turn.channel.notify?.(event, permissionTexts.askedOf(nameOf(owner)));
+        }
+        continue;
+      }
       const answer = answerOf(field, asked, event);
       if (answer === undefined) continue;
       taken.take(event);
@@ -137,6 +163,12 @@ async function wait(
     await sleep(POLL_MS, signal).catch(() => undefined);
   }
   return { timeout: true };
+}
+
+/** True for a press or keycap on one of this question's options. */
+function presses(asked: Asked, event: InboundEvent): boolean {
+  if (event.kind === "choice") return asked.options.some((o) => o.token === event.token);
+  return event.kind === "reaction" && asked.refs.includes(event.messageRef);
 }
 
 function fromOption(option: Asked["options"][number] | undefined): Answer | undefined {

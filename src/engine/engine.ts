@@ -2,7 +2,10 @@ import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import { interruptsTurn, NamespaceError } from "../core/errors.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
+import type { Binding } from "../core/bindings.js";
+import type { AuditLog } from "../sessions/audit-log.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
+import type { TurnAccess } from "./access.js";
 import { applyChanges, say, type Change, type TurnResult } from "./changes.js";
 import { run, StepFailure } from "./composer.js";
 import { admission, messageSteps, turnSteps } from "./pipeline.js";
@@ -28,10 +31,21 @@ export interface EngineDeps {
    * back from Redis); without it only the flag counts.
    */
   senderAllowed?: (event: InboundEvent) => boolean;
+  /** Roles, pairing and the audit trail; without it every allowed sender may do everything. */
+  access?: AccessDeps;
   /** The room's schedules and mute, once the proactive parts run (they start after the engine). */
   proactive?: () => RoomProactive | undefined;
   /** The voice tool of an event's room, from its platform's bindings as configured now. */
   voiceOf?: (event: InboundEvent) => VoiceTool | undefined;
+}
+
+/** What the engine builds each turn's access from. */
+export interface AccessDeps {
+  bindingOf(event: InboundEvent): Binding | undefined;
+  paired(binding: string, senderId: string): boolean;
+  audit?: AuditLog;
+  /** Queues an event into a room's inbox (de-duplicated by its id). */
+  enqueue(event: InboundEvent): Promise<void>;
 }
 
 /**
@@ -64,6 +78,7 @@ export class Engine {
       ...(channel ? { channel } : {}),
       offerByRef: (ref) => this.deps.offerByRef(event.room, ref),
       typedSteps: (typed) => run(messageSteps, typed),
+      ...(this.deps.access ? { access: this.access(this.deps.access, event) } : {}),
       proactive: this.deps.proactive?.(),
       ...voiceServices(this.deps, event),
     });
@@ -77,6 +92,20 @@ export class Engine {
       changes = [...failure.changes, say(this.failureLine(failure.failure, log))];
     }
     return applyChanges(state.session, changes);
+  }
+
+  private access(deps: AccessDeps, event: InboundEvent): TurnAccess {
+    const binding = deps.bindingOf(event);
+    const audit = deps.audit;
+    return {
+      ...(binding ? { binding } : {}),
+      admits: (queued) => this.admits(queued),
+      paired: deps.paired,
+      record: async (entry) => audit?.record(entry),
+      opened: async (id, requested, expired, expiresAt) => audit?.opened(id, requested, expired, expiresAt),
+      closed: async (id) => audit?.closed(id),
+      relay: deps.enqueue,
+    };
   }
 
   private failureLine(err: unknown, log: Logger): string {

@@ -17,4 +17,6 @@ export const namespaceTexts = {
   cancelled: (tool: string) => `Cancelled: ${tool} was stopped, and its server was told so.`,
   nothingToCancel: "Nothing is running here to cancel.",
   ambiguous: "That address is ambiguous; the server named these candidates. Choose one to call it:",
+  noAllowedCandidates:
+    "That address is ambiguous, and none of the candidates the server named is allowed in this room. Nothing was called.",
 } as const;

@@ -3,6 +3,7 @@ import { namespaceTexts } from "./namespace-texts.js";
 import { newOffer } from "./offers.js";
 import { searchTools } from "./tool-search.js";
 import type { TurnContext } from "./turn-context.js";
+import { asked } from "./access.js";
 
 /**
  * A plain message in a namespace without a router (`ask: false`, or none listed):
@@ -17,6 +18,6 @@ export async function suggestTools(ctx: TurnContext, text: string): Promise<Chan
   const names = matches.map((t) => t.name);
   return [
     say(namespaceTexts.noRouterMatches(ns.name)),
-    offer(newOffer(text, names, tools, ctx.settings.choiceSeconds)),
+    offer(newOffer(text, names, tools, ctx.settings.choiceSeconds, asked(ctx.event))),
   ];
 }

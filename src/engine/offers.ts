@@ -23,7 +23,7 @@ export function newOffer(
   options: string[],
   tools: readonly ToolInfo[],
   ttlSeconds: number,
-  extra: Pick<Offer, "callWith" | "approval"> = {},
+  extra: Pick<Offer, "callWith" | "approval" | "askedOf" | "forward"> = {},
   now = Date.now(),
 ): Offer {
   const id = newToken();
@@ -69,11 +69,13 @@ export function openOffer(
   session: Readonly<Session>,
   repliedOfferId?: string | null,
   now = Date.now(),
+  answerable: (offer: Offer) => boolean = () => true,
 ): Offer | undefined {
   const isOpen = (o: Offer | undefined): o is Offer => o !== undefined && !o.chosen && o.expiresAt > now;
   const replied = repliedOfferId ? session.offers.find((o) => o.id === repliedOfferId) : undefined;
-  if (replied) return isOpen(replied) ? replied : undefined;
-  const last = session.offers.at(-1);
+  if (replied) return isOpen(replied) && answerable(replied) ? replied : undefined;
+  // The newest offer this person may answer: another member's newer offer does not hide theirs.
+  const last = session.offers.filter(answerable).at(-1);
   return isOpen(last) ? last : undefined;
 }
 

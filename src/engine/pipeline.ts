@@ -1,6 +1,8 @@
 import type { InboundEvent } from "../core/event.js";
 import { chain, on, when, type Step } from "./composer.js";
+import { approvalAsked } from "./steps/approval-asked.js";
 import { buttonPress, keycapReaction } from "./steps/choice.js";
+import { callerOnly } from "./steps/caller-only.js";
 import { commands } from "./steps/commands.js";
 import { edgeRecheck } from "./steps/edge-recheck.js";
 import { fileAnswer } from "./steps/file-answer.js";
@@ -35,6 +37,7 @@ export const admission: readonly ((
 /** A typed message, or an option handled as if it were typed (DESIGN §4). */
 export const messageSteps: Step = chain(
   messageSize, // too long: refused; blank: nothing
+  callerOnly, // /call and /tools: the binding's callers only
   roomProactive, // /schedule and /mute: the room's own schedules, and a hold on proactive posts
   commands, // /help, /tools, /call, /reset, …
   remembered, // into the history, and on
@@ -47,6 +50,7 @@ export const messageSteps: Step = chain(
 /** One turn. */
 export const turnSteps: Step = chain(
   alreadyTaken, // an answer or /cancel a running call took: nothing more
+  approvalAsked, // a call held in another room, asked of this approver
   on("proactive", proactive), // a schedule's fire, a webhook, a resource update: no person
   buttonPress, // a pending choice by token
   keycapReaction, // a pending choice by keycap on its message

@@ -1,9 +1,12 @@
 import { interruptsTurn, MalformedAnswerError, NamespaceError } from "../core/errors.js";
-import type { ToolInfo } from "../namespace/tool-info.js";
+import { isDestructive, type ToolInfo } from "../namespace/tool-info.js";
+import { callArguments } from "../sessions/audit-log.js";
+import type { AskedOf } from "../sessions/session.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { fillArguments, validateArguments } from "./arguments.js";
+import { asked, personOf } from "./access.js";
 import { askApproval, needsApproval } from "./approvals.js";
-import { runCall } from "./call-runner.js";
+import { runCall, type CallOutcome } from "./call-runner.js";
 import { attach, offer, remember, say, setSlot, show, type Change } from "./changes.js";
 import { failWith } from "./composer.js";
 import { addressArguments, ambiguousCandidates, offerCandidates } from "./discovery.js";
@@ -63,7 +66,14 @@ export async function runTool(
   if (missing.length > 0) {
     const first = missing[0]!;
     return [
-      setSlot({ tool: toolName, args, missing, question: options.question ?? "", createdAt: Date.now() }),
+      setSlot(ctx.event.sender.id, {
+        tool: toolName,
+        args,
+        missing,
+        question: options.question ?? "",
+        createdAt: Date.now(),
+        ...asked(ctx.event),
+      }),
       say(texts.askForArgument(tool.title ?? toolName, first.name, first.description, first.type)),
     ];
   }
@@ -71,12 +81,19 @@ export async function runTool(
 }
 
 /** Validates and calls a tool whose arguments are complete. */
+/** The approval a held call ran on: its id, who approved it, who asked. */
+export interface Approved {
+  id: string;
+  approvedBy: string[];
+  requester?: AskedOf;
+}
+
 export async function callChecked(
   ctx: TurnContext,
   tool: ToolInfo,
   args: Record<string, unknown>,
   question: string,
-  approved = false,
+  approved?: Approved,
 ): Promise<Change[]> {
   const ns = ctx.namespace;
   const problem = validateArguments(tool.inputSchema, args);
@@ -90,7 +107,11 @@ export async function callChecked(
     return [say(texts.notInNamespace(tool.name, ns.name))];
   }
   if (!approved && needsApproval(ctx, tool)) return askApproval(ctx, tool, args, question);
-  const call = await runCall(ctx, tool, args);
+  const call = await runCall(ctx, tool, args, approved?.requester ?? personOf(ctx.event));
+  // The router is never destructive by contract, whatever its annotations say.
+  if (approved || (tool.name !== ns.askTool && isDestructive(tool))) {
+    await recordCall(ctx, tool, args, call, approved);
+  }
   // What the call took out of band is recorded whatever became of the call.
   const taken = call.taken.changes();
   if ("failed" in call) return [...taken, ...namespaceFailed(ctx, tool, call.failed, taken)];
@@ -106,11 +127,43 @@ export async function callChecked(
     if (!view.answer) return done;
     done.push(remember("bot", view.answer.answer));
     if (view.answer.options.length === 0) return done;
-    const options = newOffer(question, view.answer.options, await ns.tools(), ctx.settings.choiceSeconds);
+    // The options are the asker's to choose: after an approval, the requester's, not the approver's.
+    const askedOf = approved?.requester ? { askedOf: approved.requester } : asked(ctx.event);
+    const options = newOffer(
+      question,
+      view.answer.options,
+      await ns.tools(),
+      ctx.settings.choiceSeconds,
+      askedOf,
+    );
     return [...done, offer(options)];
   } catch (err) {
     return [...done, ...namespaceFailed(ctx, tool, err, done)];
   }
+}
+
+/** Every destructive call made goes to the trail: who asked, who approved, its arguments' hash, how it ended. */
+async function recordCall(
+  ctx: TurnContext,
+  tool: ToolInfo,
+  args: Record<string, unknown>,
+  call: CallOutcome,
+  approved: Approved | undefined,
+): Promise<void> {
+  const outcome =
+    "failed" in call ? "failed" : "cancelled" in call ? "cancelled" : call.result.isError ? "error" : "ok";
+  await ctx.access.record({
+    type: "call.destructive",
+    at: Date.now(),
+    binding: ctx.access.binding?.name ?? ctx.event.room,
+    room: ctx.event.room,
+    requester: approved?.requester?.id ?? ctx.event.sender.id,
+    by: ctx.event.sender.id,
+    tool: tool.name,
+    ...callArguments(args, ctx.access.binding?.auditArguments ?? true),
+    ...(approved ? { approval: approved.id, approvedBy: approved.approvedBy } : {}),
+    outcome,
+  });
 }
 
 /** A namespace's failure as the person's line (logged with its ref); anything else fails the turn. */

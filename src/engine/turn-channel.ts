@@ -17,6 +17,8 @@ export interface TurnChannel {
   mark(fromTurn: boolean): Promise<number>;
   /** Events from allowed users queued at or after a position, oldest first, each with the position after it. */
   eventsAfter(mark: number): Promise<{ next: number; event: InboundEvent }[]>;
+  /** Answers another queued event at once with a short notice (a press that was not theirs to make: a toast). */
+  notify?(event: InboundEvent, text: string): Promise<void>;
   /** The bytes of a file the person sent that the adapter left on the platform; throws FileFetchError. */
   fetchFile(file: InboundFile, limits: FileLimits): Promise<Uint8Array>;
 }

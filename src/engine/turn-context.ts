@@ -3,6 +3,7 @@ import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
+import { openAccess, type TurnAccess } from "./access.js";
 import { applyToSession, type Change } from "./changes.js";
 import type { RoomProactive } from "./room-proactive.js";
 import { quietChannel, type TurnChannel } from "./turn-channel.js";
@@ -13,6 +14,8 @@ export interface TurnSettings {
   choiceSeconds: number;
   /** How long a tool waits for a missing argument before the slot expires (default 15 min). */
   slotSeconds?: number;
+  /** How long a held call waits for its approvals (default 1 h). */
+  approvalSeconds?: number;
   /** Files passed to tools: the most read, for how long, and the media types let through (`type/*`). */
   files?: { maxBytes: number; timeoutMs: number; types: readonly string[] };
 }
@@ -34,6 +37,8 @@ export interface TurnServices {
   offerByRef(messageRef: string): Promise<string | null>;
   /** The message steps of the pipeline, for an option handled as if typed. */
   typedSteps(ctx: TurnContext): Promise<readonly Change[]>;
+  /** Who may do what in the room (roles, pairing, the audit trail). */
+  access: TurnAccess;
   /** The room's schedules and mute (/schedule, /mute), where the proactive parts run. */
   proactive?: RoomProactive;
   /** The room's voice tool, when its binding names one. */
@@ -62,14 +67,14 @@ export class TurnContext {
   static start(
     event: InboundEvent,
     state: { session: Session; history: HistoryEntry[] },
-    services: Omit<TurnServices, "channel"> & { channel?: TurnChannel },
+    services: Omit<TurnServices, "channel" | "access"> & { channel?: TurnChannel; access?: TurnAccess },
   ): TurnContext {
     const message = event.kind === "message" ? { text: event.text, fromOption: false } : undefined;
     return new TurnContext(
       event,
       state.session,
       state.history,
-      { ...services, channel: services.channel ?? quietChannel },
+      { ...services, channel: services.channel ?? quietChannel, access: services.access ?? openAccess },
       message,
     );
   }
@@ -86,6 +91,10 @@ export class TurnContext {
   get channel(): TurnChannel {
     return this.services.channel;
   }
+  get access(): TurnAccess {
+    return this.services.access;
+  }
+
   get voice(): VoiceTool | undefined {
     return this.services.voice;
   }

@@ -5,7 +5,7 @@ import type { Logger } from "../core/log.js";
 import type { OutboundEncryption } from "./crypto/outbound-encryption.js";
 import { matrixRoom } from "../core/room.js";
 import { edgeTexts } from "../edge/edge-texts.js";
-import { claimNotice } from "../edge/notice-once.js";
+import { StrangerGate } from "../edge/stranger-gate.js";
 import type { Keys } from "../sessions/keys.js";
 
 /**
@@ -16,29 +16,37 @@ import type { Keys } from "../sessions/keys.js";
  * for the room's audience and the person it answers, or not sent at all.
  */
 export class EdgeNotices {
+  private readonly strangers: StrangerGate;
+
   constructor(
     private readonly client: MatrixClient,
     private readonly outbound: OutboundEncryption,
-    private readonly redis: RedisClient,
+    redis: RedisClient,
     private readonly keys: Keys,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.strangers = new StrangerGate(redis);
+  }
+
+  /** True when a stranger's refusal is to be logged now: once an hour per sender. */
+  logOnce(sender: string): boolean {
+    return this.strangers.logOnce(sender);
+  }
 
   /**
    * Refuses a stranger: one notice an hour per room (a thread does not earn another),
-   * in reply to what they sent and in its thread.
+   * in reply to what they sent and in its thread; repeats cost nothing.
    */
   async refuse(roomId: string, eventId: string, sender: string, threadRoot?: string): Promise<void> {
-    if (!(await claimNotice(this.redis, this.keys.refused(matrixRoom(roomId), sender)))) return;
+    if (!(await this.strangers.claim(this.keys.refused(matrixRoom(roomId), sender)))) return;
     await this.say(roomId, eventId, sender, edgeTexts.refusal, threadRoot);
   }
 
-  /** Leaves a room no binding names, telling it once why. */
+  /** Leaves a room no binding names, telling it once why; once an hour per room. */
   async leave(roomId: string): Promise<void> {
+    if (!(await this.strangers.claim(this.keys.notice(matrixRoom(roomId), "leaving", "bot")))) return;
     this.log.warn({ roomId }, "the Matrix bot is in a room no binding names; leaving");
-    if (await claimNotice(this.redis, this.keys.notice(matrixRoom(roomId), "leaving", "bot"))) {
-      await this.send(roomId, "leaving", { msgtype: "m.notice", body: edgeTexts.leaving }, []);
-    }
+    await this.send(roomId, "leaving", { msgtype: "m.notice", body: edgeTexts.leaving }, []);
     await this.client
       .leaveRoom(roomId)
       .catch((err: unknown) => this.log.warn({ err, roomId }, "could not leave a room"));

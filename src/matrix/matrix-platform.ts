@@ -52,9 +52,11 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         inbox: deps.inbox,
         log,
         syncTimeoutMs: options.syncTimeoutMs,
+        paired: (binding, sender) => deps.paired.has(binding, sender),
+        pairing: deps.pairing,
         e2ee,
       }),
-      senderCheck: matrixSenderCheck(matrix),
+      senderCheck: matrixSenderCheck(matrix, (binding, sender) => deps.paired.has(binding, sender)),
       ...(e2ee.capable
         ? {
             laneOf: (room: string) => (room.startsWith("matrix:") ? MATRIX_DEVICE_LANE : undefined),

@@ -3,8 +3,10 @@ import type { MatrixClient } from "matrix-bot-sdk";
 import type { Inbox, Receiver } from "../core/adapter.js";
 import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
+import { matrixRoom } from "../core/room.js";
 import type { Keys } from "../sessions/keys.js";
 import type { FloodGate } from "../edge/flood-gate.js";
+import { pairingCodeIn, type PairingGate } from "../edge/pairing-gate.js";
 import { refusalsTotal } from "../ops/metrics.js";
 import { classifyEvent } from "./classify-event.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
@@ -46,6 +48,10 @@ export interface MatrixReceiverOptions {
   syncTimeoutMs?: number;
   /** What an edited message does (default: logged, not asked again). */
   edits?: EditsConfig;
+  /** Users `/pair` added to the rooms' bindings. */
+  paired?: (binding: string, senderId: string) => boolean;
+  /** `/pair <code>`, taken at the edge before the allowlist. */
+  pairing?: PairingGate;
   /** The account's E2EE parts, shared with the sender; without it the receiver makes its own. */
   e2ee?: MatrixE2ee;
 }
@@ -282,12 +288,33 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       log.debug("matrix event from before the bot was there; not answered");
       return;
     }
+    const code = classified.type === "message" ? pairingCodeIn(classified.text) : undefined;
+    if (code !== undefined && this.options.pairing) {
+      const reply = await this.options.pairing.redeem(
+        { senderId: event.sender, room: matrixRoom(roomId), accepts: (name) => name === binding.name },
+        code,
+      );
+      if (reply)
+        await this.notices?.say(
+          roomId,
+          event.event_id,
+          event.sender,
+          reply,
+          classified.type === "message" ? classified.threadRoot : undefined,
+        );
+      return;
+    }
     const levels = binding.powerLevel === undefined ? undefined : await this.parts?.levels.of(roomId);
-    const allowed = isAllowed(binding, event.sender, levels);
+    const allowed = isAllowed(binding, event.sender, levels, this.options.paired);
     if (!allowed) {
       // A stranger's chatter not addressed to the bot is ignored without a word, and without I/O.
       if (!this.admission?.addressedOffline(binding, event, classified)) return;
-      log.info({ sender: event.sender }, "matrix sender not allowed in this room; refused");
+      if (this.notices?.logOnce(event.sender)) {
+        log.info(
+          { sender: event.sender },
+          "matrix sender not allowed in this room; refused (logged once an hour)",
+        );
+      }
       refusalsTotal.inc({ platform: "matrix" });
       // A reaction gets no answer, so a stranger cannot make the bot post at will.
       if (classified.type !== "reaction")

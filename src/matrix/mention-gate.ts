@@ -55,9 +55,11 @@ export class MentionGate {
 
   /** The verdict on one message of a bound room. */
   async check(binding: RoomBinding, message: GatedMessage): Promise<GateVerdict> {
-    const command = this.command(message.text);
-    if (command !== undefined) return { addressed: "command", text: command };
     const stripped = this.stripMention(message.text);
+    // "feedbot: !status" (Element's pill, then the command) is the command, as "@bot /status" is in Telegram.
+    const command =
+      this.command(message.text) ?? (stripped === undefined ? undefined : this.command(stripped));
+    if (command !== undefined) return { addressed: "command", text: command };
     const direct = binding.respond === undefined && (await this.isDirect(binding.roomId));
     const mode = binding.respond ?? (direct ? "all" : "mentions");
     if (mode === "all") return { addressed: direct ? "direct" : "all", text: stripped ?? message.text };

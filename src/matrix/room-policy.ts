@@ -1,3 +1,4 @@
+import { matrixBinding } from "../core/bindings.js";
 import type { MatrixConfig } from "../core/config.js";
 import { powerLevelOf } from "./classify-event.js";
 import type { PowerLevels } from "./matrix-events.js";
@@ -5,6 +6,8 @@ import type { PowerLevels } from "./matrix-events.js";
 /** One configured room: its namespace and who may talk in it or invite the bot to it. */
 export interface RoomBinding {
   roomId: string;
+  /** The binding's name, for pairing and the audit trail. */
+  name: string;
   namespace: string;
   users: ReadonlySet<string>;
   /** Users at or above this power level may talk too. */
@@ -25,6 +28,7 @@ export function roomBindings(config: Pick<MatrixConfig, "rooms" | "inviters">): 
       room.room,
       {
         roomId: room.room,
+        name: matrixBinding(room),
         namespace: room.namespace,
         users: new Set(room.users),
         ...(room.powerLevel === undefined ? {} : { powerLevel: room.powerLevel }),
@@ -35,9 +39,14 @@ export function roomBindings(config: Pick<MatrixConfig, "rooms" | "inviters">): 
   );
 }
 
-/** Whether a user may reach the room's namespace: listed, or at or above the room's power level. */
-export function isAllowed(binding: RoomBinding, userId: string, levels: PowerLevels | undefined): boolean {
-  if (binding.users.has(userId)) return true;
+/** Whether a user may reach the room's namespace: listed, paired, or at or above the room's power level. */
+export function isAllowed(
+  binding: RoomBinding,
+  userId: string,
+  levels: PowerLevels | undefined,
+  paired?: (binding: string, senderId: string) => boolean,
+): boolean {
+  if (binding.users.has(userId) || paired?.(binding.name, userId)) return true;
   if (binding.powerLevel === undefined || levels === undefined) return false;
   return powerLevelOf(levels, userId) >= binding.powerLevel;
 }

@@ -9,7 +9,10 @@ import { roomBindings } from "./room-policy.js";
  * also admits by power level cannot be checked without its state, so there the receiver's
  * verdict (made from the power levels it keeps current from sync) stands for others.
  */
-export function matrixSenderCheck(matrix: MatrixConfig): (event: InboundEvent) => boolean {
+export function matrixSenderCheck(
+  matrix: MatrixConfig,
+  paired?: (binding: string, senderId: string) => boolean,
+): (event: InboundEvent) => boolean {
   const bindings = roomBindings(matrix);
   return (event) => {
     const origin = originOn(event, "matrix");
@@ -18,6 +21,10 @@ export function matrixSenderCheck(matrix: MatrixConfig): (event: InboundEvent) =
     if (!binding || binding.namespace !== event.namespace || event.room !== room) return false;
     // No person: the room being bound to the event's namespace is the whole check.
     if (event.kind === "proactive") return true;
-    return binding.users.has(event.sender.id) || (binding.powerLevel !== undefined && event.sender.allowed);
+    return (
+      binding.users.has(event.sender.id) ||
+      (paired?.(binding.name, event.sender.id) ?? false) ||
+      (binding.powerLevel !== undefined && event.sender.allowed)
+    );
   };
 }

@@ -1,5 +1,5 @@
 import type { NamespaceConfig } from "../core/config.js";
-import { matchesAny } from "./tool-filter.js";
+import { matchesAny, permitted } from "./tool-filter.js";
 
 /**
  * What a namespace's binding says, apart from any connection: its prefix, its router,
@@ -40,6 +40,14 @@ export class NamespaceBinding {
   /** True when the binding trusts the tool to run without an approval (`tools.trust`). */
   isTrusted(tool: string): boolean {
     return matchesAny(tool, this.config.tools.trust);
+  }
+
+  /**
+   * True when the binding's `tools.allow` / `tools.deny` let this name exist for the
+   * room: a listed tool, or an address sent to the namespace's discovery tools.
+   */
+  permits(name: string): boolean {
+    return permitted(name, this.config.tools);
   }
 
   /** The namespace's own discovery tools (search / describe / call by address), when configured. */

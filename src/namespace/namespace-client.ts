@@ -23,6 +23,7 @@ import {
 } from "./namespace-errors.js";
 import { RestartPolicy } from "./restart-policy.js";
 import { NamespaceBinding } from "./namespace-binding.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { readAsResult, ResourceSubscriptions } from "./resource-subscriptions.js";
 import { callAsTask, runsAsTask, type TaskLedger } from "./task-call.js";
 import { createTransport } from "./transport.js";
@@ -63,6 +64,8 @@ export class NamespaceClient extends NamespaceBinding {
     name: string,
     config: NamespaceConfig,
     private readonly log: Logger,
+    /** The largest reply read from the server (`limits.maxToolResultBytes`). */
+    private readonly maxReplyBytes = DEFAULT_MAX_REPLY_BYTES,
   ) {
     super(name, config);
     this.subscriptions = new ResourceSubscriptions(name, log);
@@ -287,7 +290,7 @@ export class NamespaceClient extends NamespaceBinding {
 
   private callError(tool: string, err: unknown, timeout: number): NamespaceError {
     if (err instanceof NamespaceError) return err;
-    const error = callFailure(this.name, tool, err, timeout);
+    const error = callFailure(this.name, tool, err, timeout, this.maxReplyBytes);
     this.log.warn({ err, tool, ref: error.ref }, "namespace call failed");
     return error;
   }
@@ -325,7 +328,7 @@ export class NamespaceClient extends NamespaceBinding {
   }
 
   private async connect(): Promise<void> {
-    const transport = createTransport(this.config);
+    const transport = createTransport(this.config, this.maxReplyBytes);
     // Form elicitation is declared so servers offer the tools that ask questions;
     // the router hands each request to the running call that can ask the room.
     const client = new Client(

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { NamespaceError } from "../core/errors.js";
+import { formatBytes, isReplyTooLarge } from "./reply-cap.js";
 
 /** Why a namespace could not be reached, in words a person can read without internals. */
 export function causeClass(err: unknown): string {
@@ -114,6 +115,7 @@ export function callFailure(
   tool: string,
   err: unknown,
   timeoutMs: number,
+  maxReplyBytes: number,
 ): NamespaceError & { ref: string } {
   const ref = randomBytes(4).toString("hex");
   const details = `(ref ${ref})`;
@@ -129,6 +131,13 @@ export function callFailure(
     return make(
       `${tool}: connection closed during the call`,
       `${namespace} stopped while answering (it exited during ${tool}) and is being restarted; the operator has the details ${details}.`,
+    );
+  }
+  if (isReplyTooLarge(err)) {
+    return make(
+      `${tool}: reply over limits.maxToolResultBytes (${maxReplyBytes} bytes); not read`,
+      `The reply of ${namespace} to ${tool} was larger than ${formatBytes(maxReplyBytes)}, so it was not read ` +
+        `(the operator's limit, limits.maxToolResultBytes) ${details}.`,
     );
   }
   if (err instanceof Error && err.name === "AbortError") {

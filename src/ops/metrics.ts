@@ -142,7 +142,7 @@ export const refusalsTotal = new Counter({
 /** Tool calls refused before reaching a namespace: outside its scope, denied, or not enabled. */
 export const scopeRefusalsTotal = new Counter({
   name: "roomgate_scope_refusals_total",
-  help: "Tool calls refused before reaching the namespace, by namespace and reason (not_in_namespace, not_enabled)",
+  help: "Tool calls refused before reaching the namespace, by namespace and reason (not_in_namespace, not_enabled, denied_address)",
   labelNames: ["namespace", "reason"] as const,
   registers: [registry],
 });

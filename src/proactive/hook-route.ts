@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RedisClient } from "../sessions/redis-connection.js";
+import type { Durability } from "../queue/scheduler-scripts.js";
+import { durableWrite } from "./durable-write.js";
 import type { HookConfig } from "../core/config/proactive.js";
 import type { Logger } from "../core/log.js";
 import type { HttpRoute } from "../ops/health-server.js";
@@ -33,14 +35,16 @@ class Refusal extends Error {
  * `POST /hooks/<name>`: a signed delivery becomes one proactive turn in the hook's room.
  * `202` only once the event is in Redis; `401` (missing or bad signature, stale
  * timestamp), `404` (unknown hook), `413` (body over `maxBodyBytes`), `429` (over
- * `perMinute`) and `409` (the same signature again under another delivery id) queue
- * nothing. A repeated `X-Roomgate-Delivery` gets `200` and is not queued again.
+ * `perMinute`), `409` (the same signature again under another delivery id) and `422`
+ * (the question the template makes of the body is empty) queue nothing. A repeated `X-Roomgate-Delivery` gets `200` and is not queued again.
  */
 export function hookRoute(deps: {
   hooks: BoundHook[];
   inbox: ProactiveInbox;
   limiter: RedisRateLimiter;
   redis: RedisClient;
+  /** How the replay record waits for replicas before a 202. */
+  durability: Durability;
   keys: Keys;
   log: Logger;
 }): HttpRoute {
@@ -80,6 +84,8 @@ export function hookRoute(deps: {
     const signature = header(req, "x-roomgate-signature");
     const problem = checkHookSignature(config.secret, timestamp, signature, body, Date.now());
     if (problem) throw new Refusal(401, problem === "missing" ? "bad_signature" : problem);
+    const text = renderHookAsk(config.ask, body.toString("utf8"));
+    if (text.trim() === "") throw new Refusal(422, "empty_ask");
     const wait = await deps.limiter.tryAcquire([
       { key: deps.keys.rate(`hook:${name}`, "deliveries"), max: config.perMinute, windowMs: 60_000 },
     ]);
@@ -95,7 +101,7 @@ export function hookRoute(deps: {
       room: config.room,
       namespace: hook.namespace,
       source: { type: "hook", name, at: Date.now() },
-      text: renderHookAsk(config.ask, body.toString("utf8")),
+      text,
     });
     if (result === "duplicate") throw new Refusal(200, "duplicate");
     return { accepted: true, delivery, ...(result === "held" ? { held: true } : {}) };
@@ -108,10 +114,11 @@ export function hookRoute(deps: {
    */
   async function guardReplay(name: string, signatureHash: string, delivery: string): Promise<void> {
     const key = deps.keys.hookSignature(name, signatureHash);
-    const set = await deps.redis.set(key, delivery, "PX", 2 * HOOK_WINDOW_MS + 60_000, "NX");
-    if (set === "OK") return;
-    const first = await deps.redis.get(key);
-    if (first !== null && first !== delivery) throw new Refusal(409, "replayed");
+    // Replicated before the 202, as the event is: a failover must not forget which id the signature had.
+    const [set, first] = await durableWrite(deps.redis, deps.durability, key, (pipeline) =>
+      pipeline.set(key, delivery, "PX", 2 * HOOK_WINDOW_MS + 60_000, "NX").get(key),
+    );
+    if (set !== "OK" && first !== null && first !== delivery) throw new Refusal(409, "replayed");
   }
 }
 

@@ -4,6 +4,8 @@ import { InboundEventSchema, type InboundEvent, type ProactiveSource } from "../
 import { roomOrigin } from "../core/origin.js";
 import { platformOf } from "../core/room.js";
 import type { Keys } from "../sessions/keys.js";
+import type { Durability } from "../queue/scheduler-scripts.js";
+import { durableWrite } from "./durable-write.js";
 
 /** One turn no person started, before it is an event. */
 export interface ProactiveTurn {
@@ -52,6 +54,7 @@ export class ProactiveInbox {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly inbox: Inbox,
+    private readonly durability: Durability,
     /** Called when an event was held just as the mute ended, so that it is not stranded. */
     private readonly released: (room: string) => Promise<void>,
   ) {}
@@ -62,11 +65,25 @@ export class ProactiveInbox {
     if (!(await this.mutedUntil(turn.room))) {
       return (await this.inbox.enqueue(event)) ? "queued" : "duplicate";
     }
-    const held = this.keys.held(turn.room);
-    await this.redis.multi().rpush(held, JSON.stringify(event)).pexpire(held, HELD_KEEP_MS).exec();
+    const added = await this.hold(turn.room, event);
     // The mute may have ended (and its held events been queued) between the check and the push.
     if (!(await this.mutedUntil(turn.room))) await this.released(turn.room);
-    return "held";
+    return added ? "held" : "duplicate";
+  }
+
+  /**
+   * Sets the event aside until the room's mute ends, once per event id (a sender's
+   * retry of a held delivery is a duplicate, as it is in the inbox); false when it was
+   * held already. A sender is told it was accepted (a webhook's 202), so where the
+   * topology has replicas the write waits for them, as an enqueue does, in the same
+   * round trip (WAIT on the hash's master).
+   */
+  private async hold(room: string, event: InboundEvent): Promise<boolean> {
+    const held = this.keys.held(room);
+    const [added] = await durableWrite(this.redis, this.durability, held, (pipeline) =>
+      pipeline.hsetnx(held, event.eventId, JSON.stringify(event)).pexpire(held, HELD_KEEP_MS),
+    );
+    return Number(added) === 1;
   }
 
   /** Queues an event exactly as it is (a held one being released). */

@@ -1,6 +1,7 @@
-import { Queue, Worker, type ConnectionOptions, type Job, type JobsOptions } from "bullmq";
+import { Queue, Worker, type Job, type JobsOptions } from "bullmq";
 import type { Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
 
 /** The bullmq queue that holds what runs on a clock: schedule fires, mute ends, resource posts. */
 export const PROACTIVE_QUEUE = "jobs";
@@ -25,7 +26,9 @@ const MAX_STALLED = 20;
  * bullmq's queue and worker for proactive jobs, under roomgate's key prefix with a
  * hash tag (`<prefix>:{proactive}:jobs:…`) so that every key of the queue is in one
  * Redis Cluster slot. Handlers only put events into room inboxes; turns run in the
- * room scheduler as any other.
+ * room scheduler as any other. Its client is one of its own from the process's
+ * connection factory (an ioredis Cluster on a cluster, Sentinel-aware behind
+ * Sentinel); the worker's blocking connection is bullmq's duplicate of it.
  */
 export class ProactiveQueue {
   readonly queue: Queue;
@@ -33,7 +36,7 @@ export class ProactiveQueue {
   private readonly handlers = new Map<ProactiveJobName, ProactiveHandler>();
 
   constructor(
-    private readonly connection: ConnectionOptions,
+    private readonly connection: RedisClient,
     private readonly keys: Keys,
     private readonly log: Logger,
     readonly keepJobsSeconds: number,
@@ -106,5 +109,6 @@ export class ProactiveQueue {
     clearTimeout(timer);
     // Still closing (Redis away): the worker's own blocking connection is cut, not left retrying.
     void this.worker?.close(true).catch(() => undefined);
+    this.connection.disconnect();
   }
 }

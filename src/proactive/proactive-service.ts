@@ -1,4 +1,5 @@
-import type { RedisClient } from "../sessions/redis-connection.js";
+import type { RedisClient, RedisConnection } from "../sessions/redis-connection.js";
+import type { Durability } from "../queue/scheduler-scripts.js";
 import type { Inbox } from "../core/adapter.js";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
@@ -16,6 +17,7 @@ import { resourceBindings, ResourcePosts } from "./resource-posts.js";
 import { roomTarget } from "../core/room-target.js";
 import { RoomMutes, UnmuteJobSchema } from "./room-mutes.js";
 import { ScheduleBook } from "./schedule-book.js";
+import { WorkerUptime } from "./worker-uptime.js";
 
 /** How many proactive jobs one process takes at once: each is a single enqueue. */
 const CONCURRENCY = 4;
@@ -42,6 +44,10 @@ export interface ProactiveService {
 export async function startProactive(options: {
   config: Config;
   redis: RedisClient;
+  /** Where the bullmq queue's own client comes from (the same topology as `redis`). */
+  connection: RedisConnection;
+  /** How writes a sender is told about (a held webhook delivery) wait for replicas. */
+  durability: Durability;
   keys: Keys;
   inbox: Inbox;
   limiter: RedisRateLimiter;
@@ -54,16 +60,17 @@ export async function startProactive(options: {
   const { config, redis, keys, limiter } = options;
   const log = options.log.child({ part: "proactive" });
   const settings = config.proactive;
-  const queue = new ProactiveQueue(redis, keys, log, settings.keepJobsSeconds);
+  const queue = new ProactiveQueue(options.connection.create(), keys, log, settings.keepJobsSeconds);
   // The inbox releases a room whose mute ended while it held an event; the mutes release through the inbox.
   const release = { to: async (room: string): Promise<unknown> => room };
-  const inbox = new ProactiveInbox(redis, keys, options.inbox, async (room) => {
+  const inbox = new ProactiveInbox(redis, keys, options.inbox, options.durability, async (room) => {
     await release.to(room);
   });
   const mutes = new RoomMutes(redis, keys, queue, inbox, settings.afterMute, log);
   release.to = (room) => mutes.release(room);
   const book = new ScheduleBook(queue, log);
-  queue.handle("fire", fireHandler({ book, inbox, limiter, keys, lateMs: settings.lateSeconds * 1000, log }));
+  const uptime = new WorkerUptime(redis, keys.proactiveUptime, settings.downSeconds * 1000, log);
+  queue.handle("fire", fireHandler({ book, inbox, limiter, keys, uptime, log }));
   queue.handle("unmute", (job) => mutes.release(UnmuteJobSchema.parse(job.data).room));
   const resources = new ResourcePosts({
     queue,
@@ -82,8 +89,13 @@ export async function startProactive(options: {
       await book.reconcile(bind(config, config.schedules, log, "schedule"));
       resources.watch();
     }
-    if (options.worker) await queue.startWorker(CONCURRENCY, options.workerName);
+    if (options.worker) {
+      // In the run of workers before taking a job, so no period it takes looks missed.
+      await uptime.start();
+      await queue.startWorker(CONCURRENCY, options.workerName);
+    }
   } catch (err) {
+    uptime.stop();
     await queue.close().catch(() => undefined);
     throw err;
   }
@@ -93,9 +105,15 @@ export async function startProactive(options: {
     book,
     mutes,
     inbox,
-    routes: hooks.length > 0 ? [hookRoute({ hooks, inbox, limiter, redis, keys, log })] : [],
+    routes:
+      hooks.length > 0
+        ? [hookRoute({ hooks, inbox, limiter, redis, durability: options.durability, keys, log })]
+        : [],
     room: roomPort(book, mutes, settings),
-    close: () => queue.close(),
+    close: async () => {
+      uptime.stop();
+      await queue.close();
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { z } from "zod";
-import { InboundEventSchema } from "../core/event.js";
+import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
 import type { ProactiveInbox } from "./proactive-inbox.js";
@@ -47,36 +47,43 @@ export class RoomMutes {
 
   /** How many proactive turns are held for the room. */
   held(room: string): Promise<number> {
-    return this.redis.llen(this.keys.held(room));
+    return this.redis.hlen(this.keys.held(room));
   }
 
   /**
    * Queues (or drops) the room's held turns, oldest first, unless it is still muted
    * (a later /mute moved the end). Each is removed only after it is queued, and only
-   * that one (LREM), so a crash or a second release at once queues none twice (the
-   * inbox de-duplicates by event id) and loses none.
+   * that one (HDEL of its id), so a crash or a second release at once queues none
+   * twice (the inbox de-duplicates by event id) and loses none.
    */
   async release(room: string): Promise<string> {
     if (await this.inbox.mutedUntil(room)) return "still muted";
     const key = this.keys.held(room);
     if (this.afterMute === "drop") {
-      const dropped = await this.redis.llen(key);
+      const dropped = await this.redis.hlen(key);
       await this.redis.del(key);
       if (dropped > 0) this.log.info({ room, dropped }, "mute ended; held proactive turns dropped");
       return `${dropped} held post${dropped === 1 ? "" : "s"} dropped`;
     }
     let queued = 0;
-    for (;;) {
-      const head = await this.redis.lindex(key, 0);
-      if (head === null) break;
-      const parsed = InboundEventSchema.safeParse(safeParse(head));
-      if (parsed.success && (await this.inbox.enqueue(parsed.data))) queued += 1;
-      else if (!parsed.success) this.log.error({ room }, "unreadable held event dropped");
-      await this.redis.lrem(key, 1, head);
+    for (const { id, event } of heldInOrder(await this.redis.hgetall(key))) {
+      if (event && (await this.inbox.enqueue(event))) queued += 1;
+      else if (!event) this.log.error({ room }, "unreadable held event dropped");
+      await this.redis.hdel(key, id);
     }
     if (queued > 0) this.log.info({ room, queued }, "mute ended; held proactive turns queued");
     return `${queued} held post${queued === 1 ? "" : "s"} delivered`;
   }
+}
+
+/** The held events by id, in the order they came (unreadable ones first, to be dropped). */
+function heldInOrder(held: Record<string, string>): { id: string; event?: InboundEvent }[] {
+  return Object.entries(held)
+    .map(([id, raw]) => {
+      const parsed = InboundEventSchema.safeParse(safeParse(raw));
+      return parsed.success ? { id, event: parsed.data } : { id };
+    })
+    .sort((a, b) => (a.event?.receivedAt ?? 0) - (b.event?.receivedAt ?? 0) || a.id.localeCompare(b.id));
 }
 
 function safeParse(text: string): unknown {

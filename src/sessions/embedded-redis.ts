@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RedisMissingError } from "../core/errors.js";
+import { privateDir, privatizeTree } from "../core/private-files.js";
 import { RedisServer } from "./redis-server.js";
 
 export { freePort } from "./redis-server.js";
@@ -42,18 +43,22 @@ export function embeddedRedisPassword(dir: string): string {
  * Starts `redis-server` on a free loopback port with its data in `dir`, behind a
  * random password kept in the folder; append-only persistence is on unless
  * `persist` is false, so a restart of the demo loses nothing. The password goes
- * in a config file (mode 0600), not on the command line that `ps` shows.
+ * in a config file (mode 0600), not on the command line that `ps` shows. The folder
+ * and everything Redis writes in it are private to the service user (DESIGN §9), and
+ * the server ends with the process that started it.
  */
 export async function startEmbeddedRedis(options: {
   dir: string;
   persist?: boolean;
 }): Promise<EmbeddedRedis> {
   assertRedisServerInstalled();
-  mkdirSync(options.dir, { recursive: true });
+  privateDir(options.dir);
+  privatizeTree(options.dir);
   const server = await RedisServer.start({
     dir: options.dir,
     password: embeddedRedisPassword(options.dir),
     appendonly: options.persist ?? true,
+    private: true,
   });
   return { url: server.url, port: server.port, pid: server.pid ?? 0, stop: () => server.stop() };
 }

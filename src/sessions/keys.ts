@@ -234,6 +234,43 @@ export class Keys {
     return `${this.prefix}:heartbeat:${kind}:${id}`;
   }
 
+  // Permissions (issue 16): each key below is used alone or with keys of its own hash tag.
+
+  /** A pairing code waiting to be used, by the SHA-256 of the code (the code itself is never stored). */
+  pairingCode(codeHash: string): string {
+    return `${this.prefix}:pairing:{${codeHash}}`;
+  }
+
+  /** Wrong pairing codes one sender tried lately (a counter with its window's expiry). */
+  pairingFailures(senderId: string): string {
+    return `${this.prefix}:pairing-failures:{${senderId}}`;
+  }
+
+  /** The users `/pair` added to one binding: sender id → JSON record. */
+  pairedUsers(binding: string): string {
+    return `${this.prefix}:{paired}:users:${binding}`;
+  }
+
+  /** Bumped whenever a binding's paired users change, so every process reloads them. */
+  get pairedVersion(): string {
+    return `${this.prefix}:{paired}:version`;
+  }
+
+  /** The audit trail: a stream of approvals, pairings and destructive calls, trimmed by age. */
+  get auditTrail(): string {
+    return `${this.prefix}:{audit}:trail`;
+  }
+
+  /** Approvals waiting for a decision, by the ms they expire (so an expiry is recorded too). */
+  get openApprovals(): string {
+    return `${this.prefix}:{audit}:open-approvals`;
+  }
+
+  /** What the trail records of each waiting approval when it expires: approval id → JSON. */
+  get openApprovalInfo(): string {
+    return `${this.prefix}:{audit}:open-approval-info`;
+  }
+
   /**
    * The prefix of bullmq's queue of proactive jobs (schedules, unmutes, resource
    * posts): bullmq builds its keys as `<prefix>:<queue>:…`, and the hash tag puts
@@ -243,14 +280,19 @@ export class Keys {
     return `${this.prefix}:{proactive}`;
   }
 
+  /** Since when (ms) some process has been taking proactive jobs; lapses when none has for a while. */
+  get proactiveUptime(): string {
+    return `${this.prefix}:{proactive}:uptime`;
+  }
+
   /** Until when (Redis ms) the room's proactive turns are held by /mute; expires at that time. */
   mute(room: string): string {
     return this.ofRoom(room, "mute");
   }
 
-  /** Proactive events held while the room is muted, oldest first, queued when the mute ends. */
+  /** Proactive events held while the room is muted (a hash: event id → event), queued when the mute ends. */
   held(room: string): string {
-    return this.ofRoom(room, "held");
+    return this.ofRoom(room, "held-events");
   }
 
   /** A hook delivery's signature seen lately → its delivery id, so a replayed signature is refused. */

@@ -1,8 +1,9 @@
-import { spawn as spawnChild, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { spawn as spawnChild, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { Redis } from "ioredis";
+import { withPrivateUmask } from "../core/private-files.js";
 
 /** Finds a free loopback TCP port by binding port 0. */
 export async function freePort(): Promise<number> {
@@ -14,6 +15,37 @@ export async function freePort(): Promise<number> {
       const address = server.address();
       server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
     });
+  });
+}
+
+/** The highest port a Cluster node may have: its bus port is 10000 above it. */
+const MAX_CLUSTER_PORT = 65535 - 10000;
+
+/**
+ * Free loopback ports for `count` Cluster nodes: each at most 55535 (redis-server
+ * refuses a higher one, its bus port would not exist) with its bus port free too,
+ * and no port or bus port twice (ports of the ephemeral range are often above it).
+ */
+export async function freeClusterPorts(count: number): Promise<number[]> {
+  const taken = new Set<number>();
+  const ports: number[] = [];
+  for (let tries = 0; ports.length < count; tries++) {
+    if (tries > 100 * count) throw new Error("no free port pairs for the Cluster's nodes");
+    const port = await freePort();
+    const bus = port + 10000;
+    if (port > MAX_CLUSTER_PORT || taken.has(port) || taken.has(bus) || !(await isFree(bus))) continue;
+    taken.add(port).add(bus);
+    ports.push(port);
+  }
+  return ports;
+}
+
+async function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
@@ -33,6 +65,29 @@ export interface RedisServerOptions {
   sentinel?: boolean;
   /** How to spawn the child (the benchmark tracks its children to kill them on exit). */
   spawn?: (command: string, args: string[], options: SpawnOptions) => ChildProcess;
+  /**
+   * The embedded default's server: what it writes is private to the service user (it
+   * runs with umask 077) and it ends with the process that started it.
+   */
+  private?: boolean;
+}
+
+let deathSignal: boolean | undefined;
+
+/**
+ * The command that runs redis-server so that it ends with its parent: on Linux,
+ * util-linux `setpriv --pdeathsig TERM` asks the kernel to send SIGTERM when the
+ * process that started it dies, however it dies (a crash, an out-of-memory abort,
+ * SIGKILL), when no exit handler can run. Without setpriv, the next start stops an
+ * orphan (see lockRedisDir).
+ */
+function endsWithParent(args: string[]): [string, string[]] {
+  if (deathSignal === undefined) {
+    deathSignal =
+      process.platform === "linux" &&
+      spawnSync("setpriv", ["--pdeathsig", "TERM", "true"], { stdio: "ignore" }).status === 0;
+  }
+  return deathSignal ? ["setpriv", ["--pdeathsig", "TERM", "redis-server", ...args]] : ["redis-server", args];
 }
 
 /**
@@ -148,9 +203,13 @@ export class RedisServer {
     this.written = true;
     chmodSync(conf, 0o600);
     const spawn = this.options.spawn ?? spawnChild;
-    const child = spawn("redis-server", sentinel ? [conf, "--sentinel"] : [conf], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const args = sentinel ? [conf, "--sentinel"] : [conf];
+    const child = this.options.private
+      ? withPrivateUmask(() => {
+          const [command, argv] = endsWithParent(args);
+          return spawn(command, argv, { stdio: ["ignore", "ignore", "pipe"] });
+        })
+      : spawn("redis-server", args, { stdio: ["ignore", "ignore", "pipe"] });
     this.child = child;
     this.stderr = "";
     child.stderr?.on("data", (d: Buffer) => (this.stderr += d.toString()));

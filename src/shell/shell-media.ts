@@ -13,11 +13,11 @@ function safeName(name: string): string {
  */
 export function saveAttachments(dir: string, turnId: string, attachments: Attachment[]): string[] {
   if (attachments.length === 0) return [];
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   return attachments.map((a, i) => {
     const path = join(dir, `${safeName(turnId)}-${i + 1}-${safeName(a.name)}`);
     const bytes = attachmentBytes(a);
-    writeFileSync(path, bytes);
+    writeFileSync(path, bytes, { mode: 0o600 });
     const what = a.kind === "image" ? "image" : "file";
     return `📎 ${what} ${a.name} (${a.mime}, ${bytes.length} bytes) saved to ${path}`;
   });

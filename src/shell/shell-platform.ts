@@ -6,7 +6,10 @@ import type { PlatformSender, Receiver } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
+import { bindingFinder } from "../core/bindings.js";
 import { shellRoom } from "../core/room.js";
+import { edgeTexts } from "../edge/edge-texts.js";
+import { pairingCodeIn, type PairingGate } from "../edge/pairing-gate.js";
 import { renderPlain } from "../render/plain.js";
 import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
 import { laneOf } from "../queue/lanes.js";
@@ -51,11 +54,17 @@ export class ShellRoom implements Receiver, PlatformSender {
   /** Lines that could not be queued; the shell exits non-zero when there were any. */
   failed = 0;
 
+  private readonly sender: string;
+  private readonly allowed: (event: InboundEvent) => boolean;
+
   constructor(
     private readonly options: ShellOptions,
-    private readonly deps: Pick<RuntimeDeps, "inbox" | "log">,
+    private readonly deps: Pick<RuntimeDeps, "inbox" | "log"> &
+      Partial<Pick<RuntimeDeps, "config" | "paired" | "pairing">>,
   ) {
     this.room = shellRoom(options.name);
+    this.sender = `shell:${options.user ?? process.env.USER ?? "local"}`;
+    this.allowed = shellSenderCheck(deps);
     this.finished = new Promise((resolve) => (this.ended = resolve));
   }
 
@@ -101,6 +110,12 @@ export class ShellRoom implements Receiver, PlatformSender {
       if (this.options.interactive) this.readline?.prompt();
       return;
     }
+    const code = pairingCodeIn(line);
+    const pairing = this.deps.pairing;
+    if (code !== undefined && pairing) {
+      this.answerAtEdge(() => this.pair(pairing, code));
+      return;
+    }
     this.count += 1;
     const event: InboundEvent = {
       kind: "message",
@@ -109,22 +124,58 @@ export class ShellRoom implements Receiver, PlatformSender {
       room: this.room,
       namespace: this.options.namespace,
       platform: "shell",
-      sender: { id: `shell:${this.options.user ?? process.env.USER ?? "local"}`, allowed: true },
+      sender: { id: this.sender, allowed: true },
       // A terminal room is one person at their own keyboard: every line is for the bot.
       addressed: "direct",
       receivedAt: Date.now(),
       origin: { platform: "shell" },
     };
     this.pending.add(event.eventId);
-    this.queued = this.queued.then(() =>
-      within(QUEUE_TIMEOUT_MS, this.deps.inbox.enqueue(event)).catch((err: unknown) => {
+    this.queued = this.queued.then(async () => {
+      // A terminal room bound in `shell.rooms` is for its users (listed or paired) only;
+      // decided in typed order, so a `/pair` just before counts.
+      if (!this.allowed(event)) {
+        this.options.output.write(`${edgeTexts.refusal}\n\n`);
+        this.pending.delete(event.eventId);
+        this.checkFinished();
+        return;
+      }
+      await within(QUEUE_TIMEOUT_MS, this.deps.inbox.enqueue(event)).catch((err: unknown) => {
         this.failed += 1;
         this.deps.log.error({ err }, "shell input could not be queued");
         this.options.output.write(`${shellTexts.notQueued(line, err)}\n`);
         this.pending.delete(event.eventId);
         this.checkFinished();
-      }),
+      });
+    });
+  }
+
+  /** `/pair <code>` in a terminal room: the person at the terminal joins the room's binding. */
+  private async pair(pairing: PairingGate, code: string): Promise<string | undefined> {
+    const binding = this.deps.config
+      ? bindingFinder(this.deps.config)({ room: this.room, origin: { platform: "shell" } })
+      : undefined;
+    return pairing.redeem(
+      { senderId: this.sender, room: this.room, accepts: (name) => name === binding?.name },
+      code,
     );
+  }
+
+  /** A line from the edge, in typed order after what is queued, counted until printed. */
+  private answerAtEdge(line: () => Promise<string | undefined>): void {
+    const id = `edge:${++this.count}`;
+    this.pending.add(id);
+    this.queued = this.queued
+      .then(line)
+      .then((text) => {
+        if (text) this.options.output.write(`${text}\n\n`);
+      })
+      .catch((err: unknown) => this.deps.log.error({ err }, "a terminal edge answer failed"))
+      .finally(() => {
+        this.pending.delete(id);
+        if (this.options.interactive && !this.inputDone) this.readline?.prompt();
+        this.checkFinished();
+      });
   }
 
   async deliver(event: InboundEvent, outcome: TurnOutcome): Promise<string[]> {
@@ -177,6 +228,21 @@ export class ShellRoom implements Receiver, PlatformSender {
   }
 }
 
+/**
+ * Who may use a terminal room, as the bindings say now: anyone at the terminal when no
+ * `shell.rooms` entry binds it, else its users, listed or paired.
+ */
+export function shellSenderCheck(
+  deps: Partial<Pick<RuntimeDeps, "config" | "paired">>,
+): (event: InboundEvent) => boolean {
+  const find = deps.config ? bindingFinder(deps.config) : undefined;
+  return (event) => {
+    const binding = find?.(event);
+    if (!binding || binding.users === "anyone") return true;
+    return binding.users.has(event.sender.id) || (deps.paired?.has(binding.name, event.sender.id) ?? false);
+  };
+}
+
 /** How long a line may wait to be queued (Redis unreachable, a failover) before it is given up. */
 const QUEUE_TIMEOUT_MS = 10_000;
 
@@ -210,6 +276,6 @@ export function shellPlatform(options: ShellOptions, onRoom: (room: ShellRoom) =
   return (deps) => {
     const room = new ShellRoom(options, deps);
     onRoom(room);
-    return { sender: room, receiver: room, lanes: [room.lane] };
+    return { sender: room, receiver: room, lanes: [room.lane], senderCheck: shellSenderCheck(deps) };
   };
 }

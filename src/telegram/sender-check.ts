@@ -1,8 +1,9 @@
 import type { TelegramConfig } from "../core/config.js";
 import { originOn, type InboundEvent } from "../core/event.js";
 import { botIdPart } from "../core/telegram-token.js";
+import { NO_ALIASES } from "./chat-migrations.js";
 import { namespacesOf } from "./room-binding.js";
-import { isAllowed, isBoundChat } from "./telegram-access.js";
+import { approverMayPress, isAllowed, isBoundChat, type PairedCheck } from "./telegram-access.js";
 
 /**
  * The worker's own check of a queued Telegram event against the bindings as configured
@@ -10,7 +11,10 @@ import { isAllowed, isBoundChat } from "./telegram-access.js";
  * room of that chat to the event's namespace (its own, a topic's or the group's) and the
  * sender must be allowed in that chat.
  */
-export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEvent) => boolean {
+export function telegramSenderCheck(
+  telegram: TelegramConfig,
+  paired?: PairedCheck,
+): (event: InboundEvent) => boolean {
   const bots = new Map(
     telegram.bots.flatMap((bot) => {
       const id = botIdPart(bot.token);
@@ -27,7 +31,11 @@ export function telegramSenderCheck(telegram: TelegramConfig): (event: InboundEv
     const bound = namespacesOf(bot, { id: chatId, type: chatType }, roomChat).has(event.namespace);
     if (event.kind === "proactive") return bound && isBoundChat(bot, chatId);
     // A migrated group is bound by either of its ids: the one it has, or the one its room keeps.
-    const boundBy = (id: number) => isAllowed(bot, { id, type: chatType }, userId);
+    // Approvers may press approval buttons where they are not allowed to talk (approverMayPress).
+    const presses = event.kind === "choice" || event.kind === "approval";
+    const boundBy = (id: number) =>
+      isAllowed(bot, { id, type: chatType }, userId, NO_ALIASES, paired) ||
+      (presses && approverMayPress(bot, { id, type: chatType }, userId));
     return (
       event.sender.id === `tg:${userId}` &&
       bound &&

@@ -45,7 +45,7 @@ export function createTelegramPlatform(
         telegram.apiRoot,
       ),
       receiver: new TelegramReceiver(bots, deps, tuning.polling),
-      senderCheck: telegramSenderCheck(telegram),
+      senderCheck: telegramSenderCheck(telegram, (binding, sender) => deps.paired.has(binding, sender)),
       voiceOf: telegramVoiceOf(telegram, deps.config.namespaces),
     };
   };

@@ -145,11 +145,12 @@ export class TelegramReceiver implements Receiver {
       config: botConfig,
       edits: config.edits,
       aliases: migrations,
+      paired: (binding: string, sender: string) => this.deps.paired.has(binding, sender),
       topicsEnabled: bot.botInfo.has_topics_enabled === true,
       topics,
       maxFileBytes: config.limits.maxFileBytes,
     };
-    const { inbox, redis, keys, scheduler } = this.deps;
+    const { inbox, redis, keys, scheduler, pairing } = this.deps;
     const flood = new FloodGate(scheduler, config.limits);
     const intake = new UpdateIntake(bot.api, identity, reader, {
       inbox,
@@ -158,6 +159,7 @@ export class TelegramReceiver implements Receiver {
       flood,
       log,
       migrations,
+      pairing,
       lobby: new TopicLobby(bot.api, identity, topics, log),
     });
     this.intakes.push(intake);

@@ -4,10 +4,12 @@ import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Inbox } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
+import { telegramDmBinding, telegramGroupBinding } from "../core/bindings.js";
 import { telegramRoom } from "../core/room.js";
 import { edgeTexts } from "../edge/edge-texts.js";
 import type { FloodGate } from "../edge/flood-gate.js";
-import { claimNotice } from "../edge/notice-once.js";
+import { pairingCodeIn, type PairingGate } from "../edge/pairing-gate.js";
+import { StrangerGate } from "../edge/stranger-gate.js";
 import { NOOP_DATA, pagedKeyboard, parsePageData } from "../render/telegram-keyboard.js";
 import type { Keys } from "../sessions/keys.js";
 import type { ChatMigrations } from "./chat-migrations.js";
@@ -34,6 +36,8 @@ export interface IntakeDeps {
   log: Logger;
   /** Groups the bot saw migrate to a supergroup; the identity's aliases read the same record. */
   migrations?: ChatMigrations;
+  /** `/pair <code>`, taken at the edge before the allowlist. */
+  pairing?: PairingGate;
   /** Answers the General of a chat with topics, and topics whose agent is gone. */
   lobby?: TopicLobby;
 }
@@ -50,13 +54,16 @@ export interface IntakeDeps {
 export class UpdateIntake {
   /** Document reads in flight, one chain per chat so that a chat's files keep their order. */
   private readonly reads = new Map<number, Promise<void>>();
+  private readonly strangers: StrangerGate;
 
   constructor(
     private readonly api: Api,
     readonly identity: BotIdentity,
     private readonly reader: DocumentReader,
     private readonly deps: IntakeDeps,
-  ) {}
+  ) {
+    this.strangers = new StrangerGate(deps.redis);
+  }
 
   /** Takes one update: enqueued, answered on the spot, refused, or ignored. */
   async receive(received: Update): Promise<void> {
@@ -78,6 +85,8 @@ export class UpdateIntake {
     if (seen === null) return;
     const { chat, from, edge } = seen;
     if (chat.type !== "private" && !(await this.bound(chat.id))) return this.leave(chat.id, chat.type);
+    const code = update.message?.text === undefined ? undefined : pairingCodeIn(update.message.text);
+    if (code !== undefined && this.deps.pairing) return this.pair(this.deps.pairing, seen, code);
     const topic = topicOf(seen);
     if (!edge.sender.allowed) return this.refuse(update, edge.room, chat.id, from.id, topic);
     if (seen.binding.kind !== "agent") {
@@ -175,7 +184,11 @@ export class UpdateIntake {
     this.reads.set(chatId, next);
   }
 
-  /** A stranger: one refusal an hour (a toast for a press), in the topic they wrote in, and nothing else. */
+  /**
+   * A stranger: one refusal an hour (a toast for a press), in the topic they wrote in,
+   * and nothing else — one log line per sender an hour and one Redis key per chat and
+   * hour; repeats cost neither.
+   */
   private async refuse(
     update: Update,
     room: string,
@@ -184,16 +197,40 @@ export class UpdateIntake {
     topic: number | undefined,
   ): Promise<void> {
     refusalsTotal.inc({ platform: "telegram" });
-    // How an operator learns the ids to allow: the log names them.
-    this.deps.log.info(
-      { botId: this.identity.id, chatId, userId, room },
-      "telegram: sender not on this bot's allowlist; refused",
-    );
+    // How an operator learns the ids to allow: the log names them, once an hour.
+    if (this.strangers.logOnce(`tg:${userId}`)) {
+      this.deps.log.info(
+        { botId: this.identity.id, chatId, userId, room },
+        "telegram: sender not on this bot's allowlist; refused (logged once an hour per sender)",
+      );
+    }
     const press = update.callback_query;
     if (press) return this.answer(press.id, edgeTexts.refusalToast);
-    if (await claimNotice(this.deps.redis, this.deps.keys.refused(room, `tg:${userId}`))) {
+    if (await this.strangers.claim(this.deps.keys.refused(room, `tg:${userId}`))) {
       await this.say(chatId, edgeTexts.refusal, topic);
     }
+  }
+
+  /**
+   * `/pair <code>` from anyone (a stranger is who pairs): a code that opens one of this
+   * bot's bindings adds the sender to it; the answer goes straight back from the edge.
+   */
+  private async pair(pairing: PairingGate, seen: TelegramEdge, code: string): Promise<void> {
+    const bot = this.identity.config;
+    const names = new Set([
+      telegramDmBinding(bot, this.identity.id),
+      ...bot.groups.map((g) => telegramGroupBinding(g, this.identity.id)),
+    ]);
+    const reply = await pairing.redeem(
+      {
+        senderId: seen.edge.sender.id,
+        ...(seen.edge.sender.name ? { name: seen.edge.sender.name } : {}),
+        room: seen.edge.room,
+        accepts: (binding) => names.has(binding),
+      },
+      code,
+    );
+    if (reply) await this.say(seen.chat.id, reply, topicOf(seen));
   }
 
   /** The bot was added to a chat: a group no binding names is left, with one notice. */
@@ -244,15 +281,18 @@ export class UpdateIntake {
     return this.deps.migrations?.original(chatId) ?? chatId;
   }
 
+  /**
+   * A chat no binding names is left once an hour, with one notice and one log line:
+   * being added again, or messages from it, inside the hour cost nothing at all.
+   */
   private async leave(chatId: number, type: string): Promise<void> {
     const room = telegramRoom(this.identity.id, this.roomChat(chatId));
-    this.deps.log.warn({ botId: this.identity.id, chatId }, "telegram: in a chat no binding names; leaving");
-    if (
-      type !== "channel" &&
-      (await claimNotice(this.deps.redis, this.deps.keys.notice(room, "leaving", "bot")))
-    ) {
-      await this.say(chatId, edgeTexts.leaving);
-    }
+    if (!(await this.strangers.claim(this.deps.keys.notice(room, "leaving", "bot")))) return;
+    this.deps.log.warn(
+      { botId: this.identity.id, chatId },
+      "telegram: in a chat no binding names; leaving (once an hour per chat)",
+    );
+    if (type !== "channel") await this.say(chatId, edgeTexts.leaving);
     await this.api.leaveChat(chatId).catch((err: unknown) => {
       this.deps.log.warn({ err: loggableError(err), chatId }, "telegram: could not leave a chat");
     });

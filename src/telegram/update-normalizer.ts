@@ -7,7 +7,13 @@ import { OTHER_MEDIA, refusedMedia, takenMedia } from "./media-files.js";
 import type { ChatAliases } from "./chat-migrations.js";
 import type { PrivateTopics } from "./private-topics.js";
 import { bindingOf, type TelegramBinding } from "./room-binding.js";
-import { groupBinding, isAllowed, type TelegramBotConfig } from "./telegram-access.js";
+import {
+  approverMayPress,
+  groupBinding,
+  isAllowed,
+  type PairedCheck,
+  type TelegramBotConfig,
+} from "./telegram-access.js";
 import { messageRef } from "./telegram-origin.js";
 
 /** What the normaliser knows about the bot an update arrived at. */
@@ -20,6 +26,8 @@ export interface BotIdentity {
   edits?: EditsConfig;
   /** The ids migrated groups had and have, so that such a group keeps its room and binding. */
   aliases?: ChatAliases;
+  /** Users `/pair` added to the bot's bindings. */
+  paired?: PairedCheck;
   /** Whether BotFather's topic mode is on (getMe's `has_topics_enabled`): private chats then have topics. */
   topicsEnabled?: boolean;
   /** The private-chat topics the bot made, loaded for the update's chat before `edgeOf`. */
@@ -168,7 +176,9 @@ function edgeRecord(
     sender: {
       id: `tg:${from.id}`,
       name: [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username,
-      allowed: isAllowed(bot.config, chat, from.id, bot.aliases),
+      allowed:
+        isAllowed(bot.config, chat, from.id, bot.aliases, bot.paired) ||
+        (addressed === "button" && approverMayPress(bot.config, chat, from.id, bot.aliases)),
     },
     addressed,
     origin,

@@ -19,14 +19,17 @@ export interface WebhookOptions {
   url: string;
   host: string;
   port: number;
+  /** The path served, `<path>/<bot id>`; default: the url's path. */
+  path?: string;
   /** Sent by Telegram in X-Telegram-Bot-Api-Secret-Token and checked on every request. */
   secretToken: string;
 }
 
 /**
- * Webhook mode: one HTTP server for all bots, routed by the bot id at the end of the
- * path, each request checked against the secret token by grammY's webhookCallback.
- * An update that cannot be enqueued answers 500 so that Telegram delivers it again.
+ * Webhook mode: one HTTP server for all bots, each at exactly `<path>/<bot id>`,
+ * each request checked against the secret token by grammY's webhookCallback (in
+ * constant time, before the body is read). Anything else is a 404. An update that
+ * cannot be enqueued answers 500 so that Telegram delivers it again.
  */
 export class WebhookReceiver implements Receiver {
   private server: Server | undefined;
@@ -40,8 +43,16 @@ export class WebhookReceiver implements Receiver {
     for (const { botId, bot, receive } of bots) {
       // No bot.catch: an error must reach webhookCallback's caller to become a 500.
       bot.use((ctx) => receive(ctx.update));
-      this.handlers.set(String(botId), webhookCallback(bot, "http", { secretToken: options.secretToken }));
+      this.handlers.set(
+        `${this.basePath}/${botId}`,
+        webhookCallback(bot, "http", { secretToken: options.secretToken }),
+      );
     }
+  }
+
+  /** The served path without its trailing slash: `path`, else the public url's path. */
+  private get basePath(): string {
+    return (this.options.path ?? new URL(this.options.url).pathname).replace(/\/+$/, "");
   }
 
   /** The port the server listens on (useful when configured as 0). */
@@ -81,8 +92,10 @@ export class WebhookReceiver implements Receiver {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const botId = /\/(\d+)\/?$/.exec(new URL(req.url ?? "/", "http://localhost").pathname)?.[1];
-    const handler = botId === undefined ? undefined : this.handlers.get(botId);
+    // The request target as sent, query aside: no normalisation that could let another path in.
+    const path = (req.url ?? "").split("?")[0]!;
+    const handler = this.handlers.get(path);
+    const botId = path.slice(path.lastIndexOf("/") + 1);
     if (req.method !== "POST" || !handler) {
       res.writeHead(404).end();
       return;

@@ -31,7 +31,7 @@ describe("configuration mistakes are all reported, with full paths", () => {
 
   it("lists the known keys when nothing is close", () => {
     expect(errorsOf(`${namespaces}sessions:\n  zzzzzz: 1\n`)).toEqual([
-      "sessions.zzzzzz: unknown key (known keys: idleSeconds, historyTurns, choiceSeconds, slotSeconds)",
+      "sessions.zzzzzz: unknown key (known keys: idleSeconds, historyTurns, choiceSeconds, slotSeconds, approvalSeconds)",
     ]);
   });
 
@@ -106,6 +106,21 @@ describe("configuration mistakes are all reported, with full paths", () => {
   });
 });
 
+describe("roles in the configuration", () => {
+  it("refuses approvals that could never be granted, and a binding name used twice", () => {
+    const text =
+      `${namespaces}telegram:\n  bots:\n    - token: "1:a"\n      namespace: feed\n      groups:\n` +
+      `        - { chat: -5, name: team, users: [1, 2], approvers: [2], approvals: { count: 2 } }\n` +
+      `        - { chat: -6, name: team, approvals: { by: approvers } }\n`;
+    expect(errorsOf(text)).toEqual([
+      'telegram.bots[0].groups[0].name: binding name "team" is used twice (also at telegram.bots[0].groups[1])',
+      "telegram.bots[0].groups[0].approvals.count: 2 approvals are needed but only 1 approvers are listed, so nothing could ever be approved",
+      'telegram.bots[0].groups[1].name: binding name "team" is used twice (also at telegram.bots[0].groups[0])',
+      "telegram.bots[0].groups[1].approvals.count: approval by approvers needs `approvers` listed in this binding",
+    ]);
+  });
+});
+
 describe("roomgate config check -c file", () => {
   const write = (text: string) => {
     const file = join(mkdtempSync(join(tmpdir(), "rg-config-")), "roomgate.yaml");
@@ -139,5 +154,19 @@ describe("roomgate config check -c file", () => {
     expect(result.stdout).toContain(
       "warning: namespaces.runs: no Telegram bot or Matrix room uses this namespace",
     );
+  });
+
+  it("#11 refuses a webhook secret token shorter than 16 characters", () => {
+    const webhook = (secret: string) =>
+      write(
+        `${namespaces}telegram:\n  mode: webhook\n  webhook: { url: "https://bot.example/tg", secretToken: "${secret}" }\n` +
+          `  bots:\n    - token: "1:a"\n      namespace: feed\n`,
+      );
+    const short = run(webhook("0123456789abcde"));
+    expect(short.status).toBe(1);
+    expect(short.stdout).toContain("error: telegram.webhook.secretToken: at least 16 characters");
+    const odd = run(webhook("0123456789abcdef!"));
+    expect(odd.stdout).toContain("error: telegram.webhook.secretToken: only A-Z, a-z, 0-9, _ and -");
+    expect(run(webhook("0123456789abcdef")).stdout).not.toContain("secretToken");
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FloodGate } from "../../src/edge/flood-gate.js";
-import { claimNotice } from "../../src/edge/notice-once.js";
+import { StrangerGate } from "../../src/edge/stranger-gate.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 
 let db: TestRedis;
@@ -36,11 +36,24 @@ describe("inbound flood control on real Redis", () => {
     expect(await gate.check("matrix:!other:x", "@a:x")).toEqual({ admit: true });
   });
 
-  it("claims a notice once until its key expires", async () => {
+  it("#6 claims a notice once an hour across processes, and a repeat costs no round trip", async () => {
     const key = db.keys.refused("telegram:1:9", "tg:9");
-    expect(await claimNotice(db.redis, key, 1)).toBe(true);
-    expect(await claimNotice(db.redis, key, 1)).toBe(false);
-    await new Promise((r) => setTimeout(r, 1100));
-    expect(await claimNotice(db.redis, key, 1)).toBe(true);
+    const first = new StrangerGate(db.redis);
+    const second = new StrangerGate(db.redis);
+    expect(await first.claim(key)).toBe(true);
+    expect(await second.claim(key)).toBe(false);
+    expect(await db.redis.ttl(key)).toBeGreaterThan(3500);
+    await db.redis.del(key);
+    // Both processes remember the hour: neither asks Redis again, so the key stays gone.
+    expect(await first.claim(key)).toBe(false);
+    expect(await second.claim(key)).toBe(false);
+    expect(await db.redis.exists(key)).toBe(0);
+  });
+
+  it("#6 logs a stranger once an hour per sender", () => {
+    const gate = new StrangerGate(db.redis);
+    expect(gate.logOnce("tg:9")).toBe(true);
+    expect(gate.logOnce("tg:9")).toBe(false);
+    expect(gate.logOnce("tg:10")).toBe(true);
   });
 });

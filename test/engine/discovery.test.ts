@@ -1,6 +1,9 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
-import { DEMO_SERVER, startSpine, type Spine } from "../support/spine.js";
+import { callsIn, DEMO_SERVER, startSpine, type Spine } from "../support/spine.js";
 
 describe("a namespace found by address (the demo's mesh)", () => {
   let spine: Spine;
@@ -46,5 +49,51 @@ describe("a namespace found by address (the demo's mesh)", () => {
     ]);
     const chosen = await spine.rooms.ask("ambiguous", "2");
     expect(chosen.text).toContain("ace postgres holds: metrics");
+  });
+});
+
+describe("#8 tools.allow / tools.deny apply to discovery addresses", () => {
+  let spine: Spine;
+  const callLog = join(mkdtempSync(join(tmpdir(), "roomgate-denied-address-")), "calls.log");
+  beforeAll(async () => {
+    spine = await startSpine({
+      namespace: "mesh",
+      config: ConfigSchema.parse({
+        namespaces: {
+          mesh: {
+            command: [process.execPath, DEMO_SERVER],
+            env: { ATTEST_TOOLS: "mesh", DEMO_CALL_LOG: callLog },
+            ask: false,
+            discovery: { search: "mesh.search", describe: "mesh.describe", call: "mesh.call" },
+            tools: { deny: ["*backup*", "ace/*"] },
+          },
+        },
+      }),
+    });
+  });
+  afterAll(async () => {
+    await spine.stop();
+  });
+
+  it("#8 refuses /call and /describe of a denied address without sending it to the discovery tools", async () => {
+    const called = await spine.rooms.ask("deny", "/call novox/backup.status database=billing");
+    expect(called.text).toContain(
+      "novox/backup.status is not a tool of this room's agent (mesh). Nothing was called.",
+    );
+    const described = await spine.rooms.ask("deny", "/describe novox/backup.status");
+    expect(described.text).toContain("is not a tool of this room's agent");
+    expect(callsIn(callLog).filter((l) => l.includes("backup"))).toEqual([]);
+  });
+
+  it("#8 offers only the allowed candidates of an ambiguous address", async () => {
+    const d = await spine.rooms.ask("deny-ambiguous", "/call postgres.databases");
+    expect(d.outcome.reply!.options.map((o) => o.label)).toEqual(["novox/postgres.databases"]);
+    const chosen = await spine.rooms.ask("deny-ambiguous", "1");
+    expect(chosen.text).toContain("novox postgres holds");
+  });
+
+  it("#8 still calls an allowed address", async () => {
+    const d = await spine.rooms.ask("allowed", "/call novox/postgres.databases");
+    expect(d.text).toContain("novox postgres holds");
   });
 });

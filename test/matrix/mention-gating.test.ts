@@ -77,6 +77,7 @@ describe("Matrix rooms are gated like Telegram groups", () => {
       "m.mentions": { user_ids: [bot.userId] },
     });
     hs.sendText(roomId, alice, "!tools digest");
+    hs.sendText(roomId, alice, "feedbot: !status");
     hs.sendText(roomId, alice, "!lunch is not a command");
     const own = hs.send(roomId, bot.userId, "m.room.message", { msgtype: "m.notice", body: "an answer" });
     hs.sendText(roomId, alice, "2", { replyTo: own.event_id });
@@ -88,6 +89,7 @@ describe("Matrix rooms are gated like Telegram groups", () => {
       "the digest please",
       "hey, can the bot list runs?",
       "/tools digest",
+      "/status",
       "2",
     ]);
   });

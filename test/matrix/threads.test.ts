@@ -3,6 +3,7 @@ import { ConfigSchema } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import { matrixRoom } from "../../src/core/room.js";
 import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
+import { edgeTexts } from "../../src/edge/edge-texts.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { eventually } from "../support/eventually.js";
@@ -141,5 +142,50 @@ describe("Matrix threads as rooms (fake homeserver, real Redis, queue and demo r
         .sentBy(roomId, bot, "m.room.message")
         .filter((e) => relation(e)?.["m.in_reply_to"]?.event_id === again.event_id),
     ).toEqual([]);
+  });
+});
+
+describe("Matrix flood notices in a thread", () => {
+  let hs: MatrixHomeserverStandin;
+  let redis: TestRedis;
+  let runtime: Runtime;
+
+  afterAll(async () => {
+    await runtime?.stop();
+    await hs.close();
+    await redis.cleanup();
+  });
+
+  it("sends the too-fast notice into the thread that went too fast", async () => {
+    hs = await MatrixHomeserverStandin.start();
+    redis = await testRedis();
+    const botUser = hs.registerUser("roomgate");
+    const alice = hs.registerUser("alice").userId;
+    const roomId = hs.createRoom(alice, { name: "busy", members: [botUser.userId] });
+    runtime = await startRuntime({
+      config: ConfigSchema.parse({
+        namespaces: demoNamespaces({}, ["runs"]).config.namespaces,
+        limits: { turnsPerMinute: 2 },
+        matrix: {
+          homeserver: hs.url,
+          accessToken: botUser.accessToken,
+          rooms: [{ room: roomId, namespace: "runs", users: [alice], respond: "all" }],
+        },
+      }),
+      redisUrl: redis.url,
+      prefix: redis.prefix,
+      log: silentLogger(),
+      platforms: [createMatrixPlatform({ syncTimeoutMs: 300, retry: FAST_RETRY, typingRefreshMs: 200 })],
+    });
+    const root = hs.sendText(roomId, alice, "a busy thread");
+    for (const n of [1, 2]) hs.sendText(roomId, alice, `question ${n}`, { threadRoot: root.event_id });
+    const third = hs.sendText(roomId, alice, "question 3", { threadRoot: root.event_id });
+    const notice = await hs.waitForEvent(
+      roomId,
+      (e) => e.sender === botUser.userId && relation(e)?.["m.in_reply_to"]?.event_id === third.event_id,
+      20_000,
+    );
+    expect(String(notice.content.body)).toContain(edgeTexts.tooFast(2));
+    expect(relation(notice)).toMatchObject({ rel_type: "m.thread", event_id: root.event_id });
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { InboundEventSchema } from "../../src/core/event.js";
 import { silentLogger } from "../../src/core/log.js";
@@ -6,13 +6,13 @@ import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { demoNamespaces } from "../support/spine.js";
 
-// The missed-fire policy: while no process takes jobs, fires come due; when one is back,
-// `missed: once` runs them as one late fire, `missed: skip` drops it, and both go on.
+// The missed-fire policy: while no process takes jobs (for longer than `downSeconds`),
+// fires come due; when one is back, `missed: once` runs them as one late fire,
+// `missed: skip` drops it, and both go on.
 
 const ROOM = "shell:missed";
 const PERIOD_MS = 2000;
-let db: TestRedis;
-const runtimes: Runtime[] = [];
+const worlds: { db: TestRedis; runtimes: Runtime[] }[] = [];
 
 function config() {
   const schedule = { room: ROOM, namespace: "feed", every: "2s", ask: "what should I read today?" };
@@ -22,45 +22,51 @@ function config() {
       { ...schedule, name: "once-s", missed: "once" },
       { ...schedule, name: "skip-s", missed: "skip" },
     ],
-    proactive: { lateSeconds: 1 },
+    proactive: { downSeconds: 3 },
   });
 }
 
-async function start(options: { workers: boolean; receivers: boolean }): Promise<Runtime> {
-  const runtime = await startRuntime({
-    config: config(),
-    redisUrl: db.url,
-    prefix: db.prefix,
-    log: silentLogger(),
-    platforms: [],
-    ...options,
-  });
-  runtimes.push(runtime);
-  return runtime;
+/** A Redis prefix of its own (so the tests run side by side), its processes and what its room got. */
+async function world() {
+  const db = await testRedis();
+  const runtimes: Runtime[] = [];
+  worlds.push({ db, runtimes });
+  return {
+    async start(options: { workers: boolean; receivers: boolean }): Promise<Runtime> {
+      const runtime = await startRuntime({
+        config: config(),
+        redisUrl: db.url,
+        prefix: db.prefix,
+        log: silentLogger(),
+        platforms: [],
+        ...options,
+      });
+      runtimes.push(runtime);
+      return runtime;
+    },
+    /** The fire times queued in the room, by schedule (nobody serves the terminal room's lane here). */
+    async queued(): Promise<Record<string, number[]>> {
+      const out: Record<string, number[]> = {};
+      for (const raw of await db.redis.lrange(db.keys.inbox(ROOM), 0, -1)) {
+        const event = InboundEventSchema.parse(JSON.parse(raw));
+        if (event.kind !== "proactive") continue;
+        (out[event.source.name] ??= []).push(event.source.at);
+      }
+      return out;
+    },
+  };
 }
-
-/** The fire times queued in the room, by schedule (nobody serves the terminal room's lane here). */
-async function queued(): Promise<Record<string, number[]>> {
-  const out: Record<string, number[]> = {};
-  for (const raw of await db.redis.lrange(db.keys.inbox(ROOM), 0, -1)) {
-    const event = InboundEventSchema.parse(JSON.parse(raw));
-    if (event.kind !== "proactive") continue;
-    (out[event.source.name] ??= []).push(event.source.at);
-  }
-  return out;
-}
-
-beforeAll(async () => {
-  db = await testRedis();
-});
 
 afterAll(async () => {
-  for (const r of runtimes) await r.stop(0);
-  await db.cleanup();
+  for (const { db, runtimes } of worlds) {
+    for (const r of runtimes) await r.stop(0);
+    await db.cleanup();
+  }
 });
 
-describe("a fire missed while nothing took jobs", () => {
+describe.concurrent("a fire missed while nothing took jobs", () => {
   it("runs once when roomgate is back (missed: once) or is skipped (missed: skip); both go on", async () => {
+    const { start, queued } = await world();
     // `start` without workers: the schedules are made, nothing takes their fires.
     const down = await start({ workers: false, receivers: true });
     await new Promise((r) => setTimeout(r, 3 * PERIOD_MS + 500));
@@ -78,5 +84,27 @@ describe("a fire missed while nothing took jobs", () => {
     expect(onTime("once-s").length).toBeGreaterThanOrEqual(1);
     expect(onTime("skip-s").length).toBeGreaterThanOrEqual(1);
     expect(new Set(fires["once-s"]).size).toBe(fires["once-s"]!.length);
+  });
+
+  it("after workers ran and all stopped: an outage longer than downSeconds is missed fires, not one per period", async () => {
+    const { start, queued } = await world();
+    const up = await start({ workers: true, receivers: true });
+    await new Promise((r) => setTimeout(r, PERIOD_MS + 500));
+    await up.stop(0);
+    const stopped = Date.now();
+    const before = await queued();
+    // Nothing runs for longer than downSeconds (3) and three periods.
+    await new Promise((r) => setTimeout(r, 3 * PERIOD_MS + 1500));
+    const back = Date.now();
+    await start({ workers: true, receivers: false });
+    await new Promise((r) => setTimeout(r, 2 * PERIOD_MS + 1000));
+    const fires = await queued();
+    const during = (name: string) => (fires[name] ?? []).filter((at) => at > stopped && at < back);
+    expect(before["once-s"]!.length).toBeGreaterThanOrEqual(1);
+    expect(during("once-s"), fires["once-s"]!.join(", ")).toHaveLength(1);
+    expect(during("skip-s"), fires["skip-s"]!.join(", ")).toHaveLength(0);
+    for (const name of ["once-s", "skip-s"]) {
+      expect((fires[name] ?? []).filter((at) => at >= back).length).toBeGreaterThanOrEqual(1);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedis, type TestRedis } from "../support/redis.js";
+import { testTopology, type TestTopology } from "../support/test-topology.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
@@ -17,12 +17,12 @@ const MARKER = /⏰ Scheduled ask "tick" \((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\
 
 let standin: TelegramApiStandin;
 let bot: StandinBot;
-let db: TestRedis;
+let db: TestTopology;
 const processes: RoomgateProcess[] = [];
 
 function config(schedules: unknown[]): Record<string, unknown> {
   return {
-    redis: { url: db.url, prefix: db.prefix },
+    redis: db.config,
     namespaces: demoNamespaces({}, ["feed"]).config.namespaces,
     telegram: {
       apiRoot: standin.url,
@@ -71,6 +71,7 @@ async function holderOfAFire(): Promise<{ pid: number | undefined; active: boole
     const [active] = await db.redis.lrange(`${jobs}:active`, 0, 0);
     const pid = await holderOf(active);
     if (pid !== undefined) return { pid, active: true };
+    await new Promise((r) => setTimeout(r, 5));
   }
   const [latest] = await db.redis.zrevrange(`${jobs}:completed`, 0, 0);
   return { pid: await holderOf(latest), active: false };
@@ -81,7 +82,7 @@ async function jobsAround(sorted: number[]): Promise<string> {
   const lines: string[] = [];
   for (let i = 1; i < sorted.length; i++) {
     for (let t = sorted[i - 1]! + PERIOD_MS; t < sorted[i]!; t += PERIOD_MS) {
-      const ids = await db.redis.keys(
+      const ids = await db.keysMatching(
         `${db.prefix}:{proactive}:jobs:repeat:cfg.tick:${String(t).slice(0, 10)}*`,
       );
       for (const id of ids) lines.push(`${id} ${JSON.stringify(await db.redis.hgetall(id))}`);
@@ -94,7 +95,7 @@ async function jobsAround(sorted: number[]): Promise<string> {
 beforeAll(async () => {
   standin = await TelegramApiStandin.start({ perChatRate: true });
   bot = standin.addBot({ username: "feed_sched_bot" });
-  db = await testRedis();
+  db = await testTopology();
   TICK.room = `telegram:${bot.id}:${ALICE.id}`;
 });
 
@@ -111,7 +112,8 @@ describe("a schedule every 2 s across one start and two worker processes", () =>
       start([TICK], "start");
       start([TICK], "worker");
       start([TICK], "worker");
-      await waitFor(() => fires().length >= 1, 30_000, "the first scheduled answer");
+      // Three processes starting on a shared 2-core box: the first answer may take a while.
+      await waitFor(() => fires().length >= 1, 90_000, "the first scheduled answer");
       const began = Date.now();
 
       await new Promise((r) => setTimeout(r, RUN_MS / 3));
@@ -128,7 +130,7 @@ describe("a schedule every 2 s across one start and two worker processes", () =>
       // Removed from the configuration: the next `start` reconciles bullmq's schedulers.
       const before = fires().length;
       const removal = start([], "start");
-      await waitFor(() => removal.output.includes("schedule no longer configured"), 30_000, "the removal");
+      await waitFor(() => removal.output.includes("schedule no longer configured"), 90_000, "the removal");
       const removedAt = Date.now();
       await new Promise((r) => setTimeout(r, 3 * PERIOD_MS));
       // The fire the dead process held is taken again once its lock runs out: late, but once.
@@ -138,7 +140,8 @@ describe("a schedule every 2 s across one start and two worker processes", () =>
           .sort((a, b) => a - b);
         return t.length >= before && t.every((v, i) => i === 0 || v - t[i - 1]! === PERIOD_MS);
       };
-      await waitFor(contiguous, 30_000, "every period's fire").catch(() => undefined);
+      // Answers queued behind a slow turn arrive late on a loaded box; the check below says which are missing.
+      await waitFor(contiguous, 90_000, "every period's fire").catch(() => undefined);
       const all = fires();
       const times = all.map((t) => Date.parse(`${t.replace(" ", "T")}Z`));
       expect(new Set(all).size, `duplicated fires in ${all.join(", ")}`).toBe(all.length);
@@ -153,6 +156,6 @@ describe("a schedule every 2 s across one start and two worker processes", () =>
       expect(sorted.at(-1)!).toBeLessThan(removedAt + 1000);
       expect(victim.child.signalCode).toBe("SIGKILL");
     },
-    RUN_MS + 120_000,
+    RUN_MS + 300_000,
   );
 });

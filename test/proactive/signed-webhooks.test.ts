@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signHook } from "../../src/proactive/hook-signature.js";
-import { testRedis, type TestRedis } from "../support/redis.js";
+import { testTopology, type TestTopology } from "../support/test-topology.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
@@ -14,7 +14,7 @@ const SECRET = "ci-hook-secret-0123456789";
 
 let standin: TelegramApiStandin;
 let bot: StandinBot;
-let db: TestRedis;
+let db: TestTopology;
 let roomgate: RoomgateProcess;
 let callLog: string;
 let base: string;
@@ -44,13 +44,13 @@ async function post(
 beforeAll(async () => {
   standin = await TelegramApiStandin.start({ perChatRate: true });
   bot = standin.addBot({ username: "runs_hook_bot" });
-  db = await testRedis();
+  db = await testTopology();
   const demo = demoNamespaces({}, ["feed"]);
   callLog = demo.callLog;
   const room = `telegram:${bot.id}:${ALICE.id}`;
   roomgate = RoomgateProcess.start(
     {
-      redis: { url: db.url, prefix: db.prefix },
+      redis: db.config,
       namespaces: demo.config.namespaces,
       telegram: {
         apiRoot: standin.url,
@@ -66,6 +66,7 @@ beforeAll(async () => {
           maxBodyBytes: 2048,
         },
         { name: "burst", room, secret: "${HOOK_CI_SECRET}", perMinute: 2 },
+        { name: "q", room, secret: "${HOOK_CI_SECRET}", ask: "{{ body.question }}" },
       ],
     },
     { TELEGRAM_FEED_TOKEN: bot.token, HOOK_CI_SECRET: SECRET, LOG_LEVEL: "info" },
@@ -111,6 +112,9 @@ describe("POST /hooks/<name>", () => {
       oversized: (await post("ci", JSON.stringify({ pipeline: "x".repeat(4096) }), { delivery: "x-7" }))
         .status,
       replayed: (await post("ci", JSON.stringify({ pipeline: "deploy-42" }), { delivery: "d-1" })).status,
+      emptyQuestion: (
+        await post("q", JSON.stringify({ question: " ", pipeline: "evil" }), { delivery: "x-8" })
+      ).status,
     };
     expect(statuses).toEqual({
       wrongSignature: 401,
@@ -121,6 +125,7 @@ describe("POST /hooks/<name>", () => {
       unknown: 404,
       oversized: 413,
       replayed: 200,
+      emptyQuestion: 422,
     });
     // A captured request sent again under a new delivery id is the same signature: refused.
     const timestamp = Math.floor(Date.now() / 1000);
@@ -158,5 +163,30 @@ describe("POST /hooks/<name>", () => {
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="ci",status="401",reason="stale"\} 2/);
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="",status="404",reason="unknown_hook"\} 1/);
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="burst",status="429",reason="rate"\} 1/);
+  });
+
+  it("holds a delivery while the room is muted, once for a retried delivery id, and answers it when the mute ends", async () => {
+    const said = (pattern: RegExp) =>
+      standin.botMessages(bot.token, ALICE.id).filter((m) => pattern.test(m.text ?? "")).length;
+    standin.userSends(bot.token, { from: ALICE, text: "/mute 1h" });
+    await waitFor(() => said(/^Muted until/) === 1, 20_000, "the mute");
+    const body = JSON.stringify({ pipeline: "muted-7" });
+    const first = await post("ci", body, { delivery: "m-1" });
+    expect(first.status).toBe(202);
+    expect(await first.json()).toMatchObject({ accepted: true, held: true });
+    // The sender retries (lost 202): the held delivery is not held twice.
+    const retry = await post("ci", body, { delivery: "m-1" });
+    expect(retry.status).toBe(200);
+    expect(await retry.json()).toMatchObject({ duplicate: true });
+    const asked = () =>
+      callsIn(callLog).filter((l) => l.startsWith("feed.ask") && l.includes("search for muted-7")).length;
+    const before = hookMessages().length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect([asked(), hookMessages().length]).toEqual([0, before]);
+    standin.userSends(bot.token, { from: ALICE, text: "/mute off" });
+    await waitFor(() => hookMessages().length > before, 20_000, "the held delivery");
+    await new Promise((r) => setTimeout(r, 2000));
+    expect([asked(), hookMessages().length]).toEqual([1, before + 1]);
+    expect((await post("ci", body, { delivery: "m-1" })).status).toBe(200);
   });
 });

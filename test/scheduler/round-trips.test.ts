@@ -47,6 +47,8 @@ describe("Redis round trips per turn", () => {
       // So does the scheduler's: every half lease a look at each shard, and lease renewals (counted apart).
       const script = SCRIPT.get(args[1] ?? "");
       if (script && UPKEEP.has(script)) return void upkeep.push(script);
+      // Every process reloads the paired users when their version moves: a look every 2 s.
+      if (args[1] === world.db.keys.pairedVersion) return void upkeep.push("paired-version");
       commands.push(script ?? args[0]!.toLowerCase());
       // The receiving side's own call: the poller's offset (the flood check rides in the enqueue).
       const edge = args.some((a) => a.includes(":telegram:"));

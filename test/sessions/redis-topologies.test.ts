@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisClusterTopology, RedisSentinelTopology } from "../../bench/support/redis-topology.js";
 import { silentLogger } from "../../src/core/log.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
+import { AuditLog } from "../../src/sessions/audit-log.js";
+import { PairingCodes } from "../../src/sessions/pairing-codes.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import { checkRedisPersistence } from "../../src/sessions/redis-persistence.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
@@ -90,6 +92,33 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
     );
     expect(perMaster.filter((n) => n > 0)).toHaveLength(3);
   }, 60_000);
+
+  it("pairs a stranger with a one-time code and keeps the audit trail, each in its one slot", async () => {
+    const stranger = { id: 9900, first_name: "New" };
+    const { code } = await new PairingCodes(connection.client, runtime.deps.keys).create(
+      `telegram:${bot.id}`,
+      "operator:test",
+    );
+    standin.userSends(bot.token, { from: stranger, text: `/pair ${code}` });
+    await waitFor(() => standin.botMessages(bot.token, stranger.id).length === 1, 20_000, "the pairing");
+    expect(standin.botMessages(bot.token, stranger.id)[0]!.text).toContain("Paired");
+    standin.userSends(bot.token, { from: stranger, text: "what should I read today?" });
+    await waitFor(() => standin.botMessages(bot.token, stranger.id).length === 2, 20_000, "the answer");
+    expect(standin.botMessages(bot.token, stranger.id)[1]!.text).not.toContain("not allowed");
+    const trail = new AuditLog(connection.client, runtime.deps.keys, 3600_000);
+    const at = Date.now();
+    const base = { binding: "b", requester: "tg:1", tool: "t" };
+    await trail.opened(
+      "x",
+      { ...base, type: "approval.requested", at },
+      { ...base, type: "approval.expired", at },
+      at,
+    );
+    expect(await trail.sweep(at + 1)).toBe(1);
+    const types = [];
+    for await (const e of trail.since(0)) types.push(e.type);
+    expect(types).toEqual(["pairing.added", "approval.requested", "approval.expired"]);
+  });
 
   it("has its persistence checked on every master and replica (a replica without it is refused)", async () => {
     await expect(checkRedisPersistence(connection, false, silentLogger())).resolves.toBeUndefined();

@@ -88,4 +88,15 @@ describe("RedisSessionStore through the worker's commits, on a real Redis", () =
     expect(session.namespace).toBe("runs");
     expect(history).toEqual([]);
   });
+
+  it("reads a session written when a room had one pending argument: it becomes that person's slot", () => {
+    const old = JSON.stringify({
+      ...newSession("feed"),
+      slots: undefined,
+      slot: { tool: "feed.send", args: {}, missing: [{ name: "to" }], question: "", createdAt: 1 },
+    });
+    const { session } = store.parse("shell:e", "feed", old, []);
+    expect(session.slots).toHaveLength(1);
+    expect(session.slots[0]!.tool).toBe("feed.send");
+  });
 });

@@ -12,7 +12,11 @@ import { stringify } from "yaml";
 export class RoomgateProcess {
   private text = "";
 
-  private constructor(readonly child: ChildProcess) {
+  private constructor(
+    readonly child: ChildProcess,
+    /** The YAML file the process was started with, for operator commands run beside it. */
+    readonly configFile: string,
+  ) {
     const collect = (chunk: Buffer) => (this.text += chunk.toString());
     child.stdout?.on("data", collect);
     child.stderr?.on("data", collect);
@@ -35,7 +39,7 @@ export class RoomgateProcess {
       env: { ...inherited, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    return new RoomgateProcess(child);
+    return new RoomgateProcess(child, file);
   }
 
   /** Everything the process printed so far, stdout and stderr. */

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Receiver } from "../../src/core/adapter.js";
 import { silentLogger } from "../../src/core/log.js";
+import { permissionDeps } from "../../src/runtime.js";
 import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
@@ -55,6 +56,7 @@ async function start(edits?: { reask: boolean; windowSeconds: number }): Promise
     inbox,
     limiter: new RedisRateLimiter(db.redis),
     log: silentLogger(),
+    ...permissionDeps(config, db.redis, db.keys),
   };
   receiver = createTelegramPlatform({ polling: { timeoutSeconds: 1 } })(deps).receiver!;
   await receiver.start();

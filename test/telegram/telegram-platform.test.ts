@@ -3,6 +3,7 @@ import { ConfigError } from "../../src/core/errors.js";
 import type { Logger } from "../../src/core/log.js";
 import { silentLogger } from "../../src/core/log.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
+import { permissionDeps } from "../../src/runtime.js";
 import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
 import { TelegramStartError } from "../../src/telegram/telegram-errors.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
@@ -26,6 +27,7 @@ function platform(config: ReturnType<typeof telegramConfig>, log: Logger = silen
     inbox: new RecordingInbox(),
     limiter: new RedisRateLimiter(db.redis),
     log,
+    ...permissionDeps(config, db.redis, db.keys),
   };
   return createTelegramPlatform({ polling: { timeoutSeconds: 1, backoffMs: { initial: 50, max: 200 } } })(
     deps,

@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Receiver } from "../../src/core/adapter.js";
 import { silentLogger } from "../../src/core/log.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
+import { permissionDeps } from "../../src/runtime.js";
 import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
@@ -9,6 +11,19 @@ import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-sta
 import { RecordingInbox, telegramConfig, waitFor } from "../support/telegram-fixtures.js";
 
 const ALICE = { id: 901, first_name: "Alice" };
+
+/** The local addresses listening on a TCP port, read from the kernel's socket table. */
+function listeningAddresses(port: number): string[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  const rows = readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1);
+  return rows
+    .map((row) => row.trim().split(/\s+/))
+    .filter((cols) => cols[1]?.endsWith(`:${hexPort}`) && cols[3] === "0A")
+    .map((cols) => {
+      const hex = cols[1]!.split(":")[0]!;
+      return [3, 2, 1, 0].map((i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16)).join(".");
+    });
+}
 const SECRET = "s3cret-token_value";
 
 let standin: TelegramApiStandin;
@@ -30,7 +45,8 @@ beforeEach(async () => {
   const config = telegramConfig({
     apiRoot: standin.url,
     mode: "webhook",
-    webhook: { url: `http://127.0.0.1:${port}/telegram`, port, host: "127.0.0.1", secretToken: SECRET },
+    // No host: the default must be loopback (#11).
+    webhook: { url: `http://127.0.0.1:${port}/telegram`, port, secretToken: SECRET },
     bots: [{ token: bot.token, users: [ALICE.id] }],
   });
   const deps = {
@@ -42,6 +58,7 @@ beforeEach(async () => {
     inbox,
     limiter: new RedisRateLimiter(db.redis),
     log: silentLogger(),
+    ...permissionDeps(config, db.redis, db.keys),
   };
   receiver = createTelegramPlatform()(deps).receiver!;
   await receiver.start();
@@ -86,6 +103,42 @@ describe("webhook mode", () => {
     expect((await post({ "x-telegram-bot-api-secret-token": "wrong" })).status).toBe(401);
     expect((await post({})).status).toBe(401);
     expect(inbox.calls).toEqual([]);
+  });
+
+  it("#11 binds 127.0.0.1 unless telegram.webhook.host says otherwise", () => {
+    expect(listeningAddresses(port)).toEqual(["127.0.0.1"]);
+  });
+
+  it("#11 accepts only its configured path, even with the right secret token", async () => {
+    const post = (path: string) =>
+      fetch(`http://127.0.0.1:${port}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET },
+        body: JSON.stringify({
+          update_id: 7,
+          message: {
+            message_id: 7,
+            date: 1,
+            chat: { id: ALICE.id, type: "private" },
+            from: ALICE,
+            text: "stray",
+          },
+        }),
+      });
+    for (const path of [
+      `/${bot.id}`,
+      `/elsewhere/${bot.id}`,
+      `/telegram/x/${bot.id}`,
+      `/telegram//${bot.id}`,
+      `/TELEGRAM/${bot.id}`,
+      `/telegram/${bot.id}/`,
+      `/telegram/${bot.id}x`,
+    ]) {
+      expect((await post(path)).status, path).toBe(404);
+    }
+    expect(inbox.calls).toEqual([]);
+    expect((await post(`/telegram/${bot.id}`)).status).toBe(200);
+    await waitFor(() => inbox.calls.length === 1, 5000, "the event on the configured path");
   });
 
   it("answers 500 when the inbox cannot take an update, so Telegram delivers it again", async () => {

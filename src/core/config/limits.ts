@@ -27,6 +27,8 @@ export const LimitsSchema = z
       turnsPerMinute: z.number().int().positive().default(20),
       /** Most events waiting in one room's queue; the excess gets one notice and is not queued. */
       roomQueueCap: z.number().int().positive().default(50),
+      /** Largest namespace reply read (any MCP message, stdio or HTTP), in bytes; a larger one fails its call unread. */
+      maxToolResultBytes: z.number().int().positive().default(20_000_000),
     }),
   )
   .prefault({});

@@ -1,6 +1,11 @@
 import { z } from "zod";
 import { OnUpdateSchema, SubscribeSchema } from "./proactive.js";
 import { RespondSchema } from "./respond.js";
+import { roleFields } from "./roles.js";
+
+const MatrixUserIdSchema = z
+  .string()
+  .regex(/^@[^:]+:.+$/, 'a Matrix user id looks like "@alice:example.org"');
 
 const MatrixRoomSchema = z.strictObject({
   room: z
@@ -10,13 +15,12 @@ const MatrixRoomSchema = z.strictObject({
       'must be a room id like "!abc:example.org" (an alias is not enough; Element shows the id under Room settings → Advanced)',
     ),
   namespace: z.string().min(1),
-  users: z
-    .array(z.string().regex(/^@[^:]+:.+$/, 'a Matrix user id looks like "@alice:example.org"'))
-    .default([]),
+  users: z.array(MatrixUserIdSchema).default([]),
   /** Users at or above this power level are allowed too. */
   powerLevel: z.number().int().optional(),
   /** `mentions`: only mentions of the bot, replies to it and commands; `all`: every message. */
   respond: RespondSchema,
+  ...roleFields(MatrixUserIdSchema),
   /** MCP resources whose updates are posted into this room. */
   subscribe: SubscribeSchema,
   /** On an update: `show` the resource, or `ask` the router with it. */

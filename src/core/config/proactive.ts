@@ -124,8 +124,12 @@ export type HookConfig = z.infer<typeof HookConfigSchema>;
 /** Settings shared by every proactive turn. */
 export const ProactiveSettingsSchema = z
   .strictObject({
-    /** A fire that a worker takes this long after its time was missed (roomgate was down): `missed` decides. */
-    lateSeconds: z.number().positive().default(300),
+    /**
+     * Roomgate is down when no process has taken proactive jobs for this long: a
+     * schedule's periods that came due then are its missed fires (`missed` decides);
+     * every other period is one turn.
+     */
+    downSeconds: z.number().min(3).default(15),
     /** How many schedules one room may add with /schedule add. */
     roomSchedules: z.number().int().nonnegative().default(10),
     /** The shortest interval /schedule add accepts. */

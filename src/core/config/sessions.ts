@@ -20,5 +20,7 @@ export const SessionsSchema = z
       .int()
       .positive()
       .default(15 * 60),
+    /** How long a destructive call waits for its approvals before it expires (and the trail says so). */
+    approvalSeconds: z.number().int().positive().default(3600),
   })
   .prefault({});

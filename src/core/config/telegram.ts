@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TELEGRAM_TOKEN } from "../telegram-token.js";
 import { OnUpdateSchema, SubscribeSchema } from "./proactive.js";
 import { RespondSchema } from "./respond.js";
+import { roleFields } from "./roles.js";
 
 /**
  * A tool that turns a voice note into text (`stt.transcribe`): roomgate calls it and
@@ -27,6 +28,7 @@ const TelegramGroupSchema = z.strictObject({
   users: z.array(z.number().int()).default([]),
   /** `mentions`: only commands, mentions of the bot and replies to it; `all`: every message. */
   respond: RespondSchema,
+  ...roleFields(z.number().int()),
   /** The group's namespace when it is not the bot's. */
   namespace: z.string().min(1).optional(),
   /** Forum topics bound to namespaces, by topic id (message_thread_id): `{ "11": runs }`. */
@@ -52,6 +54,8 @@ const TelegramBotSchema = z.strictObject({
   topics: z.array(TelegramTopicSchema).default([]),
   /** Groups are closed unless listed, each with its own sender allowlist. */
   groups: z.array(TelegramGroupSchema).default([]),
+  /** Roles of the bot's direct chats (its `users`). */
+  ...roleFields(z.number().int()),
   /** Turns voice notes into text for the router, in every room of the bot unless a topic or group names its own. */
   voice: VoiceSchema.optional(),
   /** MCP resources whose updates are posted to each allowed user's direct chat. */
@@ -61,10 +65,22 @@ const TelegramBotSchema = z.strictObject({
 });
 
 const TelegramWebhookSchema = z.strictObject({
+  /** Public base URL Telegram posts to (behind a TLS proxy); each bot's webhook is `<url>/<bot id>`. */
   url: z.url(),
   port: z.number().int().positive().default(8443),
-  host: z.string().default("0.0.0.0"),
-  secretToken: z.string().min(1),
+  /** Address the plain-HTTP listener binds; loopback unless a proxy elsewhere must reach it. */
+  host: z.string().default("127.0.0.1"),
+  /** The path the listener serves (`<path>/<bot id>`) when a proxy rewrites it; default: the url's path. */
+  path: z
+    .string()
+    .regex(/^\/[^?#]*$/, 'a path like "/telegram"')
+    .optional(),
+  /** Telegram's X-Telegram-Bot-Api-Secret-Token: 16 to 256 characters of A-Z, a-z, 0-9, _ and -. */
+  secretToken: z
+    .string()
+    .min(16, "at least 16 characters, so that it cannot be guessed (e.g. `openssl rand -hex 32`)")
+    .max(256, "at most 256 characters (Telegram's limit)")
+    .regex(/^[A-Za-z0-9_-]+$/, "only A-Z, a-z, 0-9, _ and - (Telegram's rule)"),
 });
 
 /** Send limits shared by all processes (a self-hosted Bot API or paid broadcasts allow more). */

@@ -1,5 +1,6 @@
 import type { Offer, OfferOption } from "../../sessions/session.js";
-import { decideApproval } from "../approvals.js";
+import { decideApproval } from "../approval-decision.js";
+import { passBack } from "../approval-relay.js";
 import { enable, toast, type Change } from "../changes.js";
 import { andThen } from "../composer.js";
 import { callByAddress } from "../discovery.js";
@@ -13,6 +14,9 @@ import type { TurnContext } from "../turn-context.js";
  * with the original question; any other option is handled as if the person typed it.
  */
 export async function choose(ctx: TurnContext, offer: Offer, option: OfferOption): Promise<Change[]> {
+  // A held call is decided by whoever may decide it, possibly over several presses.
+  if (offer.approval) return decideApproval(ctx, offer, option);
+  if (offer.forward) return passBack(ctx, offer, option);
   const chosen: Change[] = [
     {
       type: "chosen",
@@ -31,11 +35,6 @@ export async function choose(ctx: TurnContext, offer: Offer, option: OfferOption
         (await callByAddress(next, option.option, args, (tool, call, question) =>
           callChecked(next, tool, call, question),
         )) ?? []
-      );
-    }
-    if (offer.approval) {
-      return decideApproval(next, offer.approval, option, (tool, args, question) =>
-        callChecked(next, tool, args, question, true),
       );
     }
     if (await next.namespace.has(option.option)) {

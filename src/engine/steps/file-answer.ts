@@ -1,7 +1,7 @@
 import { remember, say } from "../changes.js";
 import { andThen, on } from "../composer.js";
 import { texts } from "../texts.js";
-import { continueSlot, expireSlot } from "./slot.js";
+import { continueSlot, expireSlot, ownSlot } from "./slot.js";
 
 /**
  * A text file no tool takes as a file is taken only as the argument a tool is waiting
@@ -10,7 +10,7 @@ import { continueSlot, expireSlot } from "./slot.js";
 export const fileAnswer = on("file", (ctx, { file }) =>
   andThen(ctx, expireSlot(ctx), async (next) => {
     if (file.rejected !== undefined) return [say(texts.fileRejected(file.rejected))];
-    const slot = next.session.slot;
+    const slot = ownSlot(next);
     if (!slot) return [say(texts.fileNotExpected)];
     const [arg, ...rest] = slot.missing;
     if (arg!.type !== undefined && arg!.type !== "string") {
@@ -22,7 +22,7 @@ export const fileAnswer = on("file", (ctx, { file }) =>
       return [say(texts.fileRejected(why))];
     }
     return andThen(next, [remember("user", `[file ${file.name}]`)], (remembered) =>
-      continueSlot(remembered, { ...slot.args, [arg!.name]: file.text }, rest),
+      continueSlot(remembered, slot, { ...slot.args, [arg!.name]: file.text }, rest),
     );
   }),
 );

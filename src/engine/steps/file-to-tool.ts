@@ -15,7 +15,7 @@ import { fileBytes, fileLimits, typeAllowed } from "../file-input.js";
 import { fileTexts } from "../file-texts.js";
 import { callChecked, isEnabled } from "../tool-runner.js";
 import type { TurnContext } from "../turn-context.js";
-import { continueSlot, expireSlot } from "./slot.js";
+import { continueSlot, expireSlot, ownSlot } from "./slot.js";
 
 /**
  * A photo, voice note, audio file or document goes to the tool the turn calls when
@@ -40,7 +40,7 @@ async function decide(ctx: TurnContext, file: InboundFile): Promise<StepResult> 
   const mime = file.text !== undefined && !file.mime.startsWith("text/") ? "text/plain" : file.mime;
   if (!typeAllowed(mime, types)) return [say(fileTexts.typeRefused(file, types))];
   const tools = await ctx.namespace.tools();
-  const slot = ctx.session.slot;
+  const slot = ownSlot(ctx);
   if (slot) {
     const tool = tools.find((t) => t.name === slot.tool);
     const arg = tool ? fileArgumentFor(onlyProperty(tool, slot.missing[0]!.name), file) : undefined;
@@ -48,7 +48,7 @@ async function decide(ctx: TurnContext, file: InboundFile): Promise<StepResult> 
     return withBytes(ctx, file, (bytes) => {
       const value = fileArgumentValue(arg, tool.inputSchema, file, bytes);
       return andThen(ctx, [remember("user", noted(file))], (next) =>
-        continueSlot(next, { ...slot.args, [arg.name]: value }, slot.missing.slice(1)),
+        continueSlot(next, slot, { ...slot.args, [arg.name]: value }, slot.missing.slice(1)),
       );
     });
   }

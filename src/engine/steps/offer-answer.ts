@@ -1,4 +1,4 @@
-import { approvalFromText } from "../approvals.js";
+import { approvalFromText, mayAnswer } from "../approvals.js";
 import { say } from "../changes.js";
 import { pass, type Step } from "../composer.js";
 import { isOptionNumber, openOffer, optionFromText } from "../offers.js";
@@ -16,7 +16,8 @@ export const offerAnswer: Step = async (ctx) => {
   const trimmed = text.trim();
   const replyTo = ctx.event.replyTo;
   const replied = replyTo ? await ctx.offerByRef(replyTo) : null;
-  const offer = openOffer(ctx.session, replied);
+  // Only offers this person may answer: another member's pending offer does not take their message.
+  const offer = openOffer(ctx.session, replied, Date.now(), (o) => mayAnswer(ctx, o, ctx.event.sender.id));
   const closed = offer ? undefined : ctx.session.offers.find((o) => o.id === replied);
   if (closed && (isOptionNumber(trimmed) || optionFromText(closed, text))) {
     return [say(texts.choice[closed.chosen ? "used" : "expired"])];

@@ -1,0 +1,78 @@
+import type { Binding } from "../core/bindings.js";
+import type { InboundEvent } from "../core/event.js";
+import type { AuditEntry } from "../sessions/audit-log.js";
+import type { AskedOf } from "../sessions/session.js";
+
+/**
+ * Who may do what in a turn's room, as the bindings say now (DESIGN §9): the binding,
+ * whether any queued event is still admitted (for what a running call takes out of
+ * band), who pairing added, and where approvals and the trail go.
+ */
+export interface TurnAccess {
+  /** The binding of the turn's room; undefined when the turn runs without one (engine tests). */
+  binding?: Binding;
+  /** Whether an event may still count, checked against the current bindings, not its queued flag. */
+  admits(event: InboundEvent): boolean;
+  /** Whether `/pair` added a sender to a binding. */
+  paired(binding: string, senderId: string): boolean;
+  /** Appends to the audit trail (a no-op without one). */
+  record(entry: AuditEntry): Promise<void>;
+  /** Notes an approval that waits, so that its expiry is recorded if nothing decides it. */
+  opened(id: string, requested: AuditEntry, expired: AuditEntry, expiresAt: number): Promise<void>;
+  /** The approval was decided. */
+  closed(id: string): Promise<void>;
+  /** Queues an event into another room (an approval asked in a direct chat, a decision passed back). */
+  relay(event: InboundEvent): Promise<void>;
+}
+
+/** Access for turns run without bindings (engine tests, benchmarks): everything allowed, nothing recorded. */
+export const openAccess: TurnAccess = {
+  admits: (event) => event.sender.allowed,
+  paired: () => false,
+  record: async () => undefined,
+  opened: async () => undefined,
+  closed: async () => undefined,
+  relay: async () => undefined,
+};
+
+/** The person an event is from, as pending state records them. */
+export function personOf(event: InboundEvent): AskedOf {
+  return { id: event.sender.id, ...(event.sender.name ? { name: event.sender.name } : {}) };
+}
+
+/**
+ * Who pending state a turn makes is asked of: its person, or nobody in particular for a
+ * turn no person started (a schedule's fire, a webhook), whose offers are the room's.
+ */
+export function askerOf(event: InboundEvent): AskedOf | undefined {
+  return event.kind === "proactive" ? undefined : personOf(event);
+}
+
+/** The `askedOf` of pending state made in this turn, if it has a person. */
+export function asked(event: InboundEvent): { askedOf?: AskedOf } {
+  const of = askerOf(event);
+  return of ? { askedOf: of } : {};
+}
+
+/** How a person is named in "this was asked of …": their name, else their id. */
+export function nameOf(person: AskedOf): string {
+  return person.name ?? person.id;
+}
+
+/** True when pending state asked of `askedOf` (none: the whole room) may be answered by `senderId`. */
+export function askedOfSender(askedOf: AskedOf | undefined, senderId: string): boolean {
+  return askedOf === undefined || askedOf.id === senderId;
+}
+
+/** Whether a sender is among a binding's users: listed, paired, or anyone in a terminal room without a list. */
+export function isUser(access: TurnAccess, senderId: string): boolean {
+  const b = access.binding;
+  if (!b || b.users === "anyone") return true;
+  return b.users.has(senderId) || access.paired(b.name, senderId);
+}
+
+/** Whether a sender may use /call and /tools: the binding's `callers`, or any of its users when unset. */
+export function mayCall(access: TurnAccess, senderId: string): boolean {
+  const callers = access.binding?.callers;
+  return callers === undefined ? isUser(access, senderId) : callers.has(senderId);
+}

@@ -1,0 +1,26 @@
+/** The bot's own lines about who may do what (pending state, roles, approvals), apart from log text. */
+export const permissionTexts = {
+  askedOf: (name: string) => `This was asked of ${name}.`,
+  notCaller: (command: string) =>
+    `Only this room's callers may use /${command} here. Ask your question without it, or ask the operator.`,
+  approvalBy: (needed: number) =>
+    needed === 1
+      ? "One of this room's approvers must approve it (y / n); nothing runs until then."
+      : `${needed} of this room's approvers must approve it (y / n); nothing runs until then.`,
+  approvalInDms: (needed: number) =>
+    `${needed === 1 ? "One approver" : `${needed} approvers`} must approve it; they were asked in their direct chats with the bot. Nothing runs until then.`,
+  notApprover: "Only this room's approvers may approve this call.",
+  notYours: (name: string) => `Only ${name}, who asked, can decide this.`,
+  approvedOne: (name: string, have: number, needed: number, tool: string) =>
+    `Approved by ${name} (${have} of ${needed}); ${tool} waits for ${needed - have === 1 ? "one more approval" : `${needed - have} more approvals`}.`,
+  approvedAgain: (have: number, needed: number) =>
+    `You approved this already (${have} of ${needed}); it needs another approver.`,
+  deniedBy: (tool: string, name: string) => `Denied by ${name}: ${tool} was not run.`,
+  requesterGone: (name: string, tool: string) =>
+    `${name}, who asked for ${tool}, is no longer allowed here, so it was not run.`,
+  askedInDm: (requester: string, room: string) =>
+    `${requester} asked for this call in ${room}; you are one of its approvers. Approve or deny it here.`,
+  passedOn: "Passed on to the room the call was asked in.",
+  dmFailed:
+    "The approvers could not all be asked in their direct chats (a direct chat with the bot must be started first); approve it here instead (y / n).",
+} as const;

@@ -1,0 +1,175 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { RedisClient } from "./redis-connection.js";
+import { z } from "zod";
+import { scrubSecrets } from "../core/log.js";
+import type { Keys } from "./keys.js";
+
+const expireScript = readFileSync(new URL("./lua/expire-approvals.lua", import.meta.url), "utf8");
+
+/** What one entry of the trail records. */
+export const AuditTypeSchema = z.enum([
+  "approval.requested",
+  "approval.granted",
+  "approval.denied",
+  "approval.expired",
+  "call.destructive",
+  "pairing.added",
+  "pairing.removed",
+]);
+export type AuditType = z.infer<typeof AuditTypeSchema>;
+
+/**
+ * One entry of the audit trail (DESIGN §9): who did what, when, in which binding and
+ * room; for calls the tool, the SHA-256 of its exact arguments and (unless the binding
+ * says `audit.arguments: false`) the arguments themselves, with any secret masked.
+ */
+export const AuditEntrySchema = z.object({
+  type: AuditTypeSchema,
+  /** When it happened, ms since the epoch. */
+  at: z.number(),
+  binding: z.string(),
+  room: z.string().optional(),
+  /** Who did it: the approver, the person who paired, the operator who removed someone. */
+  by: z.string().optional(),
+  /** Who asked for the call an approval is about. */
+  requester: z.string().optional(),
+  /** The user a pairing added or removed. */
+  user: z.string().optional(),
+  tool: z.string().optional(),
+  argumentsHash: z.string().optional(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  /** The approval an entry belongs to, to follow one call from request to result. */
+  approval: z.string().optional(),
+  /** Everyone whose approval the call had, in order. */
+  approvedBy: z.array(z.string()).optional(),
+  /** Approvals a call needed. */
+  needed: z.number().int().optional(),
+  /** How a destructive call ended: its result, an error result, a failure or a cancel. */
+  outcome: z.enum(["ok", "error", "failed", "cancelled"]).optional(),
+  /** Why an approval was denied or a pairing removed, in a few words. */
+  reason: z.string().optional(),
+});
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+/** An exported entry: its stream id (time-ordered, unique) and the entry. */
+export type ExportedEntry = { id: string } & AuditEntry;
+
+/** The arguments as JSON with the keys in order, so that equal arguments hash equally. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/** The SHA-256 (hex) of a call's exact arguments: what ties an approval to the call made. */
+export function argumentsHash(args: Record<string, unknown>): string {
+  return createHash("sha256").update(canonical(args)).digest("hex");
+}
+
+/** What a call entry carries of its arguments: always the hash, the arguments when the binding keeps them. */
+export function callArguments(
+  args: Record<string, unknown>,
+  keep: boolean,
+): Pick<AuditEntry, "argumentsHash" | "arguments"> {
+  return { argumentsHash: argumentsHash(args), ...(keep ? { arguments: args } : {}) };
+}
+
+type Expire = (keys: number, ...args: (string | number)[]) => Promise<number>;
+
+/**
+ * The audit trail in Redis: one stream (`Keys.auditTrail`) trimmed by age on every
+ * append, plus the approvals still waiting, so that one that expires is recorded too
+ * (by whichever process sweeps first, exactly once). Entries are JSON with registered
+ * secrets masked; the trail never holds a token or a password.
+ */
+export class AuditLog {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly keepMs: number,
+  ) {
+    if (!("rgExpireApprovals" in redis)) redis.defineCommand("rgExpireApprovals", { lua: expireScript });
+  }
+
+  private encode(entry: AuditEntry): string {
+    return scrubSecrets(JSON.stringify(AuditEntrySchema.parse(entry)));
+  }
+
+  private minId(now: number): string {
+    return String(Math.max(0, now - this.keepMs));
+  }
+
+  /**
+   * Appends one entry, trimming what is older than the trail keeps. The trim is exact
+   * (no `~`): an approximate one only drops whole stream nodes of 100 entries, so a
+   * quiet trail would keep entries past their age for ever.
+   */
+  async record(entry: AuditEntry): Promise<void> {
+    await this.redis.xadd(
+      this.keys.auditTrail,
+      "MINID",
+      this.minId(Date.now()),
+      "*",
+      "entry",
+      this.encode(entry),
+    );
+  }
+
+  /**
+   * Notes an approval that waits for a decision: `expired` is what the trail records if
+   * none comes by `expiresAt`. Recorded with the request itself, in one slot.
+   */
+  async opened(id: string, requested: AuditEntry, expired: AuditEntry, expiresAt: number): Promise<void> {
+    await this.redis
+      .multi()
+      .xadd(this.keys.auditTrail, "MINID", this.minId(Date.now()), "*", "entry", this.encode(requested))
+      .zadd(this.keys.openApprovals, expiresAt, id)
+      .hset(this.keys.openApprovalInfo, id, this.encode(expired))
+      .exec();
+  }
+
+  /** The approval was decided (granted, denied): it will not be recorded as expired. */
+  async closed(id: string): Promise<void> {
+    await this.redis.multi().zrem(this.keys.openApprovals, id).hdel(this.keys.openApprovalInfo, id).exec();
+  }
+
+  /** Records the approvals whose time ran out; returns how many. */
+  async sweep(now = Date.now()): Promise<number> {
+    const run = (this.redis as unknown as { rgExpireApprovals: Expire }).rgExpireApprovals.bind(this.redis);
+    return run(
+      3,
+      this.keys.openApprovals,
+      this.keys.openApprovalInfo,
+      this.keys.auditTrail,
+      now,
+      this.minId(now),
+      100,
+    );
+  }
+
+  /**
+   * Entries since `sinceMs`, oldest first, read a page at a time; an unreadable entry is
+   * skipped. Never older than the trail keeps, even before the next append trims them.
+   */
+  async *since(sinceMs: number, pageSize = 500, now = Date.now()): AsyncGenerator<ExportedEntry> {
+    let start = String(Math.max(0, Math.floor(sinceMs), now - this.keepMs));
+    for (;;) {
+      const page = await this.redis.xrange(this.keys.auditTrail, start, "+", "COUNT", pageSize);
+      for (const [id, fields] of page) {
+        const raw = fields[fields.indexOf("entry") + 1];
+        try {
+          const entry = AuditEntrySchema.parse(JSON.parse(raw ?? ""));
+          yield { id, ...entry };
+        } catch {
+          continue;
+        }
+      }
+      if (page.length < pageSize) return;
+      start = `(${page.at(-1)![0]}`;
+    }
+  }
+}
