@@ -163,7 +163,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     (lane, room) => worker?.offer(lane, room) ?? false,
   );
   const queued = new RoomInboxReader(redis, keys);
-  const limiter = new RedisRateLimiter(redis);
+  const limiter = new RedisRateLimiter(redis, scheduler.durability);
   watchQueue(redis, keys);
   const permissions = permissionDeps(config, redis, keys);
   const { paired } = permissions;

@@ -5,7 +5,7 @@
 // a worker logged resending after the attempt's holder was killed between the send
 // and its record (the at-least-once window of docs/reliability.md), which is counted
 // apart as "resent-unknown" and allowed.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -167,6 +167,8 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     // A poison message's answer is the set-aside line, which names no message: labelled first.
     const sends = labelSetAside(standin.sends, poison);
     report = analyse(standin.released, sends, { toleranceMs });
+    // Every send with its arrival time, so that a limit violation can be placed against the fault's log lines.
+    writeFileSync(join(dir, "sends.json"), JSON.stringify(sends.map((s) => [s.at, s.chatId, s.text])));
     bystanders = bystanderErrors(standin.released, sends, poison);
   } finally {
     await fleet.stop();

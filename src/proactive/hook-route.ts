@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import type { Durability } from "../queue/scheduler-scripts.js";
-import { durableWrite } from "./durable-write.js";
+import { durableWrite, type Durability } from "../sessions/durable-write.js";
 import type { HookConfig } from "../core/config/proactive.js";
 import type { Logger } from "../core/log.js";
 import type { HttpRoute } from "../ops/health-server.js";

@@ -4,8 +4,7 @@ import { InboundEventSchema, type InboundEvent, type ProactiveSource } from "../
 import { roomOrigin } from "../core/origin.js";
 import { platformOf } from "../core/room.js";
 import type { Keys } from "../sessions/keys.js";
-import type { Durability } from "../queue/scheduler-scripts.js";
-import { durableWrite } from "./durable-write.js";
+import { durableWrite, type Durability } from "../sessions/durable-write.js";
 
 /** One turn no person started, before it is an event. */
 export interface ProactiveTurn {

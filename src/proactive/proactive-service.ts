@@ -1,5 +1,5 @@
 import type { RedisClient, RedisConnection } from "../sessions/redis-connection.js";
-import type { Durability } from "../queue/scheduler-scripts.js";
+import type { Durability } from "../sessions/durable-write.js";
 import type { Inbox } from "../core/adapter.js";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";

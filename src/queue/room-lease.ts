@@ -1,12 +1,8 @@
 import { LeaseLostError } from "../core/delivery-errors.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
 import type { FinishReply, ParkReply, ReleaseReply } from "./scheduler-replies.js";
-import {
-  ReplicaWaitError,
-  type LeaseRef,
-  type SchedulerScripts,
-  type TurnWrites,
-} from "./scheduler-scripts.js";
+import { isUnacknowledged } from "../sessions/durable-write.js";
+import type { LeaseRef, SchedulerScripts, TurnWrites } from "./scheduler-scripts.js";
 
 /**
  * A fenced write that was not acknowledged (too few replicas, a connection lost to a
@@ -14,15 +10,6 @@ import {
  * new master it records what the old one may have lost (a part already sent).
  */
 const UNACKNOWLEDGED: RetryPolicy = { attempts: Infinity, firstMs: 100, maxMs: 1000, jitter: true };
-
-/** Errors of a write that may or may not have been applied, on a master that may be gone. */
-function unacknowledged(err: unknown): boolean {
-  if (err instanceof ReplicaWaitError) return true;
-  const message = err instanceof Error ? err.message : "";
-  return /Connection is closed|ECONNREFUSED|ECONNRESET|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
-    message,
-  );
-}
 
 /** A lease not confirmed by Redis within its length minus this is treated as lost. */
 export const LEASE_MARGIN_MS = 1000;
@@ -150,7 +137,7 @@ export class RoomLease implements LeaseRef {
     return retry(
       write,
       (err) => {
-        if (!unacknowledged(err) || this.lost) return "fail";
+        if (!isUnacknowledged(err) || this.lost) return "fail";
         this.resent = true;
         return "retry";
       },

@@ -1,5 +1,5 @@
 import type { ZodType } from "zod";
-import { RoomgateError } from "../core/errors.js";
+import { durableWrite, NO_WAIT, type Durability } from "../sessions/durable-write.js";
 import type { Keys } from "../sessions/keys.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { defineScripts, type ScriptName } from "./lua-scripts.js";
@@ -24,32 +24,6 @@ import {
   type RequeueReply,
   type StepReply,
 } from "./scheduler-replies.js";
-
-/** A write was applied on the master but fewer replicas than required acknowledged it in time. */
-export class ReplicaWaitError extends RoomgateError {
-  constructor(
-    readonly acknowledged: number,
-    readonly required: number,
-  ) {
-    super(`only ${acknowledged} of ${required} replicas acknowledged the write in time; it is not relied on`);
-  }
-}
-
-/** How acknowledged writes are made durable: how many replicas a write's master must WAIT for. */
-export interface Durability {
-  timeoutMs: number;
-  /** The master a write whose first key is `key` goes to, and the replicas it must reach. */
-  required(key: string): Promise<{ node: string; replicas: number }>;
-  /** What the WAIT answered, so the count can follow the master's replicas. */
-  observe(node: string, acknowledged: number, required: number): void;
-}
-
-/** No replica is waited for (one instance, or `redis.waitReplicas: 0`). */
-export const NO_WAIT: Durability = {
-  timeoutMs: 0,
-  required: async () => ({ node: "", replicas: 0 }),
-  observe: () => undefined,
-};
 
 /** The flood limits an enqueue checks, for one person. */
 export interface FloodArgs {
@@ -306,28 +280,18 @@ export class SchedulerScripts {
     durable: boolean,
     [keys, args]: [string[], (string | number)[]],
   ): Promise<T> {
-    const { node, replicas } = durable ? await this.durability.required(keys[0]!) : { node: "", replicas: 0 };
-    if (replicas === 0) {
+    if (!durable) {
       const call = (this.redis as unknown as Record<ScriptName, ScriptCall>)[name];
       return schema.parse(await call.call(this.redis, keys.length, ...keys, ...args));
     }
-    // The script and WAIT in one pipeline go to the script's node on one connection, so
-    // WAIT covers this write (and every earlier one of that connection).
-    const pipeline = this.redis.pipeline();
-    (pipeline as unknown as Record<ScriptName, ScriptCall>)[name].call(
-      pipeline,
-      keys.length,
-      ...keys,
-      ...args,
+    const [reply] = await durableWrite(this.redis, this.durability, keys[0]!, (pipeline) =>
+      (pipeline as unknown as Record<ScriptName, (...a: (string | number)[]) => typeof pipeline>)[name].call(
+        pipeline,
+        keys.length,
+        ...keys,
+        ...args,
+      ),
     );
-    pipeline.call("WAIT", replicas, this.durability.timeoutMs);
-    const replies = (await pipeline.exec()) ?? [];
-    const [scriptErr, reply] = replies[0] ?? [new Error("no reply")];
-    if (scriptErr) throw scriptErr;
-    const [waitErr, acked] = replies[1] ?? [new Error("no WAIT reply")];
-    if (waitErr) throw waitErr;
-    this.durability.observe(node, Number(acked), replicas);
-    if (Number(acked) < replicas) throw new ReplicaWaitError(Number(acked), replicas);
     return schema.parse(reply);
   }
 }

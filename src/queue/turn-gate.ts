@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { DeliveryLedger, SendGate, SendWindow } from "../core/adapter.js";
 import { LeaseLostError, SendDeferredError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
+import { sleep } from "../core/retry.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { CommitRecord } from "../sessions/session-store.js";
 import { resentUnknownPartsTotal } from "../ops/metrics.js";
@@ -28,6 +29,13 @@ const BOOKED_LEAD_MS = 10;
  * parking again would cost a park, a claim and another booking for a wait this short.
  */
 const BOOKED_WAIT_MS = 100;
+
+/**
+ * A slot whose time went by this long before its step was done (the room's master
+ * failing over, a stalled worker) is asked for again: the others planned on this send
+ * leaving at its slot, and a request leaving seconds late would land among theirs.
+ */
+const LATE_MS = 50;
 
 /**
  * One turn's ledger and send gate: what was sent is read from the turn record the
@@ -115,15 +123,36 @@ export class TurnGate implements DeliveryLedger, SendGate {
     }
     // The slot is ours (within `soon`, never asked for again: the script counts on that):
     // the fenced step commits and marks the part while the rest of the wait passes.
-    const due = waitMs > 0 ? new Promise((resolve) => setTimeout(resolve, waitMs)) : undefined;
+    const dueAt = Date.now() + waitMs;
     await this.lease.step(this.writes(), part);
     this.commit = undefined;
     this.sent = {};
     this.booked = undefined;
     delete this.record[key];
-    await due;
+    const late = Date.now() - dueAt;
+    const taken = late > LATE_MS ? await this.retake(windows, member) : tight;
+    if (late < 0) await sleep(-late);
     if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-    this.inFlight = tight ? { windows, member } : undefined;
+    this.inFlight = taken ? { windows, member } : undefined;
+  }
+
+  /**
+   * Asks again for the slot of `member`, whose time went by while the step waited, and
+   * waits for it in the worker: the part is already marked as being sent, so parking
+   * now would make its next holder take it for an attempt that may have arrived.
+   */
+  private async retake(windows: SendWindow[], member: string): Promise<boolean> {
+    for (;;) {
+      const { waitMs, tight } = await this.deps.limiter.book(windows, member, BOOKED_WAIT_MS, {
+        booked: true,
+      });
+      if (waitMs <= BOOKED_WAIT_MS) {
+        if (waitMs > 0) await sleep(waitMs);
+        return tight;
+      }
+      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
+      await sleep(waitMs - BOOKED_WAIT_MS / 2);
+    }
   }
 
   answered(): void {

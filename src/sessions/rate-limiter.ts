@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { RedisClient } from "./redis-connection.js";
+import { z } from "zod";
+import type { ChainableCommander } from "ioredis";
 import type { SendWindow } from "../core/adapter.js";
-import { sleep } from "../core/retry.js";
+import { retry, sleep, type RetryPolicy } from "../core/retry.js";
+import { durableWrite, isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
+import type { RedisClient } from "./redis-connection.js";
 
 /** The send-slot script's text as sent (sessions/lua/windows.lua + reserve-slot.lua). */
 export const reserveSlotScript =
@@ -10,7 +13,17 @@ export const reserveSlotScript =
   "\n" +
   readFileSync(new URL("./lua/reserve-slot.lua", import.meta.url), "utf8");
 
-type Reserve = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
+type Reserve = (numKeys: number, ...args: (string | number)[]) => ChainableCommander;
+
+/** {wait ms, tight 0|1}, as reserve-slot.lua answers. */
+const ReplySchema = z.tuple([z.coerce.number(), z.coerce.number()]);
+
+/**
+ * A slot write not acknowledged (its replicas lag, the bot's master is failing over) is
+ * sent again with the same member for about 15 s; then the send fails as any Redis
+ * error does (a turn parks and tries again later).
+ */
+const UNACKNOWLEDGED: RetryPolicy = { attempts: 20, firstMs: 100, maxMs: 1000, jitter: true };
 
 /** A slot this close is waited for in the process and sent without asking Redis again. */
 const SOON_MS = 20;
@@ -37,9 +50,17 @@ export interface Slot {
  * late a loaded worker's request leaves, the platform never sees more than a window
  * allows. A turn's sends take their slots through its gate (src/queue/turn-gate.ts),
  * right after the fenced turn step.
+ *
+ * Every window write waits for the replicas `durability` names (WAIT, in the same round
+ * trip), and a slot is handed out only once they have it: a master killed right after
+ * a send is replaced by a replica that counts that send, so a failover never lets the
+ * platform see more than a window allows.
  */
 export class RedisRateLimiter {
-  constructor(private readonly redis: RedisClient) {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly durability: Durability = NO_WAIT,
+  ) {
     if (!("rgReserve" in redis)) redis.defineCommand("rgReserve", { lua: reserveSlotScript });
   }
 
@@ -49,17 +70,28 @@ export class RedisRateLimiter {
     mode: "take" | "book" | "booked" | "answered" | "hold",
     ms = 0,
   ): Promise<SlotReply> {
-    const run = (this.redis as unknown as { rgReserve: Reserve }).rgReserve.bind(this.redis);
-    const reply = await run(
-      windows.length,
-      ...windows.map((w) => w.key),
-      member,
-      mode,
-      ms,
-      ...windows.flatMap((w) => [w.max, w.windowMs]),
+    const args = windows.flatMap((w) => [w.max, w.windowMs]);
+    const reply = await retry(
+      async (attempt) => {
+        // A retried booking may have been recorded: it is asked for as the member's own.
+        const as = mode === "book" && attempt > 1 ? "booked" : mode;
+        const [written] = await durableWrite(this.redis, this.durability, windows[0]!.key, (pipeline) =>
+          (pipeline as unknown as { rgReserve: Reserve }).rgReserve(
+            windows.length,
+            ...windows.map((w) => w.key),
+            member,
+            as,
+            ms,
+            ...args,
+          ),
+        );
+        return written;
+      },
+      (err) => (isUnacknowledged(err) ? "retry" : "fail"),
+      UNACKNOWLEDGED,
     );
-    const [wait, tight] = Array.isArray(reply) ? reply : [reply, 0];
-    return { waitMs: Number(wait), tight: Number(tight) === 1 };
+    const [wait, tight] = ReplySchema.parse(reply);
+    return { waitMs: wait, tight: tight === 1 };
   }
 
   /** Takes one slot in every window now, or returns the ms to wait (nothing taken then). */

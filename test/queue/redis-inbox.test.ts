@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisInbox } from "../../src/queue/redis-inbox.js";
-import { ReplicaWaitError, SchedulerScripts, type Durability } from "../../src/queue/scheduler-scripts.js";
+import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
+import { ReplicaWaitError, type Durability } from "../../src/sessions/durable-write.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 
 let db: TestRedis;

@@ -8,6 +8,7 @@ import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { AuditLog } from "../../src/sessions/audit-log.js";
 import { PairingCodes } from "../../src/sessions/pairing-codes.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
+import type { RedisServer } from "../../src/sessions/redis-server.js";
 import { checkRedisPersistence } from "../../src/sessions/redis-persistence.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { DEMO_SERVER } from "../support/spine.js";
@@ -53,6 +54,25 @@ async function talk(standin: TelegramApiStandin, bot: StandinBot, from: number, 
     "answers",
   );
   for (const id of users) expect(standin.botMessages(bot.token, id)).toHaveLength(to);
+}
+
+/** The replica of the master that serves `key`'s slot (CLUSTER NODES). */
+async function replicaOfKey(cluster: RedisClusterTopology, key: string): Promise<RedisServer> {
+  const any = cluster.nodes[0]!.client();
+  const slot = Number(await any.call("CLUSTER", "KEYSLOT", key));
+  const lines = String(await any.call("CLUSTER", "NODES"))
+    .trim()
+    .split("\n")
+    .map((l) => l.trim().split(" "));
+  any.disconnect();
+  const covers = (range: string) => {
+    const [from, to = from] = range.split("-").map(Number);
+    return slot >= from! && slot <= to!;
+  };
+  const master = lines.find((f) => /master/.test(f[2]!) && f.slice(8).some(covers))!;
+  const replica = lines.find((f) => /slave/.test(f[2]!) && f[3] === master[0])!;
+  const address = replica[1]!.split("@")[0]!;
+  return cluster.nodes.find((n) => n.address === address)!;
 }
 
 describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
@@ -119,6 +139,28 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
     for await (const e of trail.since(0)) types.push(e.type);
     expect(types).toEqual(["pairing.added", "approval.requested", "approval.expired"]);
   });
+
+  it("hands out a send slot only once the replica of the bot's windows has it", async () => {
+    // A slot handed out before its replica has it is lost when the master dies right
+    // after the send: the promoted replica would let a 31st send into that second.
+    const windows = [{ key: runtime.deps.keys.rate("slot-check", "bot"), max: 30, windowMs: 1000 }];
+    const replica = await replicaOfKey(cluster, windows[0]!.key);
+    process.kill(replica.pid!, "SIGSTOP");
+    let granted = false;
+    let booking: Promise<unknown>;
+    try {
+      booking = runtime.deps.limiter.book(windows, "check", 20).then(() => (granted = true));
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(granted).toBe(false);
+    } finally {
+      process.kill(replica.pid!, "SIGCONT");
+    }
+    await booking;
+    const direct = replica.client();
+    await direct.readonly();
+    expect(await direct.zscore(windows[0]!.key, "check")).not.toBeNull();
+    direct.disconnect();
+  }, 30_000);
 
   it("has its persistence checked on every master and replica (a replica without it is refused)", async () => {
     await expect(checkRedisPersistence(connection, false, silentLogger())).resolves.toBeUndefined();

@@ -1,0 +1,70 @@
+import type { ChainableCommander } from "ioredis";
+import { RoomgateError } from "../core/errors.js";
+import type { RedisClient } from "./redis-connection.js";
+
+/** A write was applied on the master but fewer replicas than required acknowledged it in time. */
+export class ReplicaWaitError extends RoomgateError {
+  constructor(
+    readonly acknowledged: number,
+    readonly required: number,
+  ) {
+    super(`only ${acknowledged} of ${required} replicas acknowledged the write in time; it is not relied on`);
+  }
+}
+
+/** How acknowledged writes are made durable: how many replicas a write's master must WAIT for. */
+export interface Durability {
+  timeoutMs: number;
+  /** The master a write whose first key is `key` goes to, and the replicas it must reach. */
+  required(key: string): Promise<{ node: string; replicas: number }>;
+  /** What the WAIT answered, so the count can follow the master's replicas. */
+  observe(node: string, acknowledged: number, required: number): void;
+}
+
+/** No replica is waited for (one instance, or `redis.waitReplicas: 0`). */
+export const NO_WAIT: Durability = {
+  timeoutMs: 0,
+  required: async () => ({ node: "", replicas: 0 }),
+  observe: () => undefined,
+};
+
+/**
+ * True for the errors of a write that may or may not have been applied, on a master
+ * that may be gone (too few replicas acknowledged, a connection lost to a failover, a
+ * slot moving): such a write, when idempotent, is sent again.
+ */
+export function isUnacknowledged(err: unknown): boolean {
+  if (err instanceof ReplicaWaitError) return true;
+  const message = err instanceof Error ? err.message : "";
+  return /Connection is closed|ECONNREFUSED|ECONNRESET|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
+    message,
+  );
+}
+
+/**
+ * Sends writes that something is relied on after (a turn's step, a webhook's 202, a
+ * send slot) as one pipeline to the node of `key`, followed by WAIT for the replicas
+ * `durability` requires: the writes' replies once enough replicas have them, else a
+ * ReplicaWaitError (the writes are on the master; the caller retries an idempotent
+ * write). The script and WAIT go to one node on one connection, so WAIT covers these
+ * writes. Every key the writes touch must be in the slot of `key`.
+ */
+export async function durableWrite(
+  redis: RedisClient,
+  durability: Durability,
+  key: string,
+  writes: (pipeline: ChainableCommander) => ChainableCommander,
+): Promise<unknown[]> {
+  const { node, replicas } = await durability.required(key);
+  const pipeline = writes(redis.pipeline());
+  const count = pipeline.length;
+  if (replicas > 0) pipeline.call("WAIT", replicas, durability.timeoutMs);
+  const replies = (await pipeline.exec()) ?? [];
+  for (const [err] of replies) if (err) throw err;
+  if (replicas > 0) {
+    const acknowledged = Number(replies[count]?.[1]);
+    durability.observe(node, acknowledged, replicas);
+    if (acknowledged < replicas) throw new ReplicaWaitError(acknowledged, replicas);
+  }
+  return replies.slice(0, count).map(([, reply]) => reply);
+}
