@@ -240,6 +240,6 @@ try {
   await redisProcess.stop();
   await cluster?.stop();
   killAll();
-  rmSync(dir, { recursive: true, force: true });
+  if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
 }
 process.exit(0);

@@ -110,7 +110,8 @@ export class TurnGate implements DeliveryLedger, SendGate {
     const part = partKey ?? "";
     // A slot booked for this part by an earlier holder is asked for by its member.
     const key = `booked:${part}`;
-    const earlier = this.record[key];
+    // Or by this gate itself, when the turn waited for the slot in place.
+    const earlier = this.record[key] ?? (this.booked?.part === part ? this.booked.member : undefined);
     const member = earlier ?? randomUUID();
     const soon = earlier === undefined ? PARK_AFTER_MS : BOOKED_WAIT_MS;
     const { waitMs, tight } = await this.deps.limiter.book(windows, member, soon, {
@@ -126,6 +127,8 @@ export class TurnGate implements DeliveryLedger, SendGate {
     const dueAt = Date.now() + waitMs;
     await this.lease.step(this.writes(), part);
     this.commit = undefined;
+    // Now in the turn record: a delivery run again in place (a booked slot waited for) skips them.
+    for (const [sentPart, ref] of Object.entries(this.sent)) this.record[`part:${sentPart}`] = ref;
     this.sent = {};
     this.booked = undefined;
     delete this.record[key];

@@ -14,6 +14,7 @@ import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
 import { QUARANTINED, requeuedOutcomeOf } from "./dead-letters.js";
 import type { RoomLease } from "./room-lease.js";
+import { deliverWaitingForSlots, type SlotPause } from "./slot-wait.js";
 import { TurnGate } from "./turn-gate.js";
 
 /** What the claim (or the previous turn's finish) read for the room's head turn. */
@@ -79,9 +80,10 @@ export class TurnRunner {
 
   /**
    * Runs one turn; returns the room's next turn when the worker keeps the room, and
-   * `resumeInMs` when the room was parked to resume that much later.
+   * `resumeInMs` when the room was parked to resume that much later. `pause` lets a
+   * send slot booked for soon be waited for without parking (src/queue/slot-wait.ts).
    */
-  async runOne(held: RoomLease, input: TurnInput, draining: boolean): Promise<TurnResult> {
+  async runOne(held: RoomLease, input: TurnInput, draining: boolean, pause?: SlotPause): Promise<TurnResult> {
     const { log: baseLog } = this.deps;
     const json = safeJson(input.head);
     const parsed = InboundEventSchema.safeParse(json);
@@ -122,7 +124,14 @@ export class TurnRunner {
         if (!quarantine) log.info({ kind: event.kind, ms: Date.now() - started }, "turn computed");
       }
       if (held.lost) throw new LeaseLostError(held.room);
-      const refs = await sender.deliver(event, outcome, { turnId: event.eventId, ledger: gate, log, gate });
+      const context = { turnId: event.eventId, ledger: gate, log, gate };
+      const delivered = outcome;
+      const refs = await deliverWaitingForSlots(
+        () => sender.deliver(event, delivered, context),
+        gate,
+        held,
+        draining ? undefined : pause,
+      );
       if (held.lost) throw new LeaseLostError(held.room);
       if (quarantine) return await this.setAside(held, input, event, gate, quarantine, log);
       turnsTotal.inc({
