@@ -2,8 +2,10 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "../core/log.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
+import { renewLeases } from "./lease-renewal.js";
 import { RoomLease } from "./room-lease.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
+import { INACTIVE_RECHECK_MS, LaneState, type LaneSpec } from "./lane-state.js";
 import type { TurnInput, TurnRunner } from "./turn-runner.js";
 
 /**
@@ -18,83 +20,11 @@ const PEEK_LIMIT = 32;
 /** How long handing rooms back at shutdown may take. */
 const LET_GO_MS = 2000;
 
-/** How often a lane this process may serve but does not now (`LaneSpec.active`) is looked at again. */
-const INACTIVE_RECHECK_MS = 250;
-
-/**
- * A lane a process serves; with `active`, only while it answers true (the lane of
- * encrypted Matrix rooms is served by the process that owns the device, and ownership
- * moves at runtime). While inactive the lane claims nothing and pops no wake-ups, so
- * they wait for the process that serves it.
- */
-export interface LaneSpec {
-  name: string;
-  active?: () => boolean;
-}
-
 /** Waits for `work`, but no longer than `ms`. */
 async function within(ms: number, work: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
-}
-
-/** One lane's dispatch state in this process: rooms to try, and what wakes the loop. */
-class LaneState {
-  /** Rooms to claim next, in the order they became known (woken, due, parked here, taken over). */
-  readonly ready = new Set<string>();
-  readonly timers = new Set<NodeJS.Timeout>();
-  /** Rooms this process parked (or found not yet due) and will claim on its own timer. */
-  readonly resuming = new Set<string>();
-  lastPeek = 0;
-  peekTimer: NodeJS.Timeout | undefined;
-  private readonly waiters = new Set<() => void>();
-
-  constructor(
-    readonly name: string,
-    readonly active: () => boolean = () => true,
-  ) {}
-
-  /** Wakes whatever of the lane's loops waits. */
-  signal(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiting) wake();
-  }
-
-  /** Waits until signalled or `ms` passed. */
-  wait(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.waiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, Math.max(0, ms));
-      this.waiters.add(wake);
-    });
-  }
-
-  /** Makes `room` ready in `ms` (a parked room resuming, a room not yet due). */
-  later(room: string, ms: number): void {
-    this.resuming.add(room);
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.resuming.delete(room);
-      this.ready.add(room);
-      this.signal();
-    }, ms);
-    timer.unref();
-    this.timers.add(timer);
-  }
-
-  clear(): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    this.resuming.clear();
-    clearTimeout(this.peekTimer);
-    this.signal();
-  }
 }
 
 /**
@@ -386,32 +316,11 @@ export class RoomWorker {
   /** Renews every held lease, one call per lane and shard; a lease not confirmed in time is lost. */
   private async renew(): Promise<void> {
     const { scripts, leaseMs, log } = this.options;
-    const groups = new Map<string, RoomLease[]>();
-    for (const { lease } of this.held.values()) {
-      if (!lease.active) continue;
-      const key = `${lease.shard} ${lease.lane}`;
-      groups.set(key, [...(groups.get(key) ?? []), lease]);
-    }
-    await Promise.all(
-      [...groups.values()].map(async (leases) => {
-        const { lane, shard } = leases[0]!;
-        const sent = Date.now();
-        try {
-          const renewed = await scripts.renew({ lane, shard, leases, leaseMs });
-          leases.forEach((lease, i) => {
-            if (renewed[i]) lease.confirm(sent);
-            else if (!lease.lost) {
-              lease.markLost();
-              log.warn(
-                { room: lease.room },
-                "room lease lost; its turn stops before any further side effect",
-              );
-            }
-          });
-        } catch (err) {
-          log.warn({ err: (err as Error).message, lane }, "lease renewal failed");
-        }
-      }),
+    await renewLeases(
+      scripts,
+      [...this.held.values()].map((h) => h.lease),
+      leaseMs,
+      log,
     );
   }
 

@@ -155,19 +155,8 @@ export class SchedulerScripts {
     wantHistory: boolean;
     turnRecordMs: number;
   }): Promise<FinishReply> {
-    const room = this.keys.room(a.lease.room);
-    const lane = this.keys.laneShard(a.lease.lane, room.shard);
     return this.run("rgFinish", FinishReplySchema, true, [
-      [
-        room.lease,
-        lane.running,
-        lane.pending,
-        room.session,
-        room.history,
-        room.offerRefs,
-        room.turn,
-        room.inbox,
-      ],
+      this.turnKeys(a.lease),
       [
         a.lease.room,
         a.lease.token,
@@ -199,21 +188,9 @@ export class SchedulerScripts {
     letterId: string;
     turnRecordMs: number;
   }): Promise<ParkReply> {
-    const room = this.keys.room(a.lease.room);
-    const lane = this.keys.laneShard(a.lease.lane, room.shard);
+    const shard = this.keys.room(a.lease.room).shard;
     return this.run("rgPark", ParkReplySchema, true, [
-      [
-        room.lease,
-        lane.running,
-        lane.pending,
-        room.session,
-        room.history,
-        room.offerRefs,
-        room.turn,
-        room.inbox,
-        this.keys.deadLetters(room.shard),
-        this.keys.deadLetterIndex(room.shard),
-      ],
+      [...this.turnKeys(a.lease), this.keys.deadLetters(shard), this.keys.deadLetterIndex(shard)],
       [
         a.lease.room,
         a.lease.token,
@@ -272,6 +249,22 @@ export class SchedulerScripts {
   /** Wakes one idle worker of the lane for a room that became pending (not a script: one RPUSH, popped FIFO). */
   async wake(lane: string, room: string): Promise<void> {
     await this.redis.rpush(this.keys.wake(lane), room);
+  }
+
+  /** The keys a turn's end touches (finish-turn.lua and park-turn.lua take them first, in this order). */
+  private turnKeys(lease: LeaseRef): string[] {
+    const room = this.keys.room(lease.room);
+    const lane = this.keys.laneShard(lease.lane, room.shard);
+    return [
+      room.lease,
+      lane.running,
+      lane.pending,
+      room.session,
+      room.history,
+      room.offerRefs,
+      room.turn,
+      room.inbox,
+    ];
   }
 
   private async run<T>(

@@ -8,7 +8,7 @@ import { NamespaceCrashedTwiceError, NamespaceRestartingError } from "../namespa
 import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
-import { deadLettersTotal, deferralsTotal } from "../ops/metrics.js";
+import { deadLettersTotal } from "../ops/metrics.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
@@ -16,6 +16,7 @@ import { QUARANTINED, requeuedOutcomeOf } from "./dead-letters.js";
 import type { RoomLease } from "./room-lease.js";
 import { deliverWaitingForSlots, type SlotPause } from "./slot-wait.js";
 import { TurnGate } from "./turn-gate.js";
+import { parkTurn, recordOf } from "./turn-park.js";
 
 /** What the claim (or the previous turn's finish) read for the room's head turn. */
 export interface TurnInput {
@@ -146,7 +147,7 @@ export class TurnRunner {
       const [sessionJson, links] = this.offerLinks(held.room, event, outcome, refs, session, input.session);
       return await this.finish(held, input.head, event, draining, sessionJson, links, gate.writes().commit);
     } catch (err) {
-      return this.park(held, input, event, gate, err, log);
+      return parkTurn(this.deps.settings, held, input, event, gate, err, log);
     }
   }
 
@@ -312,83 +313,6 @@ export class TurnRunner {
       },
     };
   }
-
-  private async park(
-    held: RoomLease,
-    input: TurnInput,
-    event: InboundEvent,
-    gate: TurnGate,
-    err: unknown,
-    log: Logger,
-  ): Promise<TurnResult> {
-    if (err instanceof LeaseLostError || held.lost) {
-      log.warn("room lease lost mid-turn; stopped before any further side effect");
-      return {};
-    }
-    const attempts = Number(recordOf(input.record, event.eventId).attempts ?? "0");
-    let kind: "wait" | "fail" | "final";
-    let delay: number;
-    if (err instanceof SendDeferredError) {
-      kind = "wait";
-      delay = err.waitMs;
-      deferralsTotal.inc({
-        platform: event.platform,
-        reason: err.reason.startsWith("429") ? "429" : "window",
-      });
-    } else if (err instanceof PermanentSendError) {
-      kind = "final";
-      delay = 0;
-    } else {
-      kind = "fail";
-      const backoff = Math.min(this.deps.settings.retryMaxMs, 500 * 2 ** attempts);
-      delay = backoff / 2 + Math.random() * (backoff / 2);
-    }
-    const reason = err instanceof Error ? err.message : String(err);
-    const id = randomUUID();
-    const reply = await held.park({
-      writes: gate.writes(),
-      booked: gate.bookedSlot(),
-      head: input.head,
-      delayMs: delay,
-      kind,
-      reason: reason.slice(0, 500),
-      deadlineMs: this.deps.settings.deadlineMs,
-      letterId: id,
-    });
-    if (reply.kind === "lost") {
-      log.warn("room lease lost while parking; another worker continues");
-      return {};
-    }
-    if (reply.kind === "dead" && kind === "final") {
-      deadLettersTotal.inc({ platform: event.platform });
-      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
-      // A kick, a block, a chat that is gone: an answer the platform refuses for good, not a missed deadline.
-      log.warn(
-        { refusal: reason, deadLetter: id, attempts: reply.attempts },
-        "turn refused by the platform and no retry can fix it; moved to the dead letters at once",
-      );
-      return {};
-    }
-    if (reply.kind === "dead") {
-      deadLettersTotal.inc({ platform: event.platform });
-      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
-      log.error(
-        { err, deadLetter: id, waitedMs: reply.waitedMs, attempts: reply.attempts },
-        "turn could not be delivered by its deadline; moved to the dead letters (`roomgate dead-letters`)",
-      );
-      return {};
-    }
-    if (kind === "fail") {
-      turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "failed" });
-      log.warn(
-        { err, attempt: reply.attempts, retryInMs: Math.round(delay) },
-        "turn delivery failed; retrying",
-      );
-    } else {
-      log.debug({ waitMs: Math.round(delay), reason }, "turn waits; room parked");
-    }
-    return { resumeInMs: Math.ceil(delay) };
-  }
 }
 
 /** How long a turn waits for its namespace to finish restarting before the person gets its line. */
@@ -406,9 +330,4 @@ function quarantineOf(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   const why = (safeJson(raw) as { rgQuarantine?: unknown } | undefined)?.rgQuarantine;
   return typeof why === "string" ? why : undefined;
-}
-
-/** The head turn's record, or an empty one when it belongs to another event. */
-function recordOf(record: Record<string, string>, eventId: string): Record<string, string> {
-  return record.id === undefined || record.id === eventId ? record : {};
 }
