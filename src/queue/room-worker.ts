@@ -4,7 +4,7 @@ import type { Logger } from "../core/log.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { renewLeases } from "./lease-renewal.js";
 import { RoomLease } from "./room-lease.js";
-import type { SchedulerScripts } from "./scheduler-scripts.js";
+import { SchedulerScripts } from "./scheduler-scripts.js";
 import { INACTIVE_RECHECK_MS, LaneState, type LaneSpec } from "./lane-state.js";
 import type { TurnInput, TurnRunner } from "./turn-runner.js";
 
@@ -62,6 +62,13 @@ export class RoomWorker {
   private readonly blockers: RedisClient[] = [];
   private readonly loops: Promise<void>[] = [];
   private renewTimer: NodeJS.Timeout | undefined;
+  /**
+   * The renewals' own connection: a write that waits for replicas (WAIT) holds its
+   * connection until they answer, and during a failover every retried write does, for
+   * up to `redis.waitTimeoutSeconds` each; renewals queued behind them lost leases
+   * that were still held (a turn then sent again by the worker that took over).
+   */
+  private renewals: { client: RedisClient; scripts: SchedulerScripts } | undefined;
   private stopping = false;
   private seq = 0;
   private readonly peekEveryMs: number;
@@ -71,7 +78,7 @@ export class RoomWorker {
   constructor(
     private readonly options: {
       scripts: SchedulerScripts;
-      /** A new client for one blocking BLPOP (each lane blocks on its own connection). */
+      /** A new client of its own (each lane's blocking pop, the lease renewals). */
       blocker: () => RedisClient;
       runner: TurnRunner;
       lanes: (string | LaneSpec)[];
@@ -95,6 +102,9 @@ export class RoomWorker {
       this.blockers.push(blocker);
       this.loops.push(this.dispatch(lane), this.listen(lane, blocker));
     }
+    const client = this.options.blocker();
+    client.on("error", () => undefined);
+    this.renewals = { client, scripts: new SchedulerScripts(client, this.options.scripts.keys) };
     this.renewTimer = setInterval(() => void this.renew(), Math.max(200, this.options.leaseMs / 4));
     this.renewTimer.unref();
   }
@@ -122,6 +132,7 @@ export class RoomWorker {
     const left = [...this.held.values()].map((h) => h.lease);
     await within(LET_GO_MS, Promise.all(left.map((lease) => this.letGo(lease))));
     clearInterval(this.renewTimer);
+    this.renewals?.client.disconnect();
     if (left.length > 0)
       this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
   }
@@ -315,9 +326,9 @@ export class RoomWorker {
 
   /** Renews every held lease, one call per lane and shard; a lease not confirmed in time is lost. */
   private async renew(): Promise<void> {
-    const { scripts, leaseMs, log } = this.options;
+    const { leaseMs, log } = this.options;
     await renewLeases(
-      scripts,
+      this.renewals?.scripts ?? this.options.scripts,
       [...this.held.values()].map((h) => h.lease),
       leaseMs,
       log,
