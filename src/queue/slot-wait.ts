@@ -3,9 +3,9 @@ import type { RoomLease } from "./room-lease.js";
 import type { TurnGate } from "./turn-gate.js";
 
 /**
- * Waits `ms` for a booked send slot while the room stays held but takes none of the
- * worker's slots (it renews the lease and runs other rooms meanwhile); false when the
- * worker has no room for another waiting turn or is stopping, and the turn parks.
+ * Waits `ms` for a booked send slot while the room stays held (its lease renewed),
+ * outside the worker's slots while few enough rooms wait so; false when the wait is
+ * longer than half a lease or the worker is stopping, and the turn parks.
  */
 export type SlotPause = (ms: number) => Promise<boolean>;
 

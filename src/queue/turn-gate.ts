@@ -10,9 +10,9 @@ import type { RoomLease } from "./room-lease.js";
 import type { TurnWrites } from "./scheduler-scripts.js";
 
 /**
- * Waits shorter than this are waited out in the worker; longer ones give the slot back.
- * Not a setting: parking costs about two round trips and a claim, so a wait shorter
- * than that is cheaper to sleep through; anything longer must not hold a worker (DESIGN §8).
+ * Waits shorter than this are waited out in the step; longer ones are booked, and the
+ * turn waits for the booking outside the worker's slots or parks (src/queue/slot-wait.ts),
+ * so that no wait holds a worker (DESIGN §8). Not a setting.
  */
 const PARK_AFTER_MS = 20;
 
