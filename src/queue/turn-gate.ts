@@ -12,7 +12,7 @@ import type { TurnWrites } from "./scheduler-scripts.js";
 /**
  * Waits shorter than this are waited out in the step; longer ones are booked, and the
  * turn waits for the booking outside the worker's slots or parks (src/queue/slot-wait.ts),
- * so that no wait holds a worker (DESIGN §8). Not a setting.
+ * so that a wait holds a worker slot only when many rooms already wait (DESIGN §8).
  */
 const PARK_AFTER_MS = 20;
 
