@@ -25,6 +25,8 @@ const { values } = parseArgs({
     smoke: { type: "boolean", default: false },
     // One workload by name (e.g. --workload "600 at once"), to look at one closely.
     workload: { type: "string" },
+    // Only these arms (repeatable: --arm roomgate-raised --arm floor-runner), to profile one.
+    arm: { type: "string", multiple: true },
   },
 });
 const quick = values.quick || values.smoke;
@@ -102,9 +104,11 @@ const raisedOk = raisedConfigAccepted();
 let botId = 8_200_000_000;
 
 type ArmKind = "floor-polling" | "floor-runner" | "roomgate" | "roomgate-raised" | "roomgate-cluster";
-const ARMS: ArmKind[] = values.smoke
-  ? ["floor-polling", "roomgate"]
-  : ["floor-polling", "floor-runner", "roomgate", "roomgate-raised", "roomgate-cluster"];
+const ARMS: ArmKind[] = (
+  values.smoke
+    ? (["floor-polling", "roomgate"] as const)
+    : (["floor-polling", "floor-runner", "roomgate", "roomgate-raised", "roomgate-cluster"] as const)
+).filter((kind) => values.arm === undefined || values.arm.includes(kind));
 
 /** The cluster arm's name (bench-targets.ts compares it with the one-instance arm). */
 const CLUSTER_ARM = "roomgate, limits raised, 3 cluster masters";

@@ -87,10 +87,12 @@ export class RoomgateFleet {
     const env: NodeJS.ProcessEnv = { ...process.env, BENCH_BOT_TOKEN: this.options.token, LOG_LEVEL: "info" };
     // The config names the Redis; an inherited REDIS_URL would win over it.
     delete env.REDIS_URL;
-    const child = spawnTracked(process.execPath, [join(ROOT, "bin/roomgate"), role, "-c", this.configFile], {
-      cwd: ROOT,
-      env,
-    });
+    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every roomgate process there (node --cpu-prof).
+    const profile = process.env.BENCH_CPU_PROF
+      ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+      : [];
+    const args = [...profile, join(ROOT, "bin/roomgate"), role, "-c", this.configFile];
+    const child = spawnTracked(process.execPath, args, { cwd: ROOT, env });
     const member: Member = { role, name, child, ready: false };
     child.once("exit", () => (member.ready = false));
     this.members.set(name, member);
