@@ -157,12 +157,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     return defaultLaneOf(room);
   };
   let worker: RoomWorker | undefined;
-  const inbox = new RedisInbox(
-    scheduler,
-    config.queue.dedupeSeconds * 1000,
-    laneOf,
-    (lane, room) => worker?.offer(lane, room) ?? false,
-  );
+  const inbox = new RedisInbox(scheduler, config.queue.dedupeSeconds * 1000, laneOf, () => worker);
   const queued = new RoomInboxReader(redis, keys);
   const limiter = new RedisRateLimiter(redis, scheduler.durability);
   watchQueue(redis, keys);

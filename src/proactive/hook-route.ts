@@ -114,9 +114,10 @@ export function hookRoute(deps: {
   async function guardReplay(name: string, signatureHash: string, delivery: string): Promise<void> {
     const key = deps.keys.hookSignature(name, signatureHash);
     // Replicated before the 202, as the event is: a failover must not forget which id the signature had.
-    const [set, first] = await durableWrite(deps.redis, deps.durability, key, (pipeline) =>
-      pipeline.set(key, delivery, "PX", 2 * HOOK_WINDOW_MS + 60_000, "NX").get(key),
-    );
+    const [set, first] = await durableWrite(deps.redis, deps.durability, key, [
+      ["set", key, delivery, "PX", 2 * HOOK_WINDOW_MS + 60_000, "NX"],
+      ["get", key],
+    ]);
     if (set !== "OK" && first !== null && first !== delivery) throw new Refusal(409, "replayed");
   }
 }

@@ -79,9 +79,10 @@ export class ProactiveInbox {
    */
   private async hold(room: string, event: InboundEvent): Promise<boolean> {
     const held = this.keys.held(room);
-    const [added] = await durableWrite(this.redis, this.durability, held, (pipeline) =>
-      pipeline.hsetnx(held, event.eventId, JSON.stringify(event)).pexpire(held, HELD_KEEP_MS),
-    );
+    const [added] = await durableWrite(this.redis, this.durability, held, [
+      ["hsetnx", held, event.eventId, JSON.stringify(event)],
+      ["pexpire", held, HELD_KEEP_MS],
+    ]);
     return Number(added) === 1;
   }
 

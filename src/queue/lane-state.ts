@@ -19,6 +19,8 @@ export class LaneState {
   readonly timers = new Set<NodeJS.Timeout>();
   /** Rooms this process parked (or found not yet due) and will claim on its own timer. */
   readonly resuming = new Set<string>();
+  /** Slots kept for claims made with an enqueue (RoomWorker.ticket), until they are answered. */
+  claiming = 0;
   lastPeek = 0;
   peekTimer: NodeJS.Timeout | undefined;
   private readonly waiters = new Set<() => void>();

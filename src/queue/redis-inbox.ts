@@ -3,32 +3,48 @@ import { AdmissionSchema, type Admission, type FloodTicket } from "../core/admis
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import { eventsTotal } from "../ops/metrics.js";
 import { laneOf as defaultLaneOf } from "./lanes.js";
-import type { SchedulerScripts } from "./scheduler-scripts.js";
+import type { ClaimReply, EnqueueReply } from "./scheduler-replies.js";
+import type { ClaimArgs, EnqueueArgs, SchedulerScripts } from "./scheduler-scripts.js";
 
 /** The lane a room's turns run in; every process must compute the same lane for a room. */
 export type LaneOf = (room: string) => string;
 
-/**
- * Offers a room that just became pending to a worker of this process; true when it
- * took it (it serves the lane and has a free slot), so no wake-up goes through Redis.
- */
-export type LocalWake = (lane: string, room: string) => boolean;
+/** A worker slot kept for a claim made in the call that queues a room's event. */
+export interface ClaimTicket {
+  claim: ClaimArgs;
+  /** The claim took the room: the worker runs it under the ticket's lease. */
+  taken(room: string, reply: Extract<ClaimReply, { kind: "claimed" }>): void;
+  /** The claim took nothing (or the call failed): the slot is free again. */
+  dropped(): void;
+}
+
+/** The worker of this process, as the inbox sees it. */
+export interface LocalWorker {
+  /**
+   * Offers a room that just became pending; true when it took it (it serves the lane
+   * and has a free slot), so no wake-up goes through Redis.
+   */
+  offer(lane: string, room: string): boolean;
+  /** A slot for a claim of `room` made with the enqueue, when the lane is served here and a slot is free. */
+  ticket(lane: string, room: string): ClaimTicket | undefined;
+}
 
 /**
  * The Inbox adapters (and any other producer: a scheduled fire, a webhook) write to:
  * in one script on the room's shard, an event is appended to its room's FIFO in
  * Redis (once per platform event id within the de-duplication window, and within
  * the sender's flood limits when given) and the room becomes pending in its lane
- * unless a worker holds it; a room that became pending goes to a free worker of
- * this process, else wakes one idle worker of the lane through Redis. The event is acknowledged (and replicated, where replicas are waited
- * for) when the call resolves.
+ * unless a worker holds it; when the worker of this process has a free slot for the
+ * lane, the same call claims the room for it, else a room that became pending wakes
+ * one idle worker of the lane through Redis. The event is acknowledged (and
+ * replicated, where replicas are waited for) when the call resolves.
  */
 export class RedisInbox implements Inbox {
   constructor(
     private readonly scripts: SchedulerScripts,
     private readonly dedupeMs: number,
     private readonly laneOf: LaneOf = defaultLaneOf,
-    private readonly localWake: LocalWake = () => false,
+    private readonly local?: () => LocalWorker | undefined,
   ) {}
 
   /** Queues the event; false when this platform event id was already queued. */
@@ -44,19 +60,21 @@ export class RedisInbox implements Inbox {
   private async run(event: InboundEvent, ticket?: FloodTicket): Promise<Admission> {
     const parsed = InboundEventSchema.parse(event);
     const lane = this.laneOf(parsed.room);
-    const reply = await this.scripts.enqueue({
+    const args: EnqueueArgs = {
       room: parsed.room,
       lane,
       eventId: parsed.eventId,
       entry: JSON.stringify(parsed),
       dedupeMs: this.dedupeMs,
       ...(ticket ? { flood: ticket } : {}),
-    });
+    };
+    const worker = this.local?.();
+    const { reply, claimed } = await this.queue(args, worker?.ticket(lane, parsed.room));
     // A lost wake-up only delays the room until a worker next looks at its shard. A
     // duplicate wakes one too: it may be the retry of an attempt that was applied but not
     // acknowledged (a failover), which made the room pending and woke nobody.
-    const wake = reply.kind === "duplicate" || (reply.kind === "queued" && reply.becamePending);
-    if (wake && !this.localWake(lane, parsed.room)) {
+    const wake = !claimed && (reply.kind === "duplicate" || (reply.kind === "queued" && reply.becamePending));
+    if (wake && !worker?.offer(lane, parsed.room)) {
       void this.scripts.wake(lane, parsed.room).catch(() => undefined);
     }
     const admission = AdmissionSchema.parse(
@@ -66,5 +84,28 @@ export class RedisInbox implements Inbox {
     );
     eventsTotal.inc({ platform: parsed.platform, result: admission.result });
     return admission;
+  }
+
+  /** Queues the event, claiming its room in the same call when the worker kept a slot for it. */
+  private async queue(
+    args: EnqueueArgs,
+    ticket: ClaimTicket | undefined,
+  ): Promise<{ reply: EnqueueReply; claimed: boolean }> {
+    if (!ticket) return { reply: await this.scripts.enqueue(args), claimed: false };
+    let both: Awaited<ReturnType<SchedulerScripts["enqueueAndClaim"]>>;
+    try {
+      both = await this.scripts.enqueueAndClaim(args, ticket.claim);
+    } catch (err) {
+      // A claim applied but not acknowledged holds the room until its lease runs out; a
+      // retried enqueue (a duplicate) wakes a worker, which takes it over then.
+      ticket.dropped();
+      throw err;
+    }
+    if (both.claimed.kind !== "claimed") {
+      ticket.dropped();
+      return { reply: both.queued, claimed: false };
+    }
+    ticket.taken(args.room, both.claimed);
+    return { reply: both.queued, claimed: true };
   }
 }

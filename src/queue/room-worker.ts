@@ -6,7 +6,11 @@ import { renewLeases } from "./lease-renewal.js";
 import { RoomLease } from "./room-lease.js";
 import { SchedulerScripts } from "./scheduler-scripts.js";
 import { INACTIVE_RECHECK_MS, LaneState, type LaneSpec } from "./lane-state.js";
+import type { ClaimTicket } from "./redis-inbox.js";
+import type { ClaimReply } from "./scheduler-replies.js";
 import type { TurnInput, TurnRunner } from "./turn-runner.js";
+
+type Claimed = Extract<ClaimReply, { kind: "claimed" }>;
 
 /**
  * A lane looks at every shard at least this often (lost wake-ups, rooms parked by a
@@ -150,10 +154,46 @@ export class RoomWorker {
     return true;
   }
 
+  /**
+   * Keeps a free slot of the lane for a claim made with an enqueue (RedisInbox), so a
+   * message for an idle room is taken in the call that queues it; undefined when the
+   * lane is not served here, has no slot beyond the rooms already ready to claim, or
+   * holds the room already (its holder sees the event before letting go).
+   */
+  ticket(laneName: string, room: string): ClaimTicket | undefined {
+    const lane = this.lanes.get(laneName);
+    if (!lane || this.stopping || !lane.active() || this.held.has(room)) return undefined;
+    if (this.free(lane) <= lane.ready.size) return undefined;
+    lane.claiming += 1;
+    let open = true;
+    const close = () => {
+      if (open) lane.claiming -= 1;
+      open = false;
+    };
+    const { leaseMs, turnRecordMs } = this.options;
+    const token = this.nextToken();
+    return {
+      claim: { token, leaseMs, turnRecordMs },
+      taken: (room, reply) => {
+        close();
+        this.lastClaimAt = Date.now();
+        this.take(lane, room, token, reply);
+      },
+      dropped: () => {
+        close();
+        lane.signal();
+      },
+    };
+  }
+
   private free(lane: LaneState): number {
-    let busy = 0;
+    let busy = lane.claiming;
     for (const h of this.held.values()) if (h.lease.lane === lane.name && !h.waiting) busy += 1;
     return this.options.concurrency - busy;
+  }
+
+  private nextToken(): string {
+    return `${this.id}:${(this.seq += 1)}`;
   }
 
   /**
@@ -277,18 +317,12 @@ export class RoomWorker {
 
   private async claim(lane: LaneState, room: string): Promise<void> {
     const { scripts, log, leaseMs, turnRecordMs } = this.options;
-    const token = `${this.id}:${(this.seq += 1)}`;
+    const token = this.nextToken();
     try {
       const reply = await scripts.claim({ room, lane: lane.name, token, leaseMs, turnRecordMs });
       this.lastClaimAt = Date.now();
       if (reply.kind === "claimed") {
-        const lease = new RoomLease(scripts, room, lane.name, token, { leaseMs, turnRecordMs });
-        this.run(lane, lease, {
-          head: reply.head,
-          session: reply.session,
-          record: reply.record,
-          now: reply.now,
-        });
+        this.take(lane, room, token, reply);
       } else if (reply.kind === "later") {
         lane.later(room, reply.dueInMs + 1);
       }
@@ -297,6 +331,17 @@ export class RoomWorker {
       log.warn({ err: (err as Error).message, lane: lane.name, room }, "claim failed; retrying");
       lane.later(room, 500);
     }
+  }
+
+  /** Runs a room claimed under `token`; one claimed while stopping is handed back at once. */
+  private take(lane: LaneState, room: string, token: string, reply: Claimed): void {
+    const { scripts, leaseMs, turnRecordMs } = this.options;
+    const lease = new RoomLease(scripts, room, lane.name, token, { leaseMs, turnRecordMs });
+    if (this.stopping) {
+      void this.letGo(lease);
+      return;
+    }
+    this.run(lane, lease, { head: reply.head, session: reply.session, record: reply.record, now: reply.now });
   }
 
   private run(lane: LaneState, lease: RoomLease, first: TurnInput): void {

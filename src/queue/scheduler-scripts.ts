@@ -32,6 +32,23 @@ export interface FloodArgs {
   roomQueueCap: number;
 }
 
+/** What enqueue-event.lua queues: one event for one room of a lane. */
+export interface EnqueueArgs {
+  room: string;
+  lane: string;
+  eventId: string;
+  entry: string;
+  dedupeMs: number;
+  flood?: FloodArgs;
+}
+
+/** The lease a claim takes a room under. */
+export interface ClaimArgs {
+  token: string;
+  leaseMs: number;
+  turnRecordMs: number;
+}
+
 /** The writes a turn buffers until its next fenced call (JSON, "" for none). */
 export interface TurnWrites {
   commit: string;
@@ -63,18 +80,33 @@ export class SchedulerScripts {
   }
 
   /** enqueue-event.lua: de-duplicate, check flood limits (when given), append, make pending. */
-  enqueue(a: {
-    room: string;
-    lane: string;
-    eventId: string;
-    entry: string;
-    dedupeMs: number;
-    flood?: FloodArgs;
-  }): Promise<EnqueueReply> {
+  enqueue(a: EnqueueArgs): Promise<EnqueueReply> {
+    return this.run("rgEnqueue", EnqueueReplySchema, true, this.enqueueArgs(a));
+  }
+
+  /**
+   * enqueue-event.lua, then claim-room.lua for the same room under `claim.token`, in
+   * one round trip to the room's shard (and one WAIT): a message for a room that this
+   * process has a free slot for is taken in the call that queues it, a round trip
+   * before its answer less. The claim takes whatever the room's state allows (its
+   * head turn, due); "held", "later" and "gone" leave it to the usual paths.
+   */
+  async enqueueAndClaim(
+    a: EnqueueArgs,
+    claim: ClaimArgs,
+  ): Promise<{ queued: EnqueueReply; claimed: ClaimReply }> {
+    const [queued, claimed] = await durableWrite(this.redis, this.durability, this.keys.room(a.room).seen, [
+      ["rgEnqueue", ...flat(this.enqueueArgs(a))],
+      ["rgClaim", ...flat(this.claimArgs({ ...claim, room: a.room, lane: a.lane }))],
+    ]);
+    return { queued: EnqueueReplySchema.parse(queued), claimed: ClaimReplySchema.parse(claimed) };
+  }
+
+  private enqueueArgs(a: EnqueueArgs): [string[], (string | number)[]] {
     const room = this.keys.room(a.room);
     const lane = this.keys.laneShard(a.lane, room.shard);
     const user = a.flood?.userId ?? "-";
-    return this.run("rgEnqueue", EnqueueReplySchema, true, [
+    return [
       [
         room.seen,
         room.inbox,
@@ -93,7 +125,7 @@ export class SchedulerScripts {
         a.flood?.turnsPerMinute ?? 0,
         a.flood?.roomQueueCap ?? 0,
       ],
-    ]);
+    ];
   }
 
   /** check-flood.lua: the flood limits alone, for an event checked before it is built. */
@@ -111,19 +143,17 @@ export class SchedulerScripts {
   }
 
   /** claim-room.lua: take a due (or abandoned) room under a new lease and read its head turn. */
-  claim(a: {
-    room: string;
-    lane: string;
-    token: string;
-    leaseMs: number;
-    turnRecordMs: number;
-  }): Promise<ClaimReply> {
+  claim(a: ClaimArgs & { room: string; lane: string }): Promise<ClaimReply> {
+    return this.run("rgClaim", ClaimReplySchema, false, this.claimArgs(a));
+  }
+
+  private claimArgs(a: ClaimArgs & { room: string; lane: string }): [string[], (string | number)[]] {
     const room = this.keys.room(a.room);
     const lane = this.keys.laneShard(a.lane, room.shard);
-    return this.run("rgClaim", ClaimReplySchema, false, [
+    return [
       [lane.pending, lane.running, room.lease, room.inbox, room.session, room.turn],
       [a.room, a.token, a.leaseMs, a.turnRecordMs],
-    ]);
+    ];
   }
 
   /** peek-shard.lua: the due and abandoned rooms of one lane in one shard, and when the next is due. */
@@ -275,18 +305,18 @@ export class SchedulerScripts {
   ): Promise<T> {
     if (!durable) {
       const call = (this.redis as unknown as Record<ScriptName, ScriptCall>)[name];
-      return schema.parse(await call.call(this.redis, keys.length, ...keys, ...args));
+      return schema.parse(await call.call(this.redis, ...flat([keys, args])));
     }
-    const [reply] = await durableWrite(this.redis, this.durability, keys[0]!, (pipeline) =>
-      (pipeline as unknown as Record<ScriptName, (...a: (string | number)[]) => typeof pipeline>)[name].call(
-        pipeline,
-        keys.length,
-        ...keys,
-        ...args,
-      ),
-    );
+    const [reply] = await durableWrite(this.redis, this.durability, keys[0]!, [
+      [name, ...flat([keys, args])],
+    ]);
     return schema.parse(reply);
   }
 }
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+/** A script's keys and arguments as one command's arguments: the key count first. */
+function flat([keys, args]: [string[], (string | number)[]]): (string | number)[] {
+  return [keys.length, ...keys, ...args];
+}

@@ -114,9 +114,29 @@ export class TurnGate implements DeliveryLedger, SendGate {
     const earlier = this.record[key] ?? (this.booked?.part === part ? this.booked.member : undefined);
     const member = earlier ?? randomUUID();
     const soon = earlier === undefined ? PARK_AFTER_MS : BOOKED_WAIT_MS;
-    const { waitMs, tight } = await this.deps.limiter.book(windows, member, soon, {
-      booked: earlier !== undefined,
-    });
+    const { limiter } = this.deps;
+    // When this process expects the slot now (limits far off, as a self-hosted Bot API
+    // has them), the step goes out beside the booking: one round trip before the send
+    // instead of two. A booking that comes back for later is then waited for here,
+    // since the part is already marked; a guess that is wrong costs a held slot, never
+    // a limit.
+    if (earlier === undefined && limiter.expectsSlotNow(windows)) {
+      const booking = limiter
+        .book(windows, member, soon)
+        .then((r) => ({ ...r, dueAt: Date.now() + r.waitMs }));
+      // Both settle before either failure is thrown, so a park never races the step's writes.
+      const [slot, step] = await Promise.allSettled([booking, this.stepped(part)]);
+      if (step.status === "rejected") throw step.reason;
+      if (slot.status === "rejected") throw slot.reason;
+      const { waitMs, tight, dueAt } = slot.value;
+      const late = Date.now() - dueAt;
+      const taken = waitMs > soon || late > LATE_MS ? await this.retake(windows, member) : tight;
+      if (late < 0 && waitMs <= soon) await sleep(-late);
+      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
+      this.inFlight = taken ? { windows, member } : undefined;
+      return;
+    }
+    const { waitMs, tight } = await limiter.book(windows, member, soon, { booked: earlier !== undefined });
     if (waitMs > soon) {
       // Booked for later: nothing is stepped, the park carries the writes and keeps the booking.
       this.booked = { part, member };
@@ -125,11 +145,7 @@ export class TurnGate implements DeliveryLedger, SendGate {
     // The slot is ours (within `soon`, never asked for again: the script counts on that):
     // the fenced step commits and marks the part while the rest of the wait passes.
     const dueAt = Date.now() + waitMs;
-    await this.lease.step(this.writes(), part);
-    this.commit = undefined;
-    // Now in the turn record: a delivery run again in place (a booked slot waited for) skips them.
-    for (const [sentPart, ref] of Object.entries(this.sent)) this.record[`part:${sentPart}`] = ref;
-    this.sent = {};
+    await this.stepped(part);
     this.booked = undefined;
     delete this.record[key];
     const late = Date.now() - dueAt;
@@ -137,6 +153,15 @@ export class TurnGate implements DeliveryLedger, SendGate {
     if (late < 0) await sleep(-late);
     if (this.lease.lost) throw new LeaseLostError(this.lease.room);
     this.inFlight = taken ? { windows, member } : undefined;
+  }
+
+  /** The fenced step before a send: the buffered writes go out and the part is marked as being sent. */
+  private async stepped(part: string): Promise<void> {
+    await this.lease.step(this.writes(), part);
+    this.commit = undefined;
+    // Now in the turn record: a delivery run again in place (a booked slot waited for) skips them.
+    for (const [sentPart, ref] of Object.entries(this.sent)) this.record[`part:${sentPart}`] = ref;
+    this.sent = {};
   }
 
   /**

@@ -1,4 +1,3 @@
-import type { ChainableCommander } from "ioredis";
 import { RoomgateError } from "../core/errors.js";
 import type { RedisClient } from "./redis-connection.js";
 
@@ -41,30 +40,42 @@ export function isUnacknowledged(err: unknown): boolean {
   );
 }
 
+/** One command of a durable write: its name on the client (a defined script's too) and its arguments. */
+export type Write = readonly [command: string, ...args: (string | number)[]];
+
+type Commands = Record<string, (...args: (string | number)[]) => unknown>;
+
 /**
  * Sends writes that something is relied on after (a turn's step, a webhook's 202, a
  * send slot) as one pipeline to the node of `key`, followed by WAIT for the replicas
  * `durability` requires: the writes' replies once enough replicas have them, else a
  * ReplicaWaitError (the writes are on the master; the caller retries an idempotent
  * write). The script and WAIT go to one node on one connection, so WAIT covers these
- * writes. Every key the writes touch must be in the slot of `key`.
+ * writes. Every key the writes touch must be in the slot of `key`. A single write
+ * with no replica to wait for is sent as a plain command: a pipeline object per
+ * call was an eighth of a busy worker's CPU (node --cpu-prof, docs/benchmarks.md).
  */
 export async function durableWrite(
   redis: RedisClient,
   durability: Durability,
   key: string,
-  writes: (pipeline: ChainableCommander) => ChainableCommander,
+  writes: readonly Write[],
 ): Promise<unknown[]> {
   const { node, replicas } = await durability.required(key);
-  const pipeline = writes(redis.pipeline());
-  const count = pipeline.length;
+  if (replicas === 0 && writes.length === 1) {
+    const [command, ...args] = writes[0]!;
+    return [await (redis as unknown as Commands)[command]!.call(redis, ...args)];
+  }
+  const pipeline = redis.pipeline();
+  for (const [command, ...args] of writes)
+    (pipeline as unknown as Commands)[command]!.call(pipeline, ...args);
   if (replicas > 0) pipeline.call("WAIT", replicas, durability.timeoutMs);
   const replies = (await pipeline.exec()) ?? [];
   for (const [err] of replies) if (err) throw err;
   if (replicas > 0) {
-    const acknowledged = Number(replies[count]?.[1]);
+    const acknowledged = Number(replies[writes.length]?.[1]);
     durability.observe(node, acknowledged, replicas);
     if (acknowledged < replicas) throw new ReplicaWaitError(acknowledged, replicas);
   }
-  return replies.slice(0, count).map(([, reply]) => reply);
+  return replies.slice(0, writes.length).map(([, reply]) => reply);
 }

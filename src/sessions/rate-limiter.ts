@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import type { ChainableCommander } from "ioredis";
 import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
 import { durableWrite, isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
@@ -13,8 +12,6 @@ export const reserveSlotScript =
   "\n" +
   readFileSync(new URL("./lua/reserve-slot.lua", import.meta.url), "utf8");
 
-type Reserve = (numKeys: number, ...args: (string | number)[]) => ChainableCommander;
-
 /** {wait ms, tight 0|1}, as reserve-slot.lua answers. */
 const ReplySchema = z.tuple([z.coerce.number(), z.coerce.number()]);
 
@@ -24,6 +21,9 @@ const ReplySchema = z.tuple([z.coerce.number(), z.coerce.number()]);
  * error does (a turn parks and tries again later).
  */
 const UNACKNOWLEDGED: RetryPolicy = { attempts: 20, firstMs: 100, maxMs: 1000, jitter: true };
+
+/** Window keys `expectsSlotNow` remembers before it drops the ones that passed. */
+const BUSY_KEYS_KEPT = 10_000;
 
 /** A slot this close is waited for in the process and sent without asking Redis again. */
 const SOON_MS = 20;
@@ -57,6 +57,9 @@ export interface Slot {
  * platform see more than a window allows.
  */
 export class RedisRateLimiter {
+  /** Per window key, until when (local ms) this process expects a booking there to wait. */
+  private readonly busyUntil = new Map<string, number>();
+
   constructor(
     private readonly redis: RedisClient,
     private readonly durability: Durability = NO_WAIT,
@@ -75,23 +78,40 @@ export class RedisRateLimiter {
       async (attempt) => {
         // A retried booking may have been recorded: it is asked for as the member's own.
         const as = mode === "book" && attempt > 1 ? "booked" : mode;
-        const [written] = await durableWrite(this.redis, this.durability, windows[0]!.key, (pipeline) =>
-          (pipeline as unknown as { rgReserve: Reserve }).rgReserve(
-            windows.length,
-            ...windows.map((w) => w.key),
-            member,
-            as,
-            ms,
-            ...args,
-          ),
-        );
+        const [written] = await durableWrite(this.redis, this.durability, windows[0]!.key, [
+          ["rgReserve", windows.length, ...windows.map((w) => w.key), member, as, ms, ...args],
+        ]);
         return written;
       },
       (err) => (isUnacknowledged(err) ? "retry" : "fail"),
       UNACKNOWLEDGED,
     );
     const [wait, tight] = ReplySchema.parse(reply);
+    if (mode !== "answered") this.note(windows, mode === "hold" ? ms : wait, mode !== "hold" && tight === 1);
     return { waitMs: wait, tight: tight === 1 };
+  }
+
+  /**
+   * Whether this process expects a slot in every window now: none of its own replies
+   * since said a window is half full, booked for later, held for a 429, or took the
+   * one slot of a one-send window (a chat's 1 a second). A guess, not a promise: other
+   * processes send too, and the booking decides.
+   */
+  expectsSlotNow(windows: SendWindow[]): boolean {
+    const now = Date.now();
+    return windows.every((w) => (this.busyUntil.get(w.key) ?? 0) <= now);
+  }
+
+  /** Records until when the windows are expected to make a booking wait, from one reply. */
+  private note(windows: SendWindow[], waitMs: number, tight: boolean): void {
+    const now = Date.now();
+    for (const w of windows) {
+      const busy = waitMs > 0 || tight || w.max <= 1 ? now + waitMs + w.windowMs : 0;
+      if (busy > (this.busyUntil.get(w.key) ?? 0)) this.busyUntil.set(w.key, busy);
+    }
+    // One entry per chat sent to: what has passed is dropped once there are many.
+    if (this.busyUntil.size > BUSY_KEYS_KEPT)
+      for (const [key, until] of this.busyUntil) if (until <= now) this.busyUntil.delete(key);
   }
 
   /** Takes one slot in every window now, or returns the ms to wait (nothing taken then). */

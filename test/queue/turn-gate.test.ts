@@ -1,4 +1,6 @@
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { SendDeferredError } from "../../src/core/delivery-errors.js";
 import { silentLogger } from "../../src/core/log.js";
 import { sleep } from "../../src/core/retry.js";
 import { RoomLease } from "../../src/queue/room-lease.js";
@@ -7,6 +9,7 @@ import { TurnGate } from "../../src/queue/turn-gate.js";
 import type { Durability } from "../../src/sessions/durable-write.js";
 import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
+import { slowRedis, type SlowRedis } from "../support/slow-redis.js";
 
 /**
  * A turn's send slot is taken before its fenced step. When the step is held up for
@@ -60,4 +63,51 @@ it("asks again for a slot that went by while its step was held up, so the chat s
   await limiter.answered(chat, other.member);
   const heldAt = await held;
   expect(heldAt - otherAt).toBeGreaterThanOrEqual(990);
+}, 15_000);
+
+/** A claimed room and a gate whose Redis is `delayMs` away, through a SlowRedis proxy. */
+async function gateBehind(proxy: SlowRedis, room: string) {
+  const redis = new Redis(proxy.url, { maxRetriesPerRequest: null });
+  const entry = JSON.stringify({ eventId: room });
+  await db.scheduler.enqueue({ room, lane: LANE, eventId: room, entry, dedupeMs: 60_000 });
+  expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
+  const lease = new RoomLease(new SchedulerScripts(redis, db.keys), room, LANE, "t1", SETTINGS);
+  const limiter = new RedisRateLimiter(redis);
+  const record: Record<string, string> = {};
+  const gate = new TurnGate({ limiter, log: silentLogger(), platform: "telegram" }, lease, record);
+  return { redis, gate, limiter, record };
+}
+
+it("with the limits far off, steps while it books: one round trip before a send instead of two", async () => {
+  const proxy = await slowRedis(db.url, 80);
+  const { redis, gate } = await gateBehind(proxy, "telegram:7:902");
+  try {
+    const wide = [{ key: db.keys.rate("gate-test", "bot:wide"), max: 1_000_000, windowMs: 1000 }];
+    await gate.reserve(wide, "warm");
+    const t0 = Date.now();
+    await gate.reserve(wide, "p1");
+    expect(Date.now() - t0).toBeLessThan(150);
+    const turn = await db.redis.hgetall(db.keys.turn("telegram:7:902"));
+    expect(Object.keys(turn)).toContain("sending:p1");
+  } finally {
+    redis.disconnect();
+    proxy.close();
+  }
+}, 15_000);
+
+it("after a chat's one slot a second is taken, books before stepping: a full window parks with nothing marked", async () => {
+  const proxy = await slowRedis(db.url, 5);
+  const { redis, gate } = await gateBehind(proxy, "telegram:7:903");
+  try {
+    const chat = [{ key: db.keys.rate("gate-test", "chat:903"), max: 1, windowMs: 1000 }];
+    await gate.reserve(chat, "p1");
+    await expect(gate.reserve(chat, "p2")).rejects.toBeInstanceOf(SendDeferredError);
+    const turn = await db.redis.hgetall(db.keys.turn("telegram:7:903"));
+    expect(Object.keys(turn)).toContain("sending:p1");
+    expect(Object.keys(turn)).not.toContain("sending:p2");
+    expect(gate.bookedSlot()?.part).toBe("p2");
+  } finally {
+    redis.disconnect();
+    proxy.close();
+  }
 }, 15_000);

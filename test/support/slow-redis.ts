@@ -1,0 +1,39 @@
+import { connect, createServer, type Server, type Socket } from "node:net";
+
+/** A Redis reached through SlowRedis: every request arrives `delayMs` late, as across zones. */
+export interface SlowRedis {
+  /** The URL to connect to (the target's login kept). */
+  url: string;
+  close(): void;
+}
+
+/**
+ * A TCP proxy in front of a real Redis that holds what clients send for `delayMs`
+ * (in order) and passes answers at once: round trips become what a person waits for.
+ */
+export async function slowRedis(target: string, delayMs: number): Promise<SlowRedis> {
+  const to = new URL(target);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(to.port), to.hostname);
+    sockets.add(client).add(upstream);
+    client.on("data", (chunk) => setTimeout(() => upstream.write(chunk), delayMs));
+    upstream.on("data", (chunk) => client.write(chunk));
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("close", close).on("error", close);
+    upstream.on("close", close).on("error", close);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(target);
+  url.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+  return {
+    url: url.toString(),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
