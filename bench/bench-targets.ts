@@ -14,6 +14,13 @@ const RUNNER = "floor run(bot)";
 
 const x = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : "—");
 
+/** Where an arm's CPU per turn went, and how busy its own process was: what bounds a figure. */
+function split(f: Figures): string {
+  const { process, children, redis } = f.cpuSplit;
+  const own = `process ${process.toFixed(2)} ms (${(f.processCores * 100).toFixed(0)}% of a core)`;
+  return `${own}, namespace and loader ${children.toFixed(2)} ms${f.cpuSplit.redis > 0 ? `, Redis ${redis.toFixed(2)} ms` : ""} a turn`;
+}
+
 /**
  * The pacing and throughput targets, each with the figure this run measured and
  * whether it is met: a backlog at the default limits (over 30 msgs/s offered) paced
@@ -74,7 +81,7 @@ export function formatTargets(figures: Figures[], options: { clusterArm: string 
       const cpu = raised.cpuMsPerTurn / floor.cpuMsPerTurn;
       lines.push({
         what: `${workload}, limits raised: CPU ms/turn <= 1.5x the floor's`,
-        figure: `${raised.cpuMsPerTurn.toFixed(2)} / ${floor.cpuMsPerTurn.toFixed(2)} = ${x(cpu)}`,
+        figure: `${raised.cpuMsPerTurn.toFixed(2)} / ${floor.cpuMsPerTurn.toFixed(2)} = ${x(cpu)}; roomgate: ${split(raised)}; floor: ${split(floor)}`,
         met: cpu <= 1.5,
       });
       if (workload === "200/s") {
@@ -94,7 +101,7 @@ export function formatTargets(figures: Figures[], options: { clusterArm: string 
       const ratio = raised.msgsPerSecond / runner.msgsPerSecond;
       lines.push({
         what: `${workload}, limits raised: >= 0.5x run(bot)'s msgs/s`,
-        figure: `${raised.msgsPerSecond.toFixed(0)} / ${runner.msgsPerSecond.toFixed(0)} = ${x(ratio)}`,
+        figure: `${raised.msgsPerSecond.toFixed(0)} / ${runner.msgsPerSecond.toFixed(0)} = ${x(ratio)}; roomgate: ${split(raised)}; run(bot): ${split(runner)}; ${(runner.msgsPerSecond / 2).toFixed(0)} msgs/s on one event loop leaves it ${(2000 / runner.msgsPerSecond).toFixed(2)} ms a turn`,
         met: ratio >= 0.5,
       });
     }

@@ -26,6 +26,13 @@ export interface Figures {
   p99: number;
   msgsPerSecond: number;
   cpuMsPerTurn: number;
+  /**
+   * CPU ms per turn split by process: the bot's own process (roomgate, or the floor's
+   * grammY bot), its children (the namespace, the tsx loader) and Redis.
+   */
+  cpuSplit: { process: number; children: number; redis: number };
+  /** The bot's own process's CPU over the span from the first message to the last reply, in cores: ~1 is an event loop saturated. */
+  processCores: number;
   /** CPU ms a second the arm's processes spend idle (sampled for 2 s before the workload). */
   idleCpuMsPerSecond: number;
   /** How long the measured window lasted, ms (idle time in it included). */
@@ -102,7 +109,11 @@ export async function measure(
   await sleep(Math.max(0, lastAt - performance.now()));
   await answered(standin, token, warm.length + messages.length, lastAt + workload.drainMs);
   clearInterval(sampler);
-  const cpuMs = cpuBetween(cpuBefore, cpuByPid(roots()));
+  const cpuAfter = cpuByPid(roots());
+  const cpuMs = cpuBetween(cpuBefore, cpuAfter);
+  const only = (pids: number[]) => new Map([...cpuAfter].filter(([pid]) => pids.includes(pid)));
+  const processMs = cpuBetween(cpuBefore, only(arm.pids()));
+  const redisMs = arm.usesRedis ? cpuBetween(cpuBefore, only(ctx.redisPids)) : 0;
   const windowMs = performance.now() - windowStart;
   const byCommand = arm.usesRedis
     ? commandsBetween(commandsBefore, await commandsExecuted(ctx.redis))
@@ -125,6 +136,12 @@ export async function measure(
     p99: percentile(latencies, 99),
     msgsPerSecond: report.delivered / ((last - first) / 1000),
     cpuMsPerTurn: cpuMs / delivered,
+    cpuSplit: {
+      process: processMs / delivered,
+      children: (cpuMs - processMs - redisMs) / delivered,
+      redis: redisMs / delivered,
+    },
+    processCores: processMs / Math.max(1, last - first),
     idleCpuMsPerSecond,
     windowMs,
     redisCommandsPerTurn: commands / delivered,
