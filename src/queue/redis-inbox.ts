@@ -4,7 +4,8 @@ import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import { eventsTotal } from "../ops/metrics.js";
 import { laneOf as defaultLaneOf } from "./lanes.js";
 import type { ClaimReply, EnqueueReply } from "./scheduler-replies.js";
-import type { ClaimArgs, EnqueueArgs, SchedulerScripts } from "./scheduler-scripts.js";
+import type { ClaimArgs, EnqueueArgs } from "./scheduler-args.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
 
 /** The lane a room's turns run in; every process must compute the same lane for a room. */
 export type LaneOf = (room: string) => string;

@@ -2,7 +2,8 @@ import { LeaseLostError } from "../core/delivery-errors.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
 import type { FinishReply, ParkReply, ReleaseReply } from "./scheduler-replies.js";
 import { isUnacknowledged } from "../sessions/durable-write.js";
-import type { LeaseRef, SchedulerScripts, TurnWrites } from "./scheduler-scripts.js";
+import type { LeaseRef, TurnWrites } from "./scheduler-args.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
 
 /**
  * A fenced write that was not acknowledged (too few replicas, a connection lost to a

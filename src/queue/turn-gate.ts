@@ -7,7 +7,7 @@ import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { CommitRecord } from "../sessions/session-store.js";
 import { resentUnknownPartsTotal } from "../ops/metrics.js";
 import type { RoomLease } from "./room-lease.js";
-import type { TurnWrites } from "./scheduler-scripts.js";
+import type { TurnWrites } from "./scheduler-args.js";
 
 /**
  * Waits shorter than this are waited out in the step; longer ones are booked, and the
