@@ -14,7 +14,7 @@ export type LaneOf = (room: string) => string;
 export interface ClaimTicket {
   claim: ClaimArgs;
   /** The claim took the room: the worker runs it under the ticket's lease. */
-  taken(room: string, reply: Extract<ClaimReply, { kind: "claimed" }>): void;
+  taken(reply: Extract<ClaimReply, { kind: "claimed" }>): void;
   /** The claim took nothing (or the call failed): the slot is free again. */
   dropped(): void;
 }
@@ -106,7 +106,7 @@ export class RedisInbox implements Inbox {
       ticket.dropped();
       return { reply: both.queued, claimed: false };
     }
-    ticket.taken(args.room, both.claimed);
+    ticket.taken(both.claimed);
     return { reply: both.queued, claimed: true };
   }
 }

@@ -174,7 +174,7 @@ export class RoomWorker {
     const token = this.nextToken();
     return {
       claim: { token, leaseMs, turnRecordMs },
-      taken: (room, reply) => {
+      taken: (reply) => {
         close();
         this.lastClaimAt = Date.now();
         this.take(lane, room, token, reply);
