@@ -123,7 +123,7 @@ export class TurnGate implements DeliveryLedger, SendGate {
     if (earlier === undefined && limiter.expectsSlotNow(windows)) {
       const booking = limiter
         .book(windows, member, soon)
-        .then((r) => ({ ...r, dueAt: Date.now() + r.waitMs }));
+        .then((r) => ({ ...r, dueAt: Date.now() - r.lateMs + r.waitMs }));
       // Both settle before either failure is thrown, so a park never races the step's writes.
       const [slot, step] = await Promise.allSettled([booking, this.stepped(part)]);
       if (step.status === "rejected") throw step.reason;
@@ -136,7 +136,9 @@ export class TurnGate implements DeliveryLedger, SendGate {
       this.inFlight = taken ? { windows, member } : undefined;
       return;
     }
-    const { waitMs, tight } = await limiter.book(windows, member, soon, { booked: earlier !== undefined });
+    const { waitMs, tight, lateMs } = await limiter.book(windows, member, soon, {
+      booked: earlier !== undefined,
+    });
     if (waitMs > soon) {
       // Booked for later: nothing is stepped, the park carries the writes and keeps the booking.
       this.booked = { part, member };
@@ -144,7 +146,8 @@ export class TurnGate implements DeliveryLedger, SendGate {
     }
     // The slot is ours (within `soon`, never asked for again: the script counts on that):
     // the fenced step commits and marks the part while the rest of the wait passes.
-    const dueAt = Date.now() + waitMs;
+    // The slot was taken when the script ran: an answer held up came after it by `lateMs`.
+    const dueAt = Date.now() - lateMs + waitMs;
     await this.stepped(part);
     this.booked = undefined;
     delete this.record[key];
@@ -171,9 +174,14 @@ export class TurnGate implements DeliveryLedger, SendGate {
    */
   private async retake(windows: SendWindow[], member: string): Promise<boolean> {
     for (;;) {
-      const { waitMs, tight } = await this.deps.limiter.book(windows, member, BOOKED_WAIT_MS, {
+      const { waitMs, tight, lateMs } = await this.deps.limiter.book(windows, member, BOOKED_WAIT_MS, {
         booked: true,
       });
+      // This answer too may have been held up past the slot it gave: then ask again.
+      if (lateMs - waitMs > LATE_MS) {
+        if (this.lease.lost) throw new LeaseLostError(this.lease.room);
+        continue;
+      }
       if (waitMs <= BOOKED_WAIT_MS) {
         if (waitMs > 0) await sleep(waitMs);
         return tight;

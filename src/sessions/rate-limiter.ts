@@ -28,10 +28,23 @@ const BUSY_KEYS_KEPT = 10_000;
 /** A slot this close is waited for in the process and sent without asking Redis again. */
 const SOON_MS = 20;
 
-/** What the slot script answers: ms until the slot (0 = now) and whether a window is half full. */
+/** Slot calls whose round trips make the baseline a reply's lateness is measured from. */
+const RTT_SAMPLES = 32;
+
+/** A reply later than this past its call's usual round trip is a slot that may have gone by. */
+const LATE_REPLY_MS = 50;
+
+/**
+ * What the slot script answers: ms until the slot (0 = now) and whether a window is
+ * half full; and how much later than usual the answer came (`lateMs`). The slot is
+ * taken when the script runs, at the start of the call: an answer held up (a WAIT for
+ * a replica catching up after a failover, a stalled event loop) comes after the slot,
+ * by as much as it was held up.
+ */
 export interface SlotReply {
   waitMs: number;
   tight: boolean;
+  lateMs: number;
 }
 
 /** A slot taken by `acquire`: pass it to `answered` once the request was answered. */
@@ -59,6 +72,8 @@ export interface Slot {
 export class RedisRateLimiter {
   /** Per window key, until when (local ms) this process expects a booking there to wait. */
   private readonly busyUntil = new Map<string, number>();
+  /** Round trips of the last RTT_SAMPLES slot calls, ms. */
+  private readonly rtts: number[] = [];
 
   constructor(
     private readonly redis: RedisClient,
@@ -74,8 +89,10 @@ export class RedisRateLimiter {
     ms = 0,
   ): Promise<SlotReply> {
     const args = windows.flatMap((w) => [w.max, w.windowMs]);
+    let sentAt = 0;
     const reply = await retry(
       async (attempt) => {
+        sentAt = Date.now();
         // A retried booking may have been recorded: it is asked for as the member's own.
         const as = mode === "book" && attempt > 1 ? "booked" : mode;
         const [written] = await durableWrite(this.redis, this.durability, windows[0]!.key, [
@@ -88,7 +105,14 @@ export class RedisRateLimiter {
     );
     const [wait, tight] = ReplySchema.parse(reply);
     if (mode !== "answered") this.note(windows, mode === "hold" ? ms : wait, mode !== "hold" && tight === 1);
-    return { waitMs: wait, tight: tight === 1 };
+    return { waitMs: wait, tight: tight === 1, lateMs: this.lateness(Date.now() - sentAt) };
+  }
+
+  /** How much longer than the fastest of the recent slot calls one took (0 when not). */
+  private lateness(rttMs: number): number {
+    this.rtts.push(rttMs);
+    if (this.rtts.length > RTT_SAMPLES) this.rtts.shift();
+    return Math.max(0, rttMs - Math.min(...this.rtts));
   }
 
   /**
@@ -132,7 +156,7 @@ export class RedisRateLimiter {
     soonMs: number,
     options: { booked?: boolean } = {},
   ): Promise<SlotReply> {
-    if (windows.length === 0) return { waitMs: 0, tight: false };
+    if (windows.length === 0) return { waitMs: 0, tight: false, lateMs: 0 };
     return this.call(windows, member, options.booked ? "booked" : "book", soonMs);
   }
 
@@ -146,7 +170,9 @@ export class RedisRateLimiter {
   async acquire(windows: SendWindow[], signal?: AbortSignal): Promise<Slot> {
     const member = randomUUID();
     for (;;) {
-      const { waitMs, tight } = await this.book(windows, member, SOON_MS, { booked: true });
+      const { waitMs, tight, lateMs } = await this.book(windows, member, SOON_MS, { booked: true });
+      // An answer held up past its slot: ask again (the member keeps its place) before leaving.
+      if (lateMs - waitMs > LATE_REPLY_MS) continue;
       if (waitMs <= SOON_MS) {
         if (waitMs > 0) await sleep(waitMs, signal);
         return { windows, member, tight };

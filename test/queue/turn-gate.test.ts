@@ -111,3 +111,28 @@ it("after a chat's one slot a second is taken, books before stepping: a full win
     proxy.close();
   }
 }, 15_000);
+
+it("asks again for a slot whose answer was held up past it (a WAIT after a failover), so the chat still gets a second between sends", async () => {
+  const proxy = await slowRedis(db.url, 0);
+  const { redis, gate, limiter } = await gateBehind(proxy, "telegram:7:904");
+  try {
+    const chat = [{ key: db.keys.rate("gate-test", "chat:904"), max: 1, windowMs: 1000 }];
+    // Warm: the usual round trip of this limiter's slot calls, and a slot that has gone by since.
+    await limiter.acquire([{ key: db.keys.rate("gate-test", "warm:904"), max: 1, windowMs: 1000 }]);
+    proxy.holdReplies(1200);
+    const held = gate.reserve(chat, "p1").then(() => Date.now());
+    await sleep(50);
+    proxy.holdReplies(0);
+    // The held turn's slot (taken at once, answered 1.2 s later) is over a second old by now.
+    await sleep(1100);
+    const direct = new RedisRateLimiter(db.redis);
+    const other = await direct.acquire(chat);
+    const otherAt = Date.now();
+    await direct.answered(chat, other.member);
+    const heldAt = await held;
+    expect(heldAt - otherAt).toBeGreaterThanOrEqual(990);
+  } finally {
+    redis.disconnect();
+    proxy.close();
+  }
+}, 15_000);

@@ -105,7 +105,7 @@ describe("send slots booked on Redis' clock", () => {
     const bot = window("bot", 1, 500);
     const slow = randomUUID();
     const taken = await limiter.book([bot], slow, SOON);
-    expect(taken).toEqual({ waitMs: 0, tight: true });
+    expect(taken).toMatchObject({ waitMs: 0, tight: true });
     await new Promise((resolve) => setTimeout(resolve, 200));
     await limiter.answered([bot], slow);
     // The next slot is a window after the answer, not after the slot was taken.

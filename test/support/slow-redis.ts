@@ -4,21 +4,31 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 export interface SlowRedis {
   /** The URL to connect to (the target's login kept). */
   url: string;
+  /** From now on, answers reach the client `ms` late (in order): a reply held up after its command ran. */
+  holdReplies(ms: number): void;
   close(): void;
 }
 
 /**
  * A TCP proxy in front of a real Redis that holds what clients send for `delayMs`
- * (in order) and passes answers at once: round trips become what a person waits for.
+ * (in order) and passes answers at once (or `holdReplies` late): round trips become
+ * what a person waits for, and an answer can come long after its command ran.
  */
 export async function slowRedis(target: string, delayMs: number): Promise<SlowRedis> {
   const to = new URL(target);
   const sockets = new Set<Socket>();
+  let replyDelayMs = 0;
   const server: Server = createServer((client) => {
     const upstream = connect(Number(to.port), to.hostname);
     sockets.add(client).add(upstream);
     client.on("data", (chunk) => setTimeout(() => upstream.write(chunk), delayMs));
-    upstream.on("data", (chunk) => client.write(chunk));
+    let replies = Promise.resolve();
+    upstream.on("data", (chunk) => {
+      const hold = replyDelayMs;
+      replies = replies
+        .then(() => (hold > 0 ? new Promise((resolve) => setTimeout(resolve, hold)) : undefined))
+        .then(() => void client.write(chunk));
+    });
     const close = () => {
       client.destroy();
       upstream.destroy();
@@ -31,6 +41,7 @@ export async function slowRedis(target: string, delayMs: number): Promise<SlowRe
   url.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
   return {
     url: url.toString(),
+    holdReplies: (ms) => (replyDelayMs = ms),
     close: () => {
       for (const s of sockets) s.destroy();
       server.close();
