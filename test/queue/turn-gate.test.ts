@@ -65,23 +65,33 @@ it("asks again for a slot that went by while its step was held up, so the chat s
   expect(heldAt - otherAt).toBeGreaterThanOrEqual(990);
 }, 15_000);
 
-/** A claimed room and a gate whose Redis is `delayMs` away, through a SlowRedis proxy. */
-async function gateBehind(proxy: SlowRedis, room: string) {
+/**
+ * Runs `test` with a claimed room and a gate whose Redis is `delayMs` away (a SlowRedis
+ * proxy), closing the proxy and its client after.
+ */
+async function behindProxy(
+  delayMs: number,
+  room: string,
+  test: (t: { gate: TurnGate; limiter: RedisRateLimiter; proxy: SlowRedis }) => Promise<void>,
+): Promise<void> {
+  const proxy = await slowRedis(db.url, delayMs);
   const redis = new Redis(proxy.url, { maxRetriesPerRequest: null });
-  const entry = JSON.stringify({ eventId: room });
-  await db.scheduler.enqueue({ room, lane: LANE, eventId: room, entry, dedupeMs: 60_000 });
-  expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
-  const lease = new RoomLease(new SchedulerScripts(redis, db.keys), room, LANE, "t1", SETTINGS);
-  const limiter = new RedisRateLimiter(redis);
-  const record: Record<string, string> = {};
-  const gate = new TurnGate({ limiter, log: silentLogger(), platform: "telegram" }, lease, record);
-  return { redis, gate, limiter, record };
+  try {
+    const entry = JSON.stringify({ eventId: room });
+    await db.scheduler.enqueue({ room, lane: LANE, eventId: room, entry, dedupeMs: 60_000 });
+    expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
+    const lease = new RoomLease(new SchedulerScripts(redis, db.keys), room, LANE, "t1", SETTINGS);
+    const limiter = new RedisRateLimiter(redis);
+    const gate = new TurnGate({ limiter, log: silentLogger(), platform: "telegram" }, lease, {});
+    await test({ gate, limiter, proxy });
+  } finally {
+    redis.disconnect();
+    proxy.close();
+  }
 }
 
 it("with the limits far off, steps while it books: one round trip before a send instead of two", async () => {
-  const proxy = await slowRedis(db.url, 80);
-  const { redis, gate } = await gateBehind(proxy, "telegram:7:902");
-  try {
+  await behindProxy(80, "telegram:7:902", async ({ gate }) => {
     const wide = [{ key: db.keys.rate("gate-test", "bot:wide"), max: 1_000_000, windowMs: 1000 }];
     await gate.reserve(wide, "warm");
     const t0 = Date.now();
@@ -89,16 +99,11 @@ it("with the limits far off, steps while it books: one round trip before a send 
     expect(Date.now() - t0).toBeLessThan(150);
     const turn = await db.redis.hgetall(db.keys.turn("telegram:7:902"));
     expect(Object.keys(turn)).toContain("sending:p1");
-  } finally {
-    redis.disconnect();
-    proxy.close();
-  }
+  });
 }, 15_000);
 
 it("after a chat's one slot a second is taken, books before stepping: a full window parks with nothing marked", async () => {
-  const proxy = await slowRedis(db.url, 5);
-  const { redis, gate } = await gateBehind(proxy, "telegram:7:903");
-  try {
+  await behindProxy(5, "telegram:7:903", async ({ gate }) => {
     const chat = [{ key: db.keys.rate("gate-test", "chat:903"), max: 1, windowMs: 1000 }];
     await gate.reserve(chat, "p1");
     await expect(gate.reserve(chat, "p2")).rejects.toBeInstanceOf(SendDeferredError);
@@ -106,16 +111,11 @@ it("after a chat's one slot a second is taken, books before stepping: a full win
     expect(Object.keys(turn)).toContain("sending:p1");
     expect(Object.keys(turn)).not.toContain("sending:p2");
     expect(gate.bookedSlot()?.part).toBe("p2");
-  } finally {
-    redis.disconnect();
-    proxy.close();
-  }
+  });
 }, 15_000);
 
 it("asks again for a slot whose answer was held up past it (a WAIT after a failover), so the chat still gets a second between sends", async () => {
-  const proxy = await slowRedis(db.url, 0);
-  const { redis, gate, limiter } = await gateBehind(proxy, "telegram:7:904");
-  try {
+  await behindProxy(0, "telegram:7:904", async ({ gate, limiter, proxy }) => {
     const chat = [{ key: db.keys.rate("gate-test", "chat:904"), max: 1, windowMs: 1000 }];
     // Warm: the usual round trip of this limiter's slot calls, and a slot that has gone by since.
     await limiter.acquire([{ key: db.keys.rate("gate-test", "warm:904"), max: 1, windowMs: 1000 }]);
@@ -131,8 +131,5 @@ it("asks again for a slot whose answer was held up past it (a WAIT after a failo
     await direct.answered(chat, other.member);
     const heldAt = await held;
     expect(heldAt - otherAt).toBeGreaterThanOrEqual(990);
-  } finally {
-    redis.disconnect();
-    proxy.close();
-  }
+  });
 }, 15_000);
