@@ -14,6 +14,7 @@ const ERIN = { id: 1805, first_name: "Erin" };
 const TEAM = { id: -1001801, type: "supergroup" as const, title: "Team" };
 const OPS = { id: -1001802, type: "supergroup" as const, title: "Ops" };
 const QUIET = { id: -1001803, type: "supergroup" as const, title: "Quiet" };
+const APPROVAL_SECONDS = 10;
 
 const team = teamNamespace();
 let standin: TelegramApiStandin;
@@ -39,7 +40,9 @@ beforeAll(async () => {
     {
       redis: { url: db.url, prefix: db.prefix },
       namespaces: { h: team.config },
-      sessions: { approvalSeconds: 3 },
+      // Long enough for the four presses of the two-person test on a loaded CI box (3 s
+      // expired under it), short enough for the expiry test to wait out.
+      sessions: { approvalSeconds: APPROVAL_SECONDS },
       telegram: {
         apiRoot: standin.url,
         limits: { groupPerMinute: 600, chatPerSecond: 30 },
@@ -162,7 +165,7 @@ describe("roles per binding, on roomgate start and the Bot API stand-in", () => 
   it("an approval that waited too long expires: a late press runs nothing", async () => {
     const room = chat(TEAM);
     await room.say(ALICE, "/call h.wipe target=stale");
-    await new Promise((r) => setTimeout(r, 3_500));
+    await new Promise((r) => setTimeout(r, APPROVAL_SECONDS * 1000 + 500));
     expect(await room.press(BOB, "Approve")).toContain("expired");
     expect(wipes().filter((c) => c.includes("stale"))).toEqual([]);
   });
