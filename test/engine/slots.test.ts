@@ -3,12 +3,14 @@ import { ConfigSchema } from "../../src/core/config.js";
 import { callsIn, demoNamespaces, startSpine, type Spine } from "../support/spine.js";
 
 let spine: Spine;
+// Short for the expiry test to wait out, long enough that "in time" stays in time on a loaded box.
+const SLOT_SECONDS = 3;
 
 beforeAll(async () => {
   const demo = demoNamespaces({}, ["runs"]);
   const config = ConfigSchema.parse({
     namespaces: demo.config.namespaces,
-    sessions: { slotSeconds: 1 },
+    sessions: { slotSeconds: SLOT_SECONDS },
   });
   spine = await startSpine({ namespace: "runs", config, callLog: demo.callLog });
 });
@@ -19,7 +21,7 @@ describe("slot filling", () => {
     await spine.rooms.ask("slots", "are the numbers in my draft right?");
     const prompt = await spine.rooms.ask("slots", "1");
     expect(prompt.text).toContain("I need draft");
-    await new Promise((r) => setTimeout(r, 1200));
+    await new Promise((r) => setTimeout(r, SLOT_SECONDS * 1000 + 200));
     const late = await spine.rooms.ask("slots", "what runs do I have?");
     expect(late.text).toContain("has expired");
     expect(callsIn(spine.callLog).at(-1)).toBe(
