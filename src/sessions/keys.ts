@@ -1,13 +1,8 @@
 import calculateSlot from "cluster-key-slot";
+import { DEFAULT_SHARDS, MAX_SHARDS } from "../core/config/queue.js";
 
 /** Redis Cluster's number of hash slots. */
 const SLOTS = 16384;
-
-/** How many shards a deployment may have (each needs its own slot range). */
-export const MAX_SHARDS = 1024;
-
-/** The default number of shards: several per master of a small cluster. */
-export const DEFAULT_SHARDS = 12;
 
 /** The keys of one room, all in its shard's hash slot, so that one script can touch them together. */
 export interface RoomKeys {

@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { fromMilliseconds, RENAMED_TO_SECONDS } from "./renamed-keys.js";
 
+/** How many shards a deployment may have (each needs its own slot range). */
+export const MAX_SHARDS = 1024;
+
+/** The default number of shards: several per master of a small cluster. */
+export const DEFAULT_SHARDS = 12;
+
 /** The `queue` section: leases, delivery deadlines and retries of the room scheduler. */
 export const QueueSchema = z
   .preprocess(
@@ -24,7 +30,7 @@ export const QueueSchema = z
        * How many shards rooms are spread over (each a Redis Cluster slot of its own); fixed
        * for a key prefix once used, since a room's keys live in its shard.
        */
-      shards: z.number().int().min(1).max(1024).default(12),
+      shards: z.number().int().min(1).max(MAX_SHARDS).default(DEFAULT_SHARDS),
       /**
        * A turn whose computation was cut short by its worker process dying this many times
        * goes to the dead letters instead of running again (it may be what kills it).
