@@ -4,7 +4,7 @@
 #   docker run --rm -v "$PWD/roomgate.yaml:/etc/roomgate/roomgate.yaml:ro" -e TELEGRAM_FEED_TOKEN=… roomgate
 # The compose file next to this one runs it with Redis, a remote namespace and a second worker.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -13,7 +13,7 @@ COPY scripts ./scripts
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     ROOMGATE_STATE_DIR=/var/lib/roomgate \
     HEALTH_PORT=9464
