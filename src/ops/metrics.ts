@@ -217,3 +217,11 @@ export const tasksTotal = new Counter({
   labelNames: ["namespace", "event"] as const,
   registers: [registry],
 });
+
+/** Namespaces held to a limit: a listing refused, a call ended (too long, a second open question). */
+export const namespaceLimitsTotal = new Counter({
+  name: "roomgate_namespace_limits_total",
+  help: "Times a namespace broke a limit and was stopped, by namespace and limit (tools, tool_list_bytes, tool_list_pages, call_seconds, open_questions)",
+  labelNames: ["namespace", "limit"] as const,
+  registers: [registry],
+});
