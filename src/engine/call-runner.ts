@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CallProgress } from "../namespace/call-options.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
-import { isCancel } from "./cancel.js";
+import { isCancel } from "./commands/cancel.js";
 import { elicit } from "./elicitation.js";
 import { TakenEvents } from "./taken.js";
 import type { TurnContext } from "./turn-context.js";

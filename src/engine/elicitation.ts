@@ -1,7 +1,7 @@
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { InboundEvent } from "../core/event.js";
 import type { ReplyOption } from "../core/reply.js";
-import { isCancel } from "./cancel.js";
+import { isCancel } from "./commands/cancel.js";
 import { checkValue, fieldQuestion, formFields, typedValue, type FormField } from "./elicitation-form.js";
 import { elicitTexts } from "./elicitation-texts.js";
 import { newToken } from "./offers.js";
