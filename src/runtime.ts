@@ -7,6 +7,7 @@ import { setLibraryLogger } from "./core/library-log.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { liveChannel } from "./control/live-channel.js";
 import { RoomInboxReader } from "./control/room-inbox-reader.js";
+import { RoomSignals } from "./control/room-signals.js";
 import { takesHistory } from "./engine/arguments.js";
 import { Engine } from "./engine/engine.js";
 import type { VoiceTool } from "./core/adapter.js";
@@ -178,7 +179,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
   let worker: RoomWorker | undefined;
   const inbox = new RedisInbox(scheduler, config.queue.dedupeSeconds * 1000, laneOf, () => worker);
-  const queued = new RoomInboxReader(redis, keys);
+  const watching = {
+    inbox: new RoomInboxReader(redis, keys),
+    signals: new RoomSignals(() => connection.create(), keys, log),
+    recheckMs: Math.round(config.queue.recheckSeconds * 1000),
+  };
   const limiter = new RedisRateLimiter(redis, scheduler.durability);
   watchQueue(redis, keys);
   const permissions = permissionDeps(config, redis, keys);
@@ -251,6 +256,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await worker?.stop(graceMs);
     await proactive?.close();
     await namespaces.close();
+    watching.signals.close();
     paired.stop();
     if (ownConnection) connection.close();
   };
@@ -326,7 +332,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       limiter,
       historyWanted,
       log,
-      channel: (event, sender) => liveChannel(event, sender, queued, log),
+      channel: (event, sender) => liveChannel(event, sender, watching, log),
       settings: {
         deadlineMs,
         retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),
