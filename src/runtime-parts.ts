@@ -2,6 +2,7 @@ import type { Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
 import { RoomgateError } from "./core/errors.js";
 import type { Logger } from "./core/log.js";
+import type { RoomSignals } from "./control/room-signals.js";
 import type { PartList, RuntimePart } from "./core/part.js";
 import type { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
@@ -144,6 +145,17 @@ export function namespacesPart(namespaces: NamespaceRegistry, connect: boolean, 
       );
     },
     stop: () => namespaces.close(),
+  };
+}
+
+/** The subscriber connection that tells a waiting call its room's inbox changed; closed after the workers. */
+export function signalsPart(signals: RoomSignals): RuntimePart {
+  return {
+    name: "room signals",
+    async start() {},
+    async stop() {
+      signals.close();
+    },
   };
 }
 

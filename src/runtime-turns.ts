@@ -3,6 +3,7 @@ import { bindingFinder } from "./core/bindings.js";
 import type { InboundEvent } from "./core/event.js";
 import { liveChannel } from "./control/live-channel.js";
 import { RoomInboxReader } from "./control/room-inbox-reader.js";
+import type { RoomSignals } from "./control/room-signals.js";
 import { takesHistory } from "./engine/arguments.js";
 import { Engine } from "./engine/engine.js";
 import type { NamespaceRegistry } from "./namespace/namespace-registry.js";
@@ -14,6 +15,8 @@ import { RedisSessionStore } from "./sessions/session-store.js";
 /** The engine and the turn runner the workers run turns with. */
 export function turnRunner(o: {
   deps: RuntimeDeps;
+  /** How a call waiting for a /cancel or an answer hears that its room's inbox changed. */
+  signals: RoomSignals;
   modules: PlatformModule[];
   senders: Map<string, PlatformSender>;
   namespaces: NamespaceRegistry;
@@ -68,7 +71,11 @@ export function turnRunner(o: {
       return false;
     }
   };
-  const queued = new RoomInboxReader(redis, keys);
+  const watching = {
+    inbox: new RoomInboxReader(redis, keys),
+    signals: o.signals,
+    recheckMs: Math.round(config.queue.recheckSeconds * 1000),
+  };
   return new TurnRunner({
     engine,
     store,
@@ -76,7 +83,7 @@ export function turnRunner(o: {
     limiter,
     historyWanted,
     log,
-    channel: (event, sender) => liveChannel(event, sender, queued, log),
+    channel: (event, sender) => liveChannel(event, sender, watching, log),
     settings: {
       deadlineMs: Math.round(config.queue.deliveryDeadlineSeconds * 1000),
       retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),

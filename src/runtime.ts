@@ -6,6 +6,7 @@ import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { PartList, type RuntimePart } from "./core/part.js";
+import { RoomSignals } from "./control/room-signals.js";
 import { PairingGate } from "./edge/pairing-gate.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import type { HealthServer } from "./ops/health-server.js";
@@ -24,6 +25,7 @@ import {
   receiverParts,
   redisPart,
   renewalsPart,
+  signalsPart,
   workersPart,
 } from "./runtime-parts.js";
 import { turnRunner } from "./runtime-turns.js";
@@ -176,6 +178,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     return defaultLaneOf(room);
   };
   const inbox = new RedisInbox(scheduler, config.queue.dedupeSeconds * 1000, laneOf, () => workers.worker);
+  const signals = new RoomSignals(() => connection.create({ name: "room signals" }), keys, log);
   const limiter = new RedisRateLimiter(redis, scheduler.durability);
   const permissions = permissionDeps(config, redis, keys);
   const deps: RuntimeDeps = {
@@ -204,6 +207,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const runner = turnRunner({
     deps,
+    signals,
     modules,
     senders,
     namespaces,
@@ -256,6 +260,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Up before any turn runs, so that what a worker does can be watched from its start.
     health,
     namespacesPart(namespaces, options.connectNamespaces ?? false, log),
+    signalsPart(signals),
     ...(working
       ? [
           renewalsPart(connection, keys, leaseMs, log, () => workers.worker),
