@@ -30,6 +30,7 @@ import { checkLayout } from "./sessions/layout.js";
 import { PairedUsers } from "./sessions/paired-users.js";
 import { PairingCodes } from "./sessions/pairing-codes.js";
 import { RedisRateLimiter, reserveSlotScript } from "./sessions/rate-limiter.js";
+import type { RedisLostError } from "./sessions/client-watch.js";
 import { RedisConnection, type RedisClient } from "./sessions/redis-connection.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
 import { RedisTaskLedger } from "./sessions/task-ledger.js";
@@ -118,6 +119,14 @@ export interface RuntimeOptions {
   connectNamespaces?: boolean;
   /** Run the proactive parts: bullmq's schedules, mutes and webhooks (default true). */
   proactive?: boolean;
+  /**
+   * What happens when no Redis client of the process answers, even a new one
+   * (ClientWatch): by default the error is logged as one line and the process exits 1,
+   * for its supervisor to start it again.
+   */
+  onRedisLost?: (err: RedisLostError) => void;
+  /** How often each Redis client is asked a PING (default 1 s; tests shorten it). */
+  redisProbeMs?: number;
 }
 
 /** A running roomgate process: adapters, workers, namespaces; `stop` shuts it down in order. */
@@ -150,6 +159,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ownConnection = options.redis === undefined;
   const redis = connection.client;
   redis.on("error", (err: Error) => log.warn({ err: err.message }, "redis connection error"));
+  connection.watchClients({
+    deadAfterMs: config.redis.deadAfterSeconds * 1000,
+    probeEveryMs: options.redisProbeMs ?? 1000,
+    log,
+    lost:
+      options.onRedisLost ??
+      ((err) => {
+        log.error({ client: err.client, silentSeconds: Math.round(err.silentMs / 1000) }, err.message);
+        process.exit(1);
+      }),
+  });
   const scheduler = new SchedulerScripts(redis, keys, connection.durability(log));
   const modules: PlatformModule[] = [];
   const laneOf = (room: string): string => {
@@ -320,7 +340,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
     const started = new RoomWorker({
       scripts: scheduler,
-      blocker: () => connection.create(),
+      blocker: (name) => connection.create({ name }),
       runner,
       lanes,
       concurrency: config.worker.concurrency,

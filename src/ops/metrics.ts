@@ -217,3 +217,19 @@ export const tasksTotal = new Counter({
   labelNames: ["namespace", "event"] as const,
   registers: [registry],
 });
+
+/** Reconnects of roomgate's Redis clients (ioredis' own, after a lost connection), by client. */
+export const redisReconnects = new Counter({
+  name: "roomgate_redis_reconnects_total",
+  help: "Reconnects of a Redis client after its connection was lost, by client (shared, wake-ups, lease renewals, proactive queue)",
+  labelNames: ["client"] as const,
+  registers: [registry],
+});
+
+/** Redis clients replaced by a new one, by client and reason (ended, silent). */
+export const redisClientReplacements = new Counter({
+  name: "roomgate_redis_client_replacements_total",
+  help: "Redis clients replaced with a new one, by client and reason (ended: ioredis gave it up; silent: no command completed for redis.deadAfterSeconds)",
+  labelNames: ["client", "reason"] as const,
+  registers: [registry],
+});

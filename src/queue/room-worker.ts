@@ -82,8 +82,8 @@ export class RoomWorker {
   constructor(
     private readonly options: {
       scripts: SchedulerScripts;
-      /** A new client of its own (each lane's blocking pop, the lease renewals). */
-      blocker: () => RedisClient;
+      /** A new client of its own, named for logs and health (each lane's blocking pop, the lease renewals). */
+      blocker: (name: string) => RedisClient;
       runner: TurnRunner;
       lanes: (string | LaneSpec)[];
       concurrency: number;
@@ -101,12 +101,12 @@ export class RoomWorker {
     for (const spec of this.options.lanes) {
       const lane = typeof spec === "string" ? new LaneState(spec) : new LaneState(spec.name, spec.active);
       this.lanes.set(lane.name, lane);
-      const blocker = this.options.blocker();
+      const blocker = this.options.blocker(`wake-ups (${lane.name})`);
       blocker.on("error", () => undefined);
       this.blockers.push(blocker);
       this.loops.push(this.dispatch(lane), this.listen(lane, blocker));
     }
-    const client = this.options.blocker();
+    const client = this.options.blocker("lease renewals");
     client.on("error", () => undefined);
     this.renewals = { client, scripts: new SchedulerScripts(client, this.options.scripts.keys) };
     this.renewTimer = setInterval(() => void this.renew(), Math.max(200, this.options.leaseMs / 4));

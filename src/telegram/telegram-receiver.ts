@@ -13,7 +13,7 @@ import type { TelegramBotConfig } from "./telegram-access.js";
 import { TelegramStartError } from "./telegram-errors.js";
 import { PrivateTopics } from "./private-topics.js";
 import { TopicLobby } from "./topic-lobby.js";
-import { UpdateIntake } from "./update-intake.js";
+import { UpdateIntake } from "./edge/update-intake.js";
 import { healthStatus } from "../ops/health-status.js";
 import { WebhookReceiver } from "./webhook-receiver.js";
 
@@ -152,7 +152,7 @@ export class TelegramReceiver implements Receiver {
     };
     const { inbox, redis, keys, scheduler, pairing } = this.deps;
     const flood = new FloodGate(scheduler, config.limits);
-    const intake = new UpdateIntake(bot.api, identity, reader, {
+    const intake = new UpdateIntake(bot, identity, reader, {
       inbox,
       redis,
       keys,

@@ -123,7 +123,8 @@ export class CryptoDevice {
         );
       }
       await device.exclusive(async () => {
-        if (await device.flush()) await device.persist();
+        // A store in the older format is written again at once, each field bound to its version.
+        if ((await device.flush()) || loaded?.legacy) await device.persist();
       });
     } catch (err) {
       await device.close();

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { RecordedSend, ReleasedMessage } from "../../bench/support/bot-api-standin.js";
 import { classifyDuplicates, parseResentLines } from "../../bench/support/duplicate-causes.js";
 
-// Two lines as real roomgate processes wrote them in test/scheduler/kill-worker.test.ts:
+// Two lines as real roomgate processes wrote them in test/scheduler/kill-worker.system.test.ts:
 // pid 18236 computed the turn and was killed after its send left; pid 18270 resent the part.
 const KILLED_LOG =
   '{"level":30,"time":1796118687588,"pid":18236,"hostname":"vm","name":"roomgate","turn":"tg:7000000000:100294","room":"telegram:7000000000:901","kind":"message","ms":29,"msg":"turn computed"}';

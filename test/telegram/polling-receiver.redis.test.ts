@@ -6,7 +6,7 @@ import { DocumentReader } from "../../src/telegram/document-reader.js";
 import { PollingReceiver } from "../../src/telegram/polling-receiver.js";
 import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
 import { FloodGate } from "../../src/edge/flood-gate.js";
-import { UpdateIntake } from "../../src/telegram/update-intake.js";
+import { UpdateIntake } from "../../src/telegram/edge/update-intake.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 import { capturingLogger, RecordingInbox, waitFor } from "../support/telegram-fixtures.js";
@@ -44,7 +44,7 @@ async function receiver(inbox: RecordingInbox, log: Logger = silentLogger()): Pr
   };
   const reader = new DocumentReader(grammy.api, `${standin.url}/file/bot${bot.token}`, 1000, log);
   const flood = new FloodGate(db.scheduler, { turnsPerMinute: 1000, roomQueueCap: 1000 });
-  const intake = new UpdateIntake(grammy.api, identity, reader, {
+  const intake = new UpdateIntake(grammy, identity, reader, {
     inbox,
     redis: db.redis,
     keys: db.keys,

@@ -1,19 +1,11 @@
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startEmbeddedRedis } from "../../src/sessions/embedded-redis.js";
 
-/**
- * Starts one real redis-server for the whole run on a free port (each test uses its
- * own random key prefix) and builds dist/ so child processes run current code.
- */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
-    stdio: "inherit",
-  });
-  execFileSync(process.execPath, ["scripts/copy-assets.mjs"], { stdio: "inherit" });
+/** Starts one real redis-server for the run and provides its URL as `redisUrl`; returns the teardown. */
+export async function provideRedis(project: TestProject): Promise<() => Promise<void>> {
   const dir = mkdtempSync(join(tmpdir(), "roomgate-test-redis-"));
   // Persistent like a production Redis: `start` and `worker` refuse one that is not.
   const redis = await startEmbeddedRedis({ dir, persist: true });
@@ -22,6 +14,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   };
+}
+
+/**
+ * The redis tier's global setup: one real redis-server for the whole tier on a free
+ * port (each test uses its own random key prefix). No dist/ build: the tier runs the
+ * code in-process, and namespace children from source.
+ */
+export default function setup(project: TestProject): Promise<() => Promise<void>> {
+  return provideRedis(project);
 }
 
 declare module "vitest" {

@@ -36,7 +36,7 @@ it("keeps renewing a held room's lease while the scheduler's connection is held 
   } as unknown as TurnRunner;
   const worker = new RoomWorker({
     scripts: db.scheduler,
-    blocker: () => db.connection.create(),
+    blocker: (name) => db.connection.create({ name }),
     runner,
     lanes: ["telegram"],
     concurrency: 2,
