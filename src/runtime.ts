@@ -8,6 +8,7 @@ import { secretsOf } from "./core/config-secrets.js";
 import { createLogger, registerSecret, type Logger } from "./core/log.js";
 import { liveChannel } from "./control/live-channel.js";
 import { RoomInboxReader } from "./control/room-inbox-reader.js";
+import { RoomSignals } from "./control/room-signals.js";
 import { takesHistory } from "./engine/arguments.js";
 import { Engine } from "./engine/engine.js";
 import type { VoiceTool } from "./core/adapter.js";
@@ -181,7 +182,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
   let worker: RoomWorker | undefined;
   const inbox = new RedisInbox(scheduler, config.queue.dedupeSeconds * 1000, laneOf, () => worker);
-  const queued = new RoomInboxReader(redis, keys);
+  const watching = {
+    inbox: new RoomInboxReader(redis, keys),
+    signals: new RoomSignals(() => connection.create(), keys, log),
+    recheckMs: Math.round(config.queue.recheckSeconds * 1000),
+  };
   const limiter = new RedisRateLimiter(redis, scheduler.durability);
   watchQueue(redis, keys);
   const permissions = permissionDeps(config, redis, keys);
@@ -254,6 +259,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await worker?.stop(graceMs);
     await proactive?.close();
     await namespaces.close();
+    watching.signals.close();
     paired.stop();
     if (ownConnection) connection.close();
   };
@@ -329,7 +335,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       limiter,
       historyWanted,
       log,
-      channel: (event, sender) => liveChannel(event, sender, queued, log),
+      channel: (event, sender) => liveChannel(event, sender, watching, log),
       settings: {
         deadlineMs,
         retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),

@@ -121,7 +121,8 @@ export async function runCheck(options: CheckOptions): Promise<number> {
 
 async function checkOne(options: CheckOptions): Promise<number> {
   const { name, config } = target(options);
-  const client = new NamespaceClient(name, config, silentLogger());
+  // A configured namespace is checked under the configured limits (a larger maxTools, say).
+  const client = new NamespaceClient(name, config, silentLogger(), options.config?.limits);
   try {
     const report = await checkNamespace(
       client,

@@ -1,8 +1,16 @@
+import type { CommandRole } from "./access.js";
+
 /** The bot's own lines about who may do what (pending state, roles, approvals), apart from log text. */
 export const permissionTexts = {
   askedOf: (name: string) => `This was asked of ${name}.`,
-  notCaller: (command: string) =>
-    `Only this room's callers may use /${command} here. Ask your question without it, or ask the operator.`,
+  notInRole: (command: string, role: CommandRole) =>
+    role === "caller"
+      ? `Only this room's callers may use /${command} here. Ask your question without it, or ask the operator.`
+      : role === "approver"
+        ? `Only this room's approvers may change /${command} here.`
+        : `Only this room's users may use /${command} here.`,
+  notScheduleOwner: (n: number) =>
+    `Schedule #${n} can be removed only by whoever added it or by this room's approvers. Nothing was removed.`,
   approvalBy: (needed: number) =>
     needed === 1
       ? "One of this room's approvers must approve it (y / n); nothing runs until then."
