@@ -218,6 +218,14 @@ export const tasksTotal = new Counter({
   registers: [registry],
 });
 
+/** Namespaces held to a limit: a listing refused, a call ended (too long, a second open question). */
+export const namespaceLimitsTotal = new Counter({
+  name: "roomgate_namespace_limits_total",
+  help: "Times a namespace broke a limit and was stopped, by namespace and limit (tools, tool_list_bytes, tool_list_pages, call_seconds, open_questions)",
+  labelNames: ["namespace", "limit"] as const,
+  registers: [registry],
+});
+
 /** Reconnects of roomgate's Redis clients (ioredis' own, after a lost connection), by client. */
 export const redisReconnects = new Counter({
   name: "roomgate_redis_reconnects_total",
