@@ -4,7 +4,8 @@ import { allBindings } from "./core/bindings.js";
 import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
-import { createLogger, type Logger } from "./core/log.js";
+import { secretsOf } from "./core/config-secrets.js";
+import { createLogger, registerSecret, type Logger } from "./core/log.js";
 import { PartList, type RuntimePart } from "./core/part.js";
 import { RoomSignals } from "./control/room-signals.js";
 import { PairingGate } from "./edge/pairing-gate.js";
@@ -152,6 +153,8 @@ export interface Runtime {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config } = options;
   const log = options.log ?? createLogger();
+  // However the configuration was made, its secrets are masked in everything this process says.
+  for (const secret of secretsOf(config)) registerSecret(secret);
   setLibraryLogger(log);
   const keys = new Keys(options.prefix ?? config.redis.prefix, { shards: config.queue.shards });
   const connection = options.redis ?? RedisConnection.single(requiredUrl(options.redisUrl));
