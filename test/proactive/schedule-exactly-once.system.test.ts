@@ -3,7 +3,7 @@ import { testTopology, type TestTopology } from "../support/test-topology.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 // A schedule `every: 2s` held by bullmq, taken by one `start` and two `worker` processes:
 // each period's fire is one answer in the room, across a kill -9 of the process that

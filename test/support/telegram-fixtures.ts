@@ -94,18 +94,3 @@ export function capturingLogger(): { log: Logger; lines: () => Record<string, un
   });
   return { log: pino({ level: "debug" }, stream), lines: () => lines };
 }
-
-/** Polls until `check` returns a value other than undefined/false, or fails after `ms`. */
-export async function waitFor<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  ms = 10_000,
-  what = "condition",
-): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

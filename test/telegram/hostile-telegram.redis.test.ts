@@ -14,7 +14,8 @@ import {
   type StandinUser,
   type StoredMessage,
 } from "../support/telegram-api-standin.js";
-import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 901, first_name: "Alice" };
 const MALLORY: StandinUser = { id: 966, first_name: "Mallory" };
