@@ -36,6 +36,10 @@ beforeAll(async () => {
   const config = telegramConfig({
     apiRoot: standin.url,
     namespaces: { adv: hostile.config },
+    // What is sent is checked here, not its pace (telegram-limits is): a 25-part answer need not take 25 s.
+    // Nor is Alice's flood limit, which that pace used to keep her under.
+    sendLimits: { chatPerSecond: 30, groupPerMinute: 1200 },
+    limits: { turnsPerMinute: 600 },
     bots: [
       {
         token: bot.token,
