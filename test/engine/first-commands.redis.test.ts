@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { DEMO_DESCRIPTIONS } from "../../src/demo/server.js";
-import { COMMANDS } from "../../src/engine/commands.js";
+import { COMMANDS } from "../../src/engine/commands/index.js";
 import { DEMO_SERVER, startSpine, type Spine } from "../support/spine.js";
 
 describe("the commands people type first", () => {
@@ -14,8 +14,7 @@ describe("the commands people type first", () => {
   it("/start greets with the namespace, the server's own description and the commands", async () => {
     const d = await spine.rooms.ask("start", "/start");
     expect(d.text).toContain(`This bot is the "feed" agent: ${DEMO_DESCRIPTIONS.feed}`);
-    for (const c of COMMANDS.filter((c) => c.menu))
-      expect(d.text).toContain(`/${c.command} — ${c.description}`);
+    for (const c of COMMANDS.filter((c) => c.menu)) expect(d.text).toContain(`/${c.name} — ${c.description}`);
     expect(d.text).not.toContain("Unknown command");
     const payload = await spine.rooms.ask("start", "/start from-a-deep-link");
     expect(payload.text).toContain('This bot is the "feed" agent');
@@ -23,8 +22,8 @@ describe("the commands people type first", () => {
 
   it("every listed command is understood", async () => {
     for (const c of COMMANDS) {
-      const d = await spine.rooms.ask("every", `/${c.command}`);
-      expect(d.text, c.command).not.toContain("Unknown command");
+      const d = await spine.rooms.ask("every", `/${c.name}`);
+      expect(d.text, c.name).not.toContain("Unknown command");
     }
   });
 

@@ -5,6 +5,7 @@ import { NamespaceConfigSchema } from "../../src/core/config.js";
 import { NamespaceError } from "../../src/core/errors.js";
 import { silentLogger } from "../../src/core/log.js";
 import { NamespaceClient } from "../../src/namespace/namespace-client.js";
+import { DEFAULT_NAMESPACE_LIMITS } from "../../src/namespace/namespace-limits.js";
 import { startFloodHttpServer, type FloodHttpServer } from "../support/hostile/flood-http-server.js";
 
 const FLOOD_BYTES = 150_000_000;
@@ -12,7 +13,9 @@ let server: FloodHttpServer;
 const clients: NamespaceClient[] = [];
 
 function client(raw: Record<string, unknown>, maxBytes?: number): NamespaceClient {
-  const c = new NamespaceClient("h", NamespaceConfigSchema.parse(raw), silentLogger(), maxBytes);
+  const limits =
+    maxBytes === undefined ? undefined : { ...DEFAULT_NAMESPACE_LIMITS, maxToolResultBytes: maxBytes };
+  const c = new NamespaceClient("h", NamespaceConfigSchema.parse(raw), silentLogger(), limits);
   clients.push(c);
   return c;
 }

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/log.js";
-import { COMMANDS } from "../../src/engine/commands.js";
+import { COMMANDS } from "../../src/engine/commands/index.js";
 import { registerCommands } from "../../src/telegram/command-registry.js";
 import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
@@ -28,8 +28,8 @@ describe("registerCommands", () => {
     expect(standin.callsTo("setMyCommands", bot.id)).toHaveLength(1);
     // The menu follows the one command list: everything but /start, which Telegram shows as a button.
     expect(standin.commands(bot.token)).toEqual(
-      COMMANDS.filter((c) => c.command !== "start").map(({ command, description }) => ({
-        command,
+      COMMANDS.filter((c) => c.name !== "start").map(({ name, description }) => ({
+        command: name,
         description,
       })),
     );
