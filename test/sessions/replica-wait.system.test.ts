@@ -6,7 +6,8 @@ import { RedisClusterTopology, RedisSentinelTopology } from "../../bench/support
 import { durableWrite, type Durability } from "../../src/sessions/durable-write.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
-import { capturingLogger, waitFor } from "../support/telegram-fixtures.js";
+import { capturingLogger } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * Acknowledged writes wait for every replica their master has had (`waitReplicas:
