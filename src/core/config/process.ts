@@ -10,6 +10,13 @@ export const ShutdownSchema = z
   .strictObject({ graceSeconds: z.number().nonnegative().default(10) })
   .prefault({});
 
+/** A TCP port; 0 lets the system choose a free one. */
+export const PortSchema = z
+  .number()
+  .int("a port is a whole number")
+  .min(0, "a port is a number from 0 to 65535")
+  .max(65535, "a port is a number from 0 to 65535");
+
 /** What the HTTP listener holds a client to where `http` does not say (optional keys, so configs built in code stay valid). */
 export const HTTP_LIMIT_DEFAULTS = {
   headersTimeoutSeconds: 10,
@@ -20,7 +27,7 @@ export const HTTP_LIMIT_DEFAULTS = {
 /** The `http` section: where health and metrics are served (off unless set). */
 export const HttpSchema = z
   .strictObject({
-    port: z.number().int().nonnegative().default(9464),
+    port: PortSchema.default(9464),
     host: z.string().default("127.0.0.1"),
     /** Longest a client may take to send a request's headers, in seconds; then 408 and the connection is closed. */
     headersTimeoutSeconds: z.number().positive().optional(),

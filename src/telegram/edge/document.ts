@@ -1,4 +1,5 @@
 import type { NextFunction } from "grammy";
+import { loggableError } from "../loggable-error.js";
 import type { EdgeContext } from "./edge-context.js";
 import { queue } from "./enqueue.js";
 
@@ -12,5 +13,13 @@ export async function document(ctx: EdgeContext, next: NextFunction): Promise<vo
   const { edge, chat } = ctx.seen;
   const verdict = await ctx.deps.flood.check(edge.room, edge.sender.id);
   if (!verdict.admit) return ctx.refuseFlood(verdict.notice);
-  ctx.deps.reads.later(chat.id, ctx.taken.update_id, () => queue(ctx, false));
+  ctx.deps.reads.later(
+    chat.id,
+    () => queue(ctx, false),
+    (err) =>
+      ctx.deps.log.error(
+        { err: loggableError(err), updateId: ctx.taken.update_id },
+        "telegram: a document could not be queued",
+      ),
+  );
 }

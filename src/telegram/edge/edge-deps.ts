@@ -1,6 +1,7 @@
 import type { Inbox } from "../../core/adapter.js";
 import type { Logger } from "../../core/log.js";
 import type { FloodGate } from "../../edge/flood-gate.js";
+import type { OrderedReads } from "../../edge/ordered-reads.js";
 import type { PairingGate } from "../../edge/pairing-gate.js";
 import type { StrangerGate } from "../../edge/stranger-gate.js";
 import type { Keys } from "../../sessions/keys.js";
@@ -8,7 +9,6 @@ import type { ChatMigrations } from "../chat-migrations.js";
 import type { BotIdentity } from "../edge-record.js";
 import type { TopicLobby } from "../topic-lobby.js";
 import type { ReadDocument } from "../update-normalizer.js";
-import type { DocumentReads } from "../document-reads.js";
 
 /** What the steps of one bot's Telegram edge read besides the update (`ctx.deps`). */
 export interface EdgeDeps {
@@ -21,7 +21,7 @@ export interface EdgeDeps {
   strangers: StrangerGate;
   readDocument: ReadDocument;
   /** Document reads in flight, off the update's path. */
-  reads: DocumentReads;
+  reads: OrderedReads<number>;
   /** Groups the bot saw migrate to a supergroup; the identity's aliases read the same record. */
   migrations?: ChatMigrations;
   /** `/pair <code>`, taken before the allowlist. */

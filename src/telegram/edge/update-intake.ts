@@ -3,13 +3,13 @@ import type { Update, UserFromGetMe } from "grammy/types";
 import type { Inbox } from "../../core/adapter.js";
 import type { Logger } from "../../core/log.js";
 import type { FloodGate } from "../../edge/flood-gate.js";
+import { OrderedReads } from "../../edge/ordered-reads.js";
 import type { PairingGate } from "../../edge/pairing-gate.js";
 import { StrangerGate } from "../../edge/stranger-gate.js";
 import type { Keys } from "../../sessions/keys.js";
 import type { RedisClient } from "../../sessions/redis-connection.js";
 import type { ChatMigrations } from "../chat-migrations.js";
 import type { DocumentReader } from "../document-reader.js";
-import { DocumentReads } from "../document-reads.js";
 import type { BotIdentity } from "../edge-record.js";
 import type { TopicLobby } from "../topic-lobby.js";
 import { binding } from "./binding.js";
@@ -85,7 +85,7 @@ export class UpdateIntake {
       identity,
       strangers: new StrangerGate(redis),
       readDocument: (doc) => reader.read(doc),
-      reads: new DocumentReads(intake.log),
+      reads: new OrderedReads<number>(),
       ...(migrations ? { migrations } : {}),
       ...(pairing ? { pairing } : {}),
       ...(lobby ? { lobby } : {}),

@@ -3,9 +3,9 @@ import type { Update } from "grammy/types";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/core/log.js";
 import { FloodGate } from "../../../src/edge/flood-gate.js";
+import { OrderedReads } from "../../../src/edge/ordered-reads.js";
 import { StrangerGate } from "../../../src/edge/stranger-gate.js";
 import { CHOSEN_BUTTON_DATA, pageData } from "../../../src/render/telegram-keyboard.js";
-import { DocumentReads } from "../../../src/telegram/document-reads.js";
 import { binding } from "../../../src/telegram/edge/binding.js";
 import { EdgeContext, EdgeOrderError } from "../../../src/telegram/edge/edge-context.js";
 import { edit } from "../../../src/telegram/edge/edit.js";
@@ -80,7 +80,7 @@ function contextOf(update: Update, who: BotIdentity = identity()): EdgeContext {
     log,
     strangers: new StrangerGate(db.redis),
     readDocument: () => Promise.reject(new Error("no document expected")),
-    reads: new DocumentReads(log),
+    reads: new OrderedReads<number>(),
   });
 }
 
