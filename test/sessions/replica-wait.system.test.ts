@@ -24,6 +24,7 @@ async function acknowledgedAfter(connection: RedisConnection, durability: Durabi
       await durableWrite(connection.client, durability, key, [["set", key, String(i)]]);
       return (Date.now() - since) / 1000;
     } catch (err) {
+      if (process.env.RGDEBUG) console.log(Date.now() % 100000, Date.now() - since, (err as Error).message);
       if (Date.now() - since > 60_000)
         throw new Error(`no write to ${key} acknowledged within 60 s (${(err as Error).message})`);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -66,6 +67,67 @@ describe("behind Sentinel (1 master, 2 replicas, 3 sentinels, down-after 1 s)", 
     expect(lines().some((l) => l.why === "the topology has the others down")).toBe(true);
     await replica.start();
   }, 60_000);
+});
+
+describe("behind Sentinel, the master killed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-wait-sentinel-kill-"));
+  let group: RedisSentinelTopology;
+  let connection: RedisConnection;
+  const { log } = capturingLogger();
+  beforeAll(async () => {
+    group = await RedisSentinelTopology.start({
+      dir,
+      replicas: 2,
+      sentinels: 3,
+      config: ["min-replicas-to-write 1", "min-replicas-max-lag 10"],
+    });
+    connection = new RedisConnection({ kind: "sentinel", name: group.name, nodes: group.urls });
+    await connection.resolveWait("auto", log);
+    // As the runtime does: a client that ioredis ends is replaced (client-watch.ts).
+    connection.watchClients({ deadAfterMs: 30_000, probeEveryMs: 200, log, lost: () => undefined });
+  }, 60_000);
+  afterAll(async () => {
+    connection?.close();
+    await group?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("acknowledges writes on the promoted replica once the other replica follows it, not the dead master", async () => {
+    const durability = connection.durability(log);
+    await waitFor(
+      async () => (await durability.required("k")).replicas === 2,
+      20_000,
+      "two replicas counted",
+    );
+    await acknowledgedAfter(connection, durability, "k");
+    let writing = true;
+    const writers = Array.from({ length: 8 }, async (_, i) => {
+      while (writing) {
+        await durableWrite(connection.client, durability, `w${i}`, [["set", `w${i}`, "x"]]).catch(
+          () => undefined,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    const old = await group.master();
+    await old.kill();
+    const since = Date.now();
+    if (process.env.RGDEBUG) console.log(since % 100000, "killed");
+    await group.promotedFrom(old);
+    const promotedAfter = (Date.now() - since) / 1000;
+    const seconds = await acknowledgedAfter(connection, durability, "k");
+    console.log(
+      "promoted after",
+      promotedAfter,
+      "acknowledged after",
+      seconds,
+      (await durability.required("k")).replicas,
+    );
+    writing = false;
+    await Promise.all(writers);
+    expect(seconds).toBeLessThan(promotedAfter + 5);
+    expect(old.running).toBe(false);
+  }, 90_000);
 });
 
 describe("on a Redis Cluster (3 masters, 3 replicas, node timeout 2 s)", () => {
