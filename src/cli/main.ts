@@ -8,6 +8,7 @@ import { demoConfig } from "./demo-config.js";
 import { packageVersion } from "./paths.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
+import { runInit, type InitOptions } from "./run-init.js";
 import { runConfigCheck } from "./run-config-check.js";
 import { runDeadLetters } from "./run-dead-letters.js";
 import { runAuditExport, runPair, runUsersList, runUsersRemove } from "./run-permissions.js";
@@ -51,6 +52,26 @@ program.hook("preAction", (_program, action) => {
 function configFrom(opts: { config?: string }): Config {
   return loadConfig(resolveConfigFile(opts.config));
 }
+
+program
+  .command("init")
+  .description(
+    "Write a minimal configuration and a commented .env beside it, asking what is not given; then say what to run next",
+  )
+  .option("-c, --config <file>", "where to write the configuration", "roomgate.yaml")
+  .option("--platform <name>", "telegram or matrix")
+  .option("--token-env <name>", "the environment variable holding the token")
+  .option("--namespace <name>", "the first namespace (feed, runs, kg, sym: the bundled demo)")
+  .option("--command <line>", "its MCP server as a command line")
+  .option("--url <url>", "its MCP server as a Streamable HTTP URL")
+  .option("--users <ids>", "who may talk, comma-separated (Telegram: numeric ids; empty: pair later)")
+  .option("--homeserver <url>", "Matrix: the homeserver")
+  .option("--room <id>", "Matrix: the room id")
+  .option("-y, --yes", "ask nothing: defaults for what is not given")
+  .option("--force", "replace existing files")
+  .action(async (opts: InitOptions) => {
+    process.exitCode = await runInit(opts);
+  });
 
 program
   .command("start")
