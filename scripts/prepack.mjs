@@ -4,6 +4,7 @@
 // ROOMGATE_PACK_PREBUILT=1 packs the dist/ already built (the packaging test builds once).
 import { execFileSync } from "node:child_process";
 import { copyFileSync } from "node:fs";
+import process from "node:process";
 
 if (process.env.ROOMGATE_PACK_PREBUILT !== "1") {
   const run = (args) => execFileSync(process.execPath, args, { stdio: "inherit" });
