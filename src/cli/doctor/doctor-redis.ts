@@ -60,7 +60,7 @@ export async function checkRedis(config: Config): Promise<Diagnosis[]> {
     connection.close();
     return [
       problem(
-        `redis ${connection.describe()}: not reachable: ${reason(err)}`,
+        `${connection.describe()}: not reachable: ${reason(err)}`,
         "start it, or fix REDIS_URL / the redis section (address, password, TLS)",
       ),
     ];
@@ -69,13 +69,13 @@ export async function checkRedis(config: Config): Promise<Diagnosis[]> {
     await checkRedisPersistence(connection, config.redis.volatile, silentLogger());
     return [
       ok(
-        `redis ${connection.describe()}: reachable${config.redis.volatile ? " (volatile: persistence not required)" : ", persists its data"}`,
+        `${connection.describe()}: reachable${config.redis.volatile ? " (volatile: persistence not required)" : ", persists its data"}`,
       ),
     ];
   } catch (err) {
     return [
       problem(
-        `redis ${connection.describe()}: ${reason(err)}`,
+        `${connection.describe()}: ${reason(err)}`,
         "turn on appendonly (CONFIG SET appendonly yes, and in redis.conf), or accept the loss with redis.volatile: true",
       ),
     ];
