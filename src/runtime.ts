@@ -1,6 +1,6 @@
 import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
-import { allBindings, bindingFinder } from "./core/bindings.js";
+import { allBindings, bindingFinder } from "./access/bindings.js";
 import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
@@ -14,7 +14,7 @@ import type { VoiceTool } from "./core/adapter.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
-import { PairingGate } from "./edge/pairing-gate.js";
+import { PairingGate } from "./access/pairing-gate.js";
 import { watchQueue } from "./ops/queue-probe.js";
 import { laneOf as defaultLaneOf } from "./queue/lanes.js";
 import { preloadScripts } from "./queue/lua-scripts.js";
