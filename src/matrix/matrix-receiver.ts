@@ -74,6 +74,7 @@ const SYNC_FILTER = {
  * reads nothing that came in the clear; the others stand by to take the device over.
  */
 export class MatrixReceiver implements Receiver, SyncHandler {
+  readonly name = "matrix";
   private readonly bindings: Map<string, RoomBinding>;
   /** Events of the batch in hand that are history (see historyOf). */
   private history = new Set<string>();

@@ -241,3 +241,15 @@ export const redisClientReplacements = new Counter({
   labelNames: ["client", "reason"] as const,
   registers: [registry],
 });
+
+/**
+ * When a receiver last took updates: the Telegram poller's last getUpdates answer (it
+ * asks again only once the updates before are queued), the Matrix sync's last response
+ * handled and stored. Alert on `time() - roomgate_receiver_last_poll_timestamp_seconds`.
+ */
+export const receiverLastPoll = new Gauge({
+  name: "roomgate_receiver_last_poll_timestamp_seconds",
+  help: "Unix time a receiver last took updates (Telegram getUpdates answered with everything before it queued; Matrix sync response handled and its token stored), by platform and receiver (bot id, or sync)",
+  labelNames: ["platform", "receiver"] as const,
+  registers: [registry],
+});

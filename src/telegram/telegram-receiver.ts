@@ -30,6 +30,7 @@ export interface ReceivingBot {
  * polling or by webhook as configured.
  */
 export class TelegramReceiver implements Receiver {
+  readonly name = "telegram";
   private receivers: Receiver[] = [];
   private intakes: UpdateIntake[] = [];
 
@@ -100,6 +101,12 @@ export class TelegramReceiver implements Receiver {
       );
     }
     for (const r of this.receivers) await r.start();
+  }
+
+  /** The bots that cannot take updates now, and why. */
+  stuck(): string | undefined {
+    const reasons = this.receivers.flatMap((r) => r.stuck?.() ?? []);
+    return reasons.length > 0 ? reasons.join("; ") : undefined;
   }
 
   /** Stops receiving; updates in hand are enqueued or left unconfirmed to arrive again. */

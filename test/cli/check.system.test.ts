@@ -63,7 +63,33 @@ describe("roomgate check", () => {
       "answer",
     ]);
     expect(strict.status).toBe(1);
+    // Its last line agrees with its exit code: not "usable" when the required level is not met.
+    const verdict = strict.stdout.trim().split("\n").at(-1);
+    expect(verdict).toBe(
+      "server: does not meet --require answer: it has no router to keep the Answer contract; it meets MCP basics only",
+    );
   });
+
+  it("never calls a tool that would reveal the server's environment (get-env) for its read-only probe", async () => {
+    const run = await checkAsync(["--command", `${process.execPath} ${EVERYTHING} stdio`]);
+    expect(run.stdout).toMatch(/PASS {2}calls the read-only tool /);
+    expect(run.stdout).not.toContain("get-env");
+  });
+
+  it("without -c or -n checks every demo namespace", () => {
+    const run = spawnSync(process.execPath, [join(process.cwd(), "bin/roomgate"), "check"], {
+      encoding: "utf8",
+      timeout: 120_000,
+      cwd: mkdtempSync(join(tmpdir(), "rg-nocfg-")),
+      env: { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "rg-xdg-")) },
+    });
+    for (const ns of ["feed", "runs", "kg", "sym"]) {
+      expect(run.stdout).toContain(`== ${ns} ==`);
+      expect(run.stdout).toContain(`${ns}: conforms (meets MCP basics and the Answer contract)`);
+    }
+    expect(run.stdout).toContain("mesh: usable through /tools and /call (meets MCP basics)");
+    expect(run.status).toBe(0);
+  }, 120_000);
 
   it("passes server-everything over Streamable HTTP", async () => {
     const run = await checkAsync(["--url", http.url, "-n", "everything"]);

@@ -20,7 +20,7 @@ function errorsOf(text: string, env: NodeJS.ProcessEnv = {}): string[] {
 
 describe("configuration mistakes are all reported, with full paths", () => {
   it("names an unknown key with the key it was probably meant to be", () => {
-    const text = `redis:\n  prefx: rg\nhtp: { port: 1 }\n${namespaces}telegram:\n  bots:\n    - token: "1:a"\n      namespace: feed\n      user: [5]\n`;
+    const text = `redis:\n  prefx: rg\nhtp: { port: 1 }\n${namespaces}telegram:\n  bots:\n    - token: "1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"\n      namespace: feed\n      user: [5]\n`;
     const errors = errorsOf(text);
     expect(errors).toEqual([
       'redis.prefx: unknown key (did you mean "prefix"?)',
@@ -36,7 +36,7 @@ describe("configuration mistakes are all reported, with full paths", () => {
   });
 
   it("names a binding's namespace by its index and lists the known ones", () => {
-    const text = `${namespaces}telegram:\n  bots:\n    - token: "1:a"\n      namespace: feed\n    - token: "2:b"\n      namespace: fed\n`;
+    const text = `${namespaces}telegram:\n  bots:\n    - token: "1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"\n      namespace: feed\n    - token: "2:b"\n      namespace: fed\n`;
     expect(errorsOf(text)).toEqual([
       'telegram.bots[1].namespace: unknown namespace "fed" (known: feed, runs)',
     ]);
@@ -63,7 +63,7 @@ describe("configuration mistakes are all reported, with full paths", () => {
   });
 
   it("requires the webhook section in webhook mode", () => {
-    const text = `${namespaces}telegram:\n  mode: webhook\n  bots:\n    - token: "1:a"\n      namespace: feed\n`;
+    const text = `${namespaces}telegram:\n  mode: webhook\n  bots:\n    - token: "1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"\n      namespace: feed\n`;
     expect(errorsOf(text)).toEqual([
       'telegram.webhook: required when telegram.mode is "webhook" (url, secretToken, optional host and port)',
     ]);
@@ -92,7 +92,7 @@ describe("configuration mistakes are all reported, with full paths", () => {
   });
 
   it("warns about a namespace nobody uses, without failing", () => {
-    const text = `${namespaces}telegram:\n  bots:\n    - token: "1:a"\n      namespace: feed\n`;
+    const text = `${namespaces}telegram:\n  bots:\n    - token: "1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"\n      namespace: feed\n`;
     const report = checkConfigText(text, {});
     expect(report.errors).toEqual([]);
     expect(report.config).toBeDefined();
@@ -109,7 +109,7 @@ describe("configuration mistakes are all reported, with full paths", () => {
 describe("roles in the configuration", () => {
   it("refuses approvals that could never be granted, and a binding name used twice", () => {
     const text =
-      `${namespaces}telegram:\n  bots:\n    - token: "1:a"\n      namespace: feed\n      groups:\n` +
+      `${namespaces}telegram:\n  bots:\n    - token: "1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"\n      namespace: feed\n      groups:\n` +
       `        - { chat: -5, name: team, users: [1, 2], approvers: [2], approvals: { count: 2 } }\n` +
       `        - { chat: -6, name: team, approvals: { by: approvers } }\n`;
     expect(errorsOf(text)).toEqual([
@@ -135,7 +135,7 @@ describe("roomgate config check -c file", () => {
 
   it("prints every error and warning and exits 1", () => {
     const file = write(
-      `${namespaces}  kg:\n    command: [x]\ntelegram:\n  mode: webhook\n  bots:\n    - token: "1:a"\n      namespace: fed\n`,
+      `${namespaces}  kg:\n    command: [x]\ntelegram:\n  mode: webhook\n  bots:\n    - token: "1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"\n      namespace: fed\n`,
     );
     const result = run(file);
     expect(result.status).toBe(1);
@@ -147,7 +147,9 @@ describe("roomgate config check -c file", () => {
   });
 
   it("exits 0 on a valid file and still prints its warnings", () => {
-    const file = write(`${namespaces}telegram:\n  bots:\n    - token: "1:a"\n      namespace: feed\n`);
+    const file = write(
+      `${namespaces}telegram:\n  bots:\n    - token: "1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"\n      namespace: feed\n`,
+    );
     const result = run(file);
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`${file}: valid, 1 warning`);
@@ -160,7 +162,7 @@ describe("roomgate config check -c file", () => {
     const webhook = (secret: string) =>
       write(
         `${namespaces}telegram:\n  mode: webhook\n  webhook: { url: "https://bot.example/tg", secretToken: "${secret}" }\n` +
-          `  bots:\n    - token: "1:a"\n      namespace: feed\n`,
+          `  bots:\n    - token: "1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"\n      namespace: feed\n`,
       );
     const short = run(webhook("0123456789abcde"));
     expect(short.status).toBe(1);

@@ -5,12 +5,15 @@ import type { z } from "zod";
 import { checkConfigText, ConfigSchema } from "../../src/core/config.js";
 import { registry } from "../../src/ops/metrics.js";
 
+/** A token of BotFather's shape: config check warns about one that is not. */
+const BOT_TOKEN = `123:${"A".repeat(35)}`;
+
 const EXAMPLE_ENV = {
-  TELEGRAM_TOKEN: "123:abc",
+  TELEGRAM_TOKEN: BOT_TOKEN,
   RUNS_TOKEN: "t",
-  MATRIX_TOKEN: "m",
+  MATRIX_TOKEN: "syt_an_example_matrix_access_token",
   MATRIX_STORE_KEY: "a-store-key-of-enough-length",
-  HOOK_CI_SECRET: "s",
+  HOOK_CI_SECRET: "an-example-hook-secret",
 };
 
 type Def = {
@@ -94,7 +97,7 @@ describe("deployment files", () => {
     const report = checkConfigText(readFileSync("examples/compose-roomgate.yaml", "utf8"), {
       REDIS_URL: "redis://:pw@redis:6379",
       DEMO_MCP_URL: "http://demo:8765/mcp",
-      TELEGRAM_FEED_TOKEN: "123:abc",
+      TELEGRAM_FEED_TOKEN: BOT_TOKEN,
       TELEGRAM_USER_ID: "42",
     });
     expect(report.errors).toEqual([]);
@@ -107,7 +110,7 @@ describe("deployment files", () => {
     const report = checkConfigText(readFileSync("examples/compose-sentinel-roomgate.yaml", "utf8"), {
       REDIS_PASSWORD: "pw",
       DEMO_MCP_URL: "http://demo:8765/mcp",
-      TELEGRAM_FEED_TOKEN: "123:abc",
+      TELEGRAM_FEED_TOKEN: BOT_TOKEN,
       TELEGRAM_USER_ID: "42",
     });
     expect(report.errors).toEqual([]);
