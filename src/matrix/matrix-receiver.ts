@@ -12,7 +12,7 @@ import { classifyEvent } from "./classify-event.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import type { CryptoDevice } from "./crypto/crypto-device.js";
 import { DeviceStorageProvider } from "./crypto/device-storage.js";
-import { InboundDecryption } from "./crypto/inbound-decryption.js";
+import { InboundDecryption, type UntrustedReason } from "./crypto/inbound-decryption.js";
 import { MatrixE2ee, type E2eeParts } from "./crypto/matrix-e2ee.js";
 import { EditReview } from "./edit-review.js";
 import { EncryptionPolicy } from "./encryption-policy.js";
@@ -181,6 +181,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
             device,
             parts.undecrypted,
             (roomId, event, history) => this.onRoomEvent(roomId, event, { history, encrypted: true }),
+            (roomId, event, reason, identity) => this.onUntrusted(roomId, event, reason, identity),
             log,
           )
         : undefined;
@@ -261,6 +262,27 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       return this.decryption.handle(roomId, parsed.data, history);
     }
     await this.onRoomEvent(roomId, parsed.data, { history, encrypted: false });
+  }
+
+  /** An allowed person's message the trust mode refused (matrix.trust): the room is told once, the operator logged. */
+  private async onUntrusted(
+    roomId: string,
+    event: RoomEvent,
+    reason: UntrustedReason,
+    identity: string | undefined,
+  ): Promise<void> {
+    const binding = this.bindings.get(roomId);
+    if (!binding || !this.policy?.serves(roomId)) return;
+    const levels = binding.powerLevel === undefined ? undefined : await this.parts?.levels.of(roomId);
+    if (!isAllowed(binding, event.sender, levels, this.options.paired)) return;
+    if (await this.notices?.untrusted(roomId, event.event_id, event.sender, reason, identity)) {
+      this.options.log.warn(
+        { roomId, eventId: event.event_id, sender: event.sender, reason },
+        reason === "identity-changed"
+          ? "matrix: a person's identity changed since it was pinned; not answering them in encrypted rooms until `roomgate matrix trust` re-pins it"
+          : "matrix: a message from a device its owner did not cross-sign was not read (matrix.trust: cross-signed)",
+      );
+    }
   }
 
   private async onRoomEvent(roomId: string, event: RoomEvent, arrival: Arrival): Promise<void> {
