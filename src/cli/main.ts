@@ -1,8 +1,11 @@
 import { Command } from "commander";
-import { loadConfig, loadConfigWithWarnings } from "../core/config.js";
+import { loadConfig, loadConfigWithWarnings, type Config } from "../core/config.js";
 import { ConfigError, RoomgateError } from "../core/errors.js";
 import { routeProcessWarnings } from "../core/library-log.js";
+import { scrubSecrets } from "../core/log.js";
+import { findConfigFile, loadEnvFile, resolveConfigFile } from "./config-file.js";
 import { demoConfig } from "./demo-config.js";
+import { packageVersion } from "./paths.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
 import { runConfigCheck } from "./run-config-check.js";
@@ -19,6 +22,7 @@ interface CheckOptions {
   header?: string[];
   prefix?: string;
   ask?: string;
+  deny?: string[];
   require: string;
   question?: string[];
 }
@@ -28,33 +32,51 @@ routeProcessWarnings();
 const program = new Command()
   .name("roomgate")
   .description("Chat rooms in front of MCP agent namespaces; Answers shown verbatim.")
+  .version(packageVersion(), "-v, --version", "print the version")
+  .option("--env-file <file>", "environment file to load (default: .env beside the configuration, else here)")
   .showHelpAfterError();
+
+/** Where `-c` looks when it is not given, for every command's help. */
+const CONFIG_HELP =
+  "YAML configuration (default: ./roomgate.yaml, $XDG_CONFIG_HOME/roomgate/, /etc/roomgate/)";
+
+// Before any command runs: the environment file, so the configuration's ${VAR}s see it.
+program.hook("preAction", (_program, action) => {
+  const takesConfig = action.options.some((o) => o.long === "--config");
+  const given = action.opts<{ config?: string }>().config;
+  loadEnvFile(program.opts<{ envFile?: string }>().envFile, takesConfig ? findConfigFile(given) : undefined);
+});
+
+/** The configuration a command runs with: `-c`, or the first default file found. */
+function configFrom(opts: { config?: string }): Config {
+  return loadConfig(resolveConfigFile(opts.config));
+}
 
 program
   .command("start")
   .description("Adapters and workers from a YAML configuration (Telegram bots, Matrix rooms)")
-  .requiredOption("-c, --config <file>", "YAML configuration")
-  .action(async (opts: { config: string }) => {
-    await runService({ ...loadConfigWithWarnings(opts.config), receivers: true });
+  .option("-c, --config <file>", CONFIG_HELP)
+  .action(async (opts: { config?: string }) => {
+    await runService({ ...loadConfigWithWarnings(resolveConfigFile(opts.config)), receivers: true });
   });
 
 program
   .command("worker")
   .description("Workers only: run turns queued by `start` processes, sharing the load through Redis")
-  .requiredOption("-c, --config <file>", "YAML configuration")
-  .action(async (opts: { config: string }) => {
-    await runService({ ...loadConfigWithWarnings(opts.config), receivers: false });
+  .option("-c, --config <file>", CONFIG_HELP)
+  .action(async (opts: { config?: string }) => {
+    await runService({ ...loadConfigWithWarnings(resolveConfigFile(opts.config)), receivers: false });
   });
 
 program
   .command("dead-letters")
   .description("List the turns that could not be delivered by their deadline, or re-queue them")
-  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("-c, --config <file>", CONFIG_HELP)
   .option("--requeue <id>", "re-queue one dead letter into its room")
   .option("--all", "re-queue every dead letter")
-  .action(async (opts: { config: string; requeue?: string; all?: boolean }) => {
+  .action(async (opts: { config?: string; requeue?: string; all?: boolean }) => {
     process.exitCode = await runDeadLetters({
-      config: loadConfig(opts.config),
+      config: configFrom(opts),
       requeue: opts.requeue,
       all: opts.all,
     });
@@ -65,29 +87,29 @@ program
   .description(
     "Print a one-time code (1 h, single use) that adds whoever sends /pair <code> to a binding's users",
   )
-  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("-c, --config <file>", CONFIG_HELP)
   .requiredOption("-b, --binding <name>", "the binding (`roomgate users list` names them)")
-  .action(async (opts: { config: string; binding: string }) => {
-    process.exitCode = await runPair({ config: loadConfig(opts.config), binding: opts.binding });
+  .action(async (opts: { config?: string; binding: string }) => {
+    process.exitCode = await runPair({ config: configFrom(opts), binding: opts.binding });
   });
 
 const users = program.command("users").description("The users of each binding: configured and paired");
 users
   .command("list")
   .description("List each binding's users, from the configuration and from pairing")
-  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("-c, --config <file>", CONFIG_HELP)
   .option("-b, --binding <name>", "only this binding")
-  .action(async (opts: { config: string; binding?: string }) => {
-    process.exitCode = await runUsersList({ config: loadConfig(opts.config), binding: opts.binding });
+  .action(async (opts: { config?: string; binding?: string }) => {
+    process.exitCode = await runUsersList({ config: configFrom(opts), binding: opts.binding });
   });
 users
   .command("remove")
   .description("Take a paired user off a binding (recorded in the audit trail)")
-  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("-c, --config <file>", CONFIG_HELP)
   .requiredOption("-b, --binding <name>", "the binding")
   .argument("<user>", "the user: tg:123 or 123 (Telegram), @alice:example.org (Matrix), alice (terminal)")
-  .action(async (user: string, opts: { config: string; binding: string }) => {
-    process.exitCode = await runUsersRemove({ config: loadConfig(opts.config), binding: opts.binding, user });
+  .action(async (user: string, opts: { config?: string; binding: string }) => {
+    process.exitCode = await runUsersRemove({ config: configFrom(opts), binding: opts.binding, user });
   });
 
 program
@@ -95,16 +117,20 @@ program
   .description("The audit trail: approvals, pairings, destructive calls")
   .command("export")
   .description("Print the trail since a time as JSON lines, oldest first")
-  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("-c, --config <file>", CONFIG_HELP)
   .option("--since <when>", "a duration back from now (24h, 30m, 7d) or a date", "24h")
-  .action(async (opts: { config: string; since: string }) => {
-    process.exitCode = await runAuditExport({ config: loadConfig(opts.config), since: opts.since });
+  .action(async (opts: { config?: string; since: string }) => {
+    process.exitCode = await runAuditExport({ config: configFrom(opts), since: opts.since });
   });
 
 program
   .command("demo")
   .description("Everything embedded: private Redis, the demo namespaces, a worker and a terminal room")
-  .option("-n, --namespace <name>", "namespace of the terminal room (feed, runs, kg, sym)", "feed")
+  .option(
+    "-n, --namespace <name>",
+    `namespace of the terminal room (${Object.keys(demoConfig().namespaces).join(", ")})`,
+    "feed",
+  )
   .option("-r, --room <name>", "room name; the same name continues the same conversation")
   .action(async (opts: { namespace: string; room?: string }) => {
     await runShell({ config: demoConfig(), namespace: opts.namespace, room: opts.room });
@@ -113,13 +139,13 @@ program
 program
   .command("shell")
   .description("A terminal room on any configured namespace")
-  .requiredOption("-c, --config <file>", "YAML configuration")
+  .option("-c, --config <file>", CONFIG_HELP)
   .requiredOption("-n, --namespace <name>", "namespace of the room")
   .option("-r, --room <name>", "room name; the same name continues the same conversation")
   .option("-u, --user <name>", "who is typing, for a room bound in shell.rooms (default: the login name)")
-  .action(async (opts: { config: string; namespace: string; room?: string; user?: string }) => {
+  .action(async (opts: { config?: string; namespace: string; room?: string; user?: string }) => {
     await runShell({
-      config: loadConfig(opts.config),
+      config: configFrom(opts),
       namespace: opts.namespace,
       room: opts.room,
       user: opts.user,
@@ -129,10 +155,10 @@ program
 program
   .command("check")
   .description(
-    "Check a namespace server: MCP basics, then the Answer contract (-n of the config, the demo namespaces without -c, or a server by --command/--url)",
+    "Check namespace servers: MCP basics, then the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
   )
-  .option("-c, --config <file>", "YAML configuration")
-  .option("-n, --namespace <name>", "namespace to check")
+  .option("-c, --config <file>", CONFIG_HELP)
+  .option("-n, --namespace <name>", "only this namespace")
   .option(
     "--command <line>",
     'a stdio server to check directly, e.g. "npx -y @modelcontextprotocol/server-everything"',
@@ -141,17 +167,16 @@ program
   .option("-H, --header <header...>", 'headers for --url, "Name: value"')
   .option("--prefix <prefix>", 'tool-name prefix of a server checked directly (default "")')
   .option("--ask <tool>", 'router tool of a server checked directly ("false" for none)')
+  .option("--deny <pattern...>", "tools a server checked directly is bound without (as tools.deny)")
   .option("--require <level>", "exit 1 unless this level is met: basics or answer", "basics")
   .option("-q, --question <text...>", "questions to ask the router instead of the default probes")
   .action(async (opts: CheckOptions) => {
-    const config = opts.config
-      ? loadConfig(opts.config)
-      : opts.command || opts.url
-        ? undefined
-        : demoConfig();
     if (opts.require !== "basics" && opts.require !== "answer") {
       throw new ConfigError(`--require must be basics or answer, not "${opts.require}"`);
     }
+    const direct = opts.command !== undefined || opts.url !== undefined;
+    const file = direct ? opts.config : findConfigFile(opts.config);
+    const config = file ? loadConfig(file) : direct ? undefined : demoConfig();
     process.exitCode = await runCheck({
       ...opts,
       headers: opts.header,
@@ -166,9 +191,9 @@ program
   .description("Work with configuration files")
   .command("check")
   .description("Validate a configuration file completely, starting nothing; exit code 1 on errors")
-  .requiredOption("-c, --config <file>", "YAML configuration")
-  .action((opts: { config: string }) => {
-    process.exitCode = runConfigCheck(opts.config);
+  .option("-c, --config <file>", CONFIG_HELP)
+  .action((opts: { config?: string }) => {
+    process.exitCode = runConfigCheck(resolveConfigFile(opts.config));
   });
 
 program
@@ -203,10 +228,11 @@ program
     process.exit(process.exitCode ?? 0);
   })
   .catch((err: unknown) => {
+    // Masked: a library's error may quote a token (in a URL, say).
     if (err instanceof RoomgateError) {
-      console.error(`roomgate: ${err.userText}`);
+      console.error(scrubSecrets(`roomgate: ${err.userText}`));
     } else {
-      console.error(`roomgate: ${(err as Error)?.stack ?? String(err)}`);
+      console.error(scrubSecrets(`roomgate: ${(err as Error)?.stack ?? String(err)}`));
     }
     process.exit(1);
   });

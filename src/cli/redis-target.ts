@@ -81,7 +81,8 @@ export async function resolveRedis(
     lock.release();
   };
   process.once("exit", onExit);
-  log.info({ port: redis.port, dir, pid }, "embedded redis-server started");
+  // `redisPid`: pino already names this process's own `pid` on every line.
+  log.info({ port: redis.port, dir, redisPid: pid }, "embedded redis-server started");
   const started = redis;
   const connection = RedisConnection.single(started.url);
   return {

@@ -1,6 +1,7 @@
 import { NamespaceConfigSchema, type Config, type NamespaceConfig } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { silentLogger } from "../core/log.js";
+import { printable } from "../core/printable.js";
 import {
   checkNamespace,
   DEFAULT_PROBES,
@@ -21,6 +22,8 @@ export interface CheckTarget {
   headers?: string[];
   prefix?: string;
   ask?: string;
+  /** Tool name patterns a server checked directly is bound without, as `tools.deny` would. */
+  deny?: string[];
 }
 
 /** How the check ends: `basics` exits 0 when the server is usable at all; `answer` also needs the Answer contract. */
@@ -46,6 +49,7 @@ function target(options: CheckTarget): { name: string; config: NamespaceConfig }
       // A server named directly is the whole namespace unless told otherwise.
       prefix: options.prefix ?? "",
       ...(options.ask !== undefined ? { ask: options.ask === "false" ? false : options.ask } : {}),
+      ...(options.deny ? { tools: { deny: options.deny } } : {}),
     });
     if (!parsed.success)
       throw new ConfigError(`the server to check: ${parsed.error.issues[0]?.message ?? "invalid"}`);
@@ -60,13 +64,28 @@ function target(options: CheckTarget): { name: string; config: NamespaceConfig }
 function print(title: string, findings: Finding[]): void {
   console.log(title);
   for (const f of findings) {
-    console.log(`${MARK[f.level]}  ${f.what}${f.detail ? `\n${f.detail.replace(/^/gm, "      ")}` : ""}`);
+    // Names and details come from the server: shown escaped, so they cannot act on the terminal.
+    const detail = f.detail
+      ? `\n${printable(f.detail).replace(/\\x0a/g, "\n").replace(/^/gm, "      ")}`
+      : "";
+    console.log(`${MARK[f.level]}  ${printable(f.what)}${detail}`);
   }
 }
 
-function verdict(name: string, report: ConformanceReport, problems: number, router: string | null): string {
+function verdict(
+  name: string,
+  report: ConformanceReport,
+  problems: number,
+  router: string | null,
+  required: CheckRequirement,
+): string {
   if (report.meets === "none") return `${name}: not usable (${problems} problem(s))`;
   if (report.meets === "answer") return `${name}: conforms (meets MCP basics and the Answer contract)`;
+  if (required === "answer") {
+    return problems > 0
+      ? `${name}: does not meet the Answer contract that --require answer asks for (${problems} problem(s)); it meets MCP basics only`
+      : `${name}: does not meet --require answer: it has no router to keep the Answer contract; it meets MCP basics only`;
+  }
   if (report.routed) {
     return (
       `${name}: not usable as bound: its router ${router ?? "ask"} breaks the Answer contract ` +
@@ -79,15 +98,31 @@ function verdict(name: string, report: ConformanceReport, problems: number, rout
     : `${name}: usable through /tools and /call (meets MCP basics)`;
 }
 
+/** Options of `roomgate check`. */
+export type CheckOptions = CheckTarget & { questions: string[]; require?: CheckRequirement };
+
 /**
- * Prints a two-level conformance report for one namespace server and resolves to
- * the exit code: 0 when the server meets the required level (by default: usable).
+ * Prints a two-level conformance report for one namespace server, or for every
+ * namespace of the configuration when none is named, and resolves to the exit code:
+ * 0 when each meets the required level (by default: usable).
  */
-export async function runCheck(
-  options: CheckTarget & { questions: string[]; require?: CheckRequirement },
-): Promise<number> {
+export async function runCheck(options: CheckOptions): Promise<number> {
+  const direct = options.command !== undefined || options.url !== undefined;
+  if (direct || options.namespace !== undefined) return checkOne(options);
+  const names = Object.keys(options.config?.namespaces ?? {});
+  if (names.length === 0) throw new ConfigError("name a namespace (-n) or a server (--command / --url)");
+  let code = 0;
+  for (const [i, namespace] of names.entries()) {
+    console.log(`${i > 0 ? "\n" : ""}== ${namespace} ==`);
+    code = Math.max(code, await checkOne({ ...options, namespace }));
+  }
+  return code;
+}
+
+async function checkOne(options: CheckOptions): Promise<number> {
   const { name, config } = target(options);
-  const client = new NamespaceClient(name, config, silentLogger());
+  // A configured namespace is checked under the configured limits (a larger maxTools, say).
+  const client = new NamespaceClient(name, config, silentLogger(), options.config?.limits);
   try {
     const report = await checkNamespace(
       client,
@@ -99,8 +134,8 @@ export async function runCheck(
       print("Answer contract", report.contract);
     }
     const problems = [...report.basics, ...report.contract].filter((f) => f.level === "fail").length;
-    console.log(`\n${verdict(name, report, problems, client.askTool)}`);
     const required = options.require ?? "basics";
+    console.log(`\n${verdict(name, report, problems, client.askTool, required)}`);
     // A router that breaks the contract fails every plain message of the room: usable it is not.
     const ok =
       report.meets === "answer" || (report.meets === "basics" && required === "basics" && !report.routed);

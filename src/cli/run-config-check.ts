@@ -1,3 +1,4 @@
+import { scrubSecrets } from "../core/log.js";
 import { checkConfigText, issueLineOf, readConfigFile, type ConfigReport } from "../core/config.js";
 
 /** The report of `roomgate config check` as lines a person reads, errors first. */
@@ -11,7 +12,7 @@ export function formatReport(file: string, report: ConfigReport): string[] {
     head,
     ...report.errors.map((i) => `  error: ${issueLineOf(i)}`),
     ...report.warnings.map((i) => `  warning: ${issueLineOf(i)}`),
-  ];
+  ].map(scrubSecrets);
 }
 
 /**

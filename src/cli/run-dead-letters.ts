@@ -1,6 +1,7 @@
 import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
-import { createLogger } from "../core/log.js";
+import { printable } from "../core/printable.js";
+import { cliLogger } from "./paths.js";
 import { DeadLetters, type DeadLetter } from "../queue/dead-letters.js";
 import { SchedulerScripts } from "../queue/scheduler-scripts.js";
 import { Keys } from "../sessions/keys.js";
@@ -17,7 +18,7 @@ export interface DeadLettersOptions {
 function line(letter: DeadLetter): string {
   const at = new Date(letter.at).toISOString();
   const what = letter.outcome ? "answer kept, will be delivered" : "not answered yet";
-  return `${letter.id}  ${at}  ${letter.room}  attempts=${letter.attempts}  (${what})  ${letter.reason}`;
+  return `${letter.id}  ${at}  ${printable(letter.room)}  attempts=${letter.attempts}  (${what})  ${printable(letter.reason)}`;
 }
 
 /**
@@ -26,7 +27,8 @@ function line(letter: DeadLetter): string {
  */
 export async function runDeadLetters(options: DeadLettersOptions): Promise<number> {
   const out = options.out ?? process.stdout;
-  const log = createLogger();
+  // The terminal shows the list; what the Redis connection logs goes to the log file.
+  const log = cliLogger();
   const target = await resolveRedis(options.config, log);
   const { connection } = target;
   const redis = connection.client;

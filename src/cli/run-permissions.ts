@@ -3,6 +3,7 @@ import { allBindings, type Binding } from "../core/bindings.js";
 import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/log.js";
+import { printable } from "../core/printable.js";
 import { AuditLog } from "../sessions/audit-log.js";
 import { Keys } from "../sessions/keys.js";
 import { PairedUsers } from "../sessions/paired-users.js";
@@ -95,10 +96,12 @@ export async function runUsersList(options: Common & { binding?: string }): Prom
     const paired = new PairedUsers(redis, keys, []);
     for (const binding of bindings) {
       const configured = binding.users === "anyone" ? [] : [...binding.users];
-      const lines = configured.map((u) => `${binding.name}  ${u}  configured`);
+      const lines = configured.map((u) => `${binding.name}  ${printable(String(u))}  configured`);
       for (const { user, record } of await paired.list(binding.name)) {
-        const name = record.name ? `  (${record.name})` : "";
-        lines.push(`${binding.name}  ${user}  paired ${new Date(record.pairedAt).toISOString()}${name}`);
+        // A paired name is whatever the person chose: shown escaped, never acting on the terminal.
+        const name = record.name ? `  (${printable(record.name)})` : "";
+        const when = new Date(record.pairedAt).toISOString();
+        lines.push(`${binding.name}  ${printable(user)}  paired ${when}${name}`);
       }
       if (binding.users === "anyone") lines.unshift(`${binding.name}  (anyone at the terminal)`);
       out.write(lines.length > 0 ? `${lines.join("\n")}\n` : `${binding.name}  (no users)\n`);

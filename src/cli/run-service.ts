@@ -1,6 +1,6 @@
 import type { Config, ConfigIssue } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
-import { createLogger, registerSecret } from "../core/log.js";
+import { createLogger } from "../core/log.js";
 import { matrixPlatform } from "../matrix/matrix-platform.js";
 import { startRuntime, type PlatformFactory } from "../runtime.js";
 import { telegramPlatform } from "../telegram/telegram-platform.js";
@@ -18,9 +18,6 @@ export async function runService(options: {
 }): Promise<void> {
   const { config } = options;
   const log = createLogger();
-  for (const bot of config.telegram?.bots ?? []) registerSecret(bot.token);
-  registerSecret(config.matrix?.accessToken);
-  for (const ns of Object.values(config.namespaces)) Object.values(ns.headers).forEach(registerSecret);
 
   const platforms: PlatformFactory[] = [];
   if ((config.telegram?.bots.length ?? 0) > 0) platforms.push(telegramPlatform);

@@ -1,11 +1,9 @@
-import { openSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
-import { createLogger } from "../core/log.js";
 import { startRuntime } from "../runtime.js";
 import { shellPlatform, type ShellRoom } from "../shell/shell-platform.js";
-import { privateStateDir } from "./paths.js";
+import { cliLogger, privateStateDir } from "./paths.js";
 import type { RedisConnection } from "../sessions/redis-connection.js";
 import { resolveRedis } from "./redis-target.js";
 
@@ -29,8 +27,7 @@ export async function runShell(options: RunShellOptions): Promise<void> {
     const known = Object.keys(config.namespaces).join(", ") || "none";
     throw new ConfigError(`namespace "${namespace}" is not configured (configured: ${known})`);
   }
-  const logDir = privateStateDir("logs");
-  const log = createLogger({ destination: openSync(join(logDir, "roomgate.log"), "a", 0o600) });
+  const log = cliLogger();
   const redis = await resolveRedis(config, log);
   watchReachability(redis.connection, process.stderr);
   let room: ShellRoom | undefined;

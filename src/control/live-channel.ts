@@ -4,6 +4,16 @@ import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import type { RoomInboxReader } from "./room-inbox-reader.js";
+import type { RoomSignals } from "./room-signals.js";
+import { RoomWatch } from "./room-watch.js";
+
+/** How a running turn hears of the events queued behind it. */
+export interface QueueWatching {
+  inbox: RoomInboxReader;
+  signals: RoomSignals;
+  /** How often a watch re-reads the inbox in case a signal was lost, ms. */
+  recheckMs: number;
+}
 
 /**
  * What early replies are recorded in: their turn is still running, and a turn retried
@@ -20,12 +30,12 @@ function memoryLedger(): DeliveryLedger {
 /**
  * The channel of one turn on a live platform: progress and early replies go through
  * the room's sender (limited in-process, as a sender does without the scheduler's
- * gate), queued events are read from the room's inbox.
+ * gate), queued events are read from the room's inbox when a signal says one came.
  */
 export function liveChannel(
   event: InboundEvent,
   sender: PlatformSender,
-  inbox: RoomInboxReader,
+  queue: QueueWatching,
   log: Logger,
 ): TurnChannel {
   let sent = 0;
@@ -53,11 +63,7 @@ export function liveChannel(
         log.warn({ err }, "a notice to another member could not be sent");
       }
     },
-    mark: (fromTurn) => inbox.position(event.room, fromTurn ? event.eventId : undefined),
-    eventsAfter: async (mark) =>
-      (await inbox.after(event.room, mark)).filter(
-        (e) => e.event.eventId !== event.eventId && e.event.sender.allowed,
-      ),
+    watch: (from) => RoomWatch.open(event, from, queue.inbox, queue.signals, queue.recheckMs),
     fetchFile: async (file, limits) => {
       if (!sender.fetchFile) {
         throw new FileFetchError(`${sender.platform} cannot fetch files`, {

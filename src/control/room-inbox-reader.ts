@@ -10,8 +10,8 @@ const QueuedIdSchema = z.object({ eventId: z.string() });
 /**
  * Reads a room's queued events while one of its turns runs. A room's turns run one
  * at a time, so the answer to a question the running call asked (or a /cancel) is
- * queued behind that very turn; the running call reads the inbox for it instead of
- * waiting. Positions are list indexes: the running turn's own event stays at the
+ * queued behind that very turn; the running call reads the inbox for it (when a
+ * signal says something came: room-watch.ts) instead of waiting. Positions are list indexes: the running turn's own event stays at the
  * head until it finishes, so the indexes of the events behind it do not move.
  */
 export class RoomInboxReader {

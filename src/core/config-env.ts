@@ -1,4 +1,4 @@
-import { issueAt, type ConfigIssue } from "./config-issues.js";
+import { formatPath, issueAt, type ConfigIssue } from "./config-issues.js";
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 const WHOLE_REFERENCE = /^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
@@ -7,19 +7,24 @@ const WHOLE_REFERENCE = /^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
  * Replaces `${VAR}` (and `${VAR:-default}`) in every string of a parsed YAML tree
  * from the environment. A value that is exactly one reference and expands to an
  * integer or `true`/`false` becomes that number or boolean, so ports and user ids
- * can come from the environment too. Unset variables are collected in `issues`.
+ * can come from the environment too. Unset variables are collected in `issues`; the
+ * paths of the values a reference filled are added to `fromEnv` (where secrets come from).
  */
 export function expandEnv(
   value: unknown,
   env: NodeJS.ProcessEnv,
   issues: ConfigIssue[] = [],
   path: PropertyKey[] = [],
+  fromEnv: Set<string> = new Set(),
 ): unknown {
   if (typeof value === "string") {
     let missing = false;
     const expanded = value.replace(REFERENCE, (whole, name: string, fallback: string | undefined) => {
       const v = env[name];
-      if (v !== undefined && v !== "") return v;
+      if (v !== undefined && v !== "") {
+        fromEnv.add(formatPath(path));
+        return v;
+      }
       if (fallback !== undefined) return fallback;
       if (v === "") return v;
       issues.push(issueAt(path, `environment variable ${name} is not set`));
@@ -31,10 +36,10 @@ export function expandEnv(
     if (expanded === "true" || expanded === "false") return expanded === "true";
     return expanded;
   }
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, issues, [...path, i]));
+  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, issues, [...path, i], fromEnv));
   if (value !== null && typeof value === "object") {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, expandEnv(v, env, issues, [...path, k])]),
+      Object.entries(value).map(([k, v]) => [k, expandEnv(v, env, issues, [...path, k], fromEnv)]),
     );
   }
   return value;

@@ -10,6 +10,10 @@ export interface ConfigIssue {
   keys?: readonly PropertyKey[];
   /** The line of the file the path points at (or its nearest written parent), when known. */
   line?: number;
+  /** For an unknown key: the known key it was probably meant to be. */
+  meant?: string;
+  /** The key is not one the schema knows. */
+  unknownKey?: boolean;
 }
 
 /** Renders a path of keys and indexes as a person reads it: `telegram.bots[1].namespace`. */
@@ -95,7 +99,11 @@ export function fromZodIssues(root: z.ZodType, issues: readonly z.core.$ZodIssue
       for (const key of issue.keys) {
         const guess = closest(key, known);
         const hint = guess ? `did you mean "${guess}"?` : `known keys: ${known.join(", ")}`;
-        out.push(issueAt([...issue.path, key], `unknown key (${hint})`));
+        out.push({
+          ...issueAt([...issue.path, key], `unknown key (${hint})`),
+          unknownKey: true,
+          ...(guess ? { meant: guess } : {}),
+        });
       }
       continue;
     }

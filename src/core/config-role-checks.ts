@@ -68,6 +68,7 @@ export function checkRoles(root: Tree, errors: ConfigIssue[], warnings: ConfigIs
       );
     }
     const approvals = tree(b.raw.approvals);
+    selfApprovalWarning(b, approvals ?? {}, warnings);
     if (!approvals) continue;
     const approvers = list(b.raw.approvers).length;
     const byApprovers =
@@ -97,4 +98,27 @@ export function checkRoles(root: Tree, errors: ConfigIssue[], warnings: ConfigIs
       );
     }
   }
+}
+
+/**
+ * A requester never counts toward their own call's approvals: an approver who may also
+ * ask (is one of the users) leaves `approvers - 1` people to approve their calls, and
+ * with fewer than `count` of them nobody can (`count: 1` and a single approver who asks).
+ */
+function selfApprovalWarning(b: RawBinding, approvals: Tree, warnings: ConfigIssue[]): void {
+  if (approvals.by === "requester") return;
+  const count = typeof approvals.count === "number" ? approvals.count : 1;
+  const approvers = list(b.raw.approvers).map(String);
+  const users = new Set(list(b.raw.users).map(String));
+  const asking = approvers.filter((a) => users.has(a));
+  // More approvers needed than listed at all is an error already, reported as such.
+  if (asking.length === 0 || approvers.length - 1 >= count || count > approvers.length) return;
+  const who = asking.join(", ");
+  warnings.push(
+    issueAt(
+      [...b.path, b.raw.approvals === undefined ? "approvers" : "approvals"],
+      `nobody can approve a call ${who} asks for: a requester does not count toward their own approvals, ` +
+        `and ${approvers.length - 1} other approver(s) are fewer than count: ${count}; list another approver`,
+    ),
+  );
 }

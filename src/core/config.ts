@@ -4,7 +4,10 @@ import { LineCounter, parseDocument } from "yaml";
 import { checkAcrossFields } from "./config-checks.js";
 import { checkProactive } from "./config-proactive-checks.js";
 import { expandEnv } from "./config-env.js";
+import { secretStrengthIssues, secretsOf } from "./config-secrets.js";
+import { registerSecret } from "./log.js";
 import { fromZodIssues, issueLine, type ConfigIssue } from "./config-issues.js";
+import { fieldIssues, routerHints } from "./config-hints.js";
 import { placeIssues } from "./config-lines.js";
 import { ConfigError } from "./errors.js";
 import { AuditSchema } from "./config/audit.js";
@@ -82,20 +85,26 @@ export function checkConfigText(text: string, env: NodeJS.ProcessEnv = process.e
   }
   const raw: unknown = doc.toJS() ?? {};
   const errors: ConfigIssue[] = [];
-  const expanded = expandEnv(raw, env, errors);
+  const fromEnv = new Set<string>();
+  const expanded = expandEnv(raw, env, errors, [], fromEnv);
+  // Known as secrets before anything is checked, so no message below can show one.
+  for (const secret of secretsOf(expanded, fromEnv)) registerSecret(secret);
   const result = ConfigSchema.safeParse(expanded);
   if (!result.success) {
-    // A field whose variable is unset is reported once, as the unset variable.
-    const unset = new Set(errors.map((e) => e.path));
-    errors.push(...fromZodIssues(ConfigSchema, result.error.issues).filter((e) => !unset.has(e.path)));
+    errors.splice(
+      0,
+      errors.length,
+      ...fieldIssues(errors, fromZodIssues(ConfigSchema, result.error.issues), expanded),
+    );
   }
   const across = checkAcrossFields(expanded);
-  errors.push(...across.errors);
+  const strength = secretStrengthIssues(expanded);
+  errors.push(...across.errors, ...strength.errors);
   if (result.success) errors.push(...checkProactive(result.data));
   return {
     ...(result.success && errors.length === 0 ? { config: result.data } : {}),
     errors: placeIssues(errors, doc, lines),
-    warnings: placeIssues(across.warnings, doc, lines),
+    warnings: placeIssues([...across.warnings, ...strength.warnings, ...routerHints(expanded)], doc, lines),
   };
 }
 

@@ -43,17 +43,33 @@ export function createLogger(options: { level?: string; name?: string; destinati
 }
 
 const secrets = new Set<string>();
+/** The registered secrets, longest first, so a secret that contains another is masked whole. */
+let ordered: string[] = [];
 
-/** Registers a secret value (bot token, access token) so that it is masked in log text. */
+/**
+ * Registers a secret value (a token, a password, a hook secret) so that it is masked
+ * wherever it appears, however short: masking goes by value, never by length.
+ */
 export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 8) secrets.add(value);
+  if (!value || secrets.has(value)) return;
+  secrets.add(value);
+  ordered = [...secrets].sort((a, b) => b.length - a.length);
 }
 
 /** Masks every registered secret in a string (a token inside a URL in an error message, say). */
 export function scrubSecrets(text: string): string {
   let out = text;
-  for (const s of secrets) out = out.split(s).join("[secret]");
+  for (const s of ordered) if (out.includes(s)) out = out.split(s).join("[secret]");
   return out;
+}
+
+/**
+ * Masks registered secrets in every string of a value (errors made plain first), for
+ * anything about to be encoded: masking before JSON escapes a `"` or `\` in a secret,
+ * so an encoded copy never escapes the mask.
+ */
+export function maskSecrets(value: unknown): unknown {
+  return scrubDeep(value);
 }
 
 /** Most causes followed, and most validation issues kept, per logged error. */

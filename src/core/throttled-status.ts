@@ -17,6 +17,8 @@ interface Status<Ref> {
   seq: number;
   /** The newest text not yet shown, flushed when the space may be edited again. */
   pending: string | undefined;
+  /** A flush is on the chain and has not read `pending` yet: newer text only replaces `pending`. */
+  queued: boolean;
   chain: Promise<void>;
 }
 
@@ -35,7 +37,14 @@ export class ThrottledStatus<Ref> {
   async update(update: ProgressUpdate, io: StatusIo<Ref>): Promise<void> {
     let status = this.statuses.get(update.key);
     if (!status) {
-      status = { space: io.space, ref: undefined, seq: 0, pending: undefined, chain: Promise.resolve() };
+      status = {
+        space: io.space,
+        ref: undefined,
+        seq: 0,
+        pending: undefined,
+        queued: false,
+        chain: Promise.resolve(),
+      };
       this.statuses.set(update.key, status);
       status.ref = await io.post(update.text);
       this.lastEdit.set(io.space, Date.now());
@@ -43,8 +52,13 @@ export class ThrottledStatus<Ref> {
       return;
     }
     status.pending = update.text;
-    const current = status;
-    status.chain = status.chain.then(() => this.flush(current, io));
+    // One flush waiting is enough however fast updates come (a server's progress flood):
+    // it shows the newest text when it runs, so the chain does not grow per update.
+    if (!status.queued) {
+      status.queued = true;
+      const current = status;
+      status.chain = status.chain.then(() => this.flush(current, io));
+    }
     if (update.done) {
       try {
         await status.chain;
@@ -55,12 +69,14 @@ export class ThrottledStatus<Ref> {
   }
 
   private async flush(status: Status<Ref>, io: StatusIo<Ref>): Promise<void> {
-    if (status.pending === undefined || status.ref === undefined) return;
-    const wait = (this.lastEdit.get(io.space) ?? 0) + this.everyMs - Date.now();
-    if (wait > 0) await sleep(wait);
+    if (status.pending !== undefined && status.ref !== undefined) {
+      const wait = (this.lastEdit.get(io.space) ?? 0) + this.everyMs - Date.now();
+      if (wait > 0) await sleep(wait);
+    }
+    status.queued = false;
     // Several updates may have come in while waiting: only the newest is shown.
     const text = status.pending;
-    if (text === undefined) return;
+    if (text === undefined || status.ref === undefined) return;
     status.pending = undefined;
     this.lastEdit.set(io.space, Date.now());
     status.seq += 1;

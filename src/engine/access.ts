@@ -76,3 +76,35 @@ export function mayCall(access: TurnAccess, senderId: string): boolean {
   const callers = access.binding?.callers;
   return callers === undefined ? isUser(access, senderId) : callers.has(senderId);
 }
+
+/** Whether a sender is one of the binding's `approvers`. */
+export function isApprover(access: TurnAccess, senderId: string): boolean {
+  return access.binding?.approvers?.has(senderId) ?? false;
+}
+
+/**
+ * Whether a sender may change what the whole room gets (a /mute): the binding's
+ * approvers, or any of its users when it names none.
+ */
+export function mayGovern(access: TurnAccess, senderId: string): boolean {
+  return access.binding?.approvers ? isApprover(access, senderId) : isUser(access, senderId);
+}
+
+/**
+ * Who may run a command in a room (DESIGN §9): any of its `users`, its `callers`
+ * (tools past the router), or those who govern it: its `approvers`, or any user
+ * when the binding names none.
+ */
+export type CommandRole = "user" | "caller" | "approver";
+
+/** Whether a sender has a command's role in the turn's room. */
+export function hasRole(access: TurnAccess, role: CommandRole, senderId: string): boolean {
+  switch (role) {
+    case "user":
+      return isUser(access, senderId);
+    case "caller":
+      return mayCall(access, senderId);
+    case "approver":
+      return mayGovern(access, senderId);
+  }
+}

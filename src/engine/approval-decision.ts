@@ -1,5 +1,5 @@
 import type { Offer, OfferOption } from "../sessions/session.js";
-import { isUser, nameOf, personOf } from "./access.js";
+import { isApprover, isUser, nameOf, personOf } from "./access.js";
 import { APPROVE, approvalEntry, mayApprove, usedUp } from "./approvals.js";
 import { say, toast, type Change } from "./changes.js";
 import { andThen } from "./composer.js";
@@ -12,7 +12,8 @@ import type { TurnContext } from "./turn-context.js";
 /**
  * A press (or y/n) on a held call, by whoever sent it, checked against the bindings as
  * they are now: Deny by the requester or an approver ends it; Approve counts once per
- * approver, and the call runs when enough distinct people approved — still as the
+ * approver other than the requester (whose own never counts), and the call runs when
+ * enough distinct people approved — still as the
  * requester's call, re-checked against the namespace's tools and the room's scope.
  * Every approval and denial goes to the trail; anyone else gets a short line and
  * changes nothing.
@@ -39,7 +40,12 @@ export async function decideApproval(ctx: TurnContext, held: Offer, option: Offe
       ),
     ];
   }
-  if (!eligible) return refuse(deniedLine(approval.by, requester ? nameOf(requester) : undefined));
+  if (!eligible) {
+    // An approver who asked for the call is told why their press does not count.
+    if (requester?.id === who.id && isApprover(ctx.access, who.id))
+      return refuse(permissionTexts.ownApproval);
+    return refuse(deniedLine(approval.by, requester ? nameOf(requester) : undefined));
+  }
   if (approval.approvedBy.some((a) => a.id === who.id)) {
     return refuse(permissionTexts.approvedAgain(approval.approvedBy.length, approval.needed));
   }

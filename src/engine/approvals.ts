@@ -4,7 +4,7 @@ import type { ToolInfo } from "../namespace/tool-info.js";
 import { isDestructive } from "../namespace/tool-info.js";
 import { argumentsHash, callArguments, type AuditEntry } from "../sessions/audit-log.js";
 import type { Approval, Offer, OfferOption } from "../sessions/session.js";
-import { askedOfSender, nameOf, personOf } from "./access.js";
+import { askedOfSender, isUser, nameOf, personOf } from "./access.js";
 import { offer, quietOffer, say, show, type Change } from "./changes.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { newOffer } from "./offers.js";
@@ -92,6 +92,11 @@ export async function askApproval(
     where: rule.where,
     argumentsHash: argumentsHash(args),
   };
+  if (rule.by === "approvers") {
+    // The requester never counts towards their own call: too few others, and nobody can approve it.
+    const others = eligibleApprovers(ctx, requester.id).length;
+    if (others < rule.count) return [say(permissionTexts.cannotBeApproved(label, rule.count, others))];
+  }
   const seconds = ctx.settings.approvalSeconds ?? DEFAULT_APPROVAL_SECONDS;
   const held = newOffer(question, [APPROVE, DENY], [], seconds, { approval, askedOf: requester });
   await ctx.access.opened(
@@ -120,11 +125,20 @@ export async function askApproval(
 
 /**
  * May `senderId` approve this held call, as the bindings say now: the requester when it
- * is theirs to approve, else one of the binding's current approvers.
+ * is theirs to confirm (one asked by no person: any of the room's users), else one of
+ * the binding's current approvers other than the requester, who never counts towards
+ * their own call.
  */
 export function mayApprove(ctx: TurnContext, approval: Approval, senderId: string): boolean {
-  if (approval.by === "requester") return askedOfSender(approval.requester, senderId);
-  return ctx.access.binding?.approvers?.has(senderId) ?? false;
+  if (approval.by === "requester") {
+    return approval.requester ? askedOfSender(approval.requester, senderId) : isUser(ctx.access, senderId);
+  }
+  return eligibleApprovers(ctx, approval.requester?.id).includes(senderId);
+}
+
+/** The binding's approvers who may approve a call `requesterId` asked for: all but the requester. */
+export function eligibleApprovers(ctx: TurnContext, requesterId: string | undefined): string[] {
+  return [...(ctx.access.binding?.approvers ?? [])].filter((id) => id !== requesterId);
 }
 
 /** May `senderId` answer this offer at all: the person it was asked of, or an approver of a held call. */
@@ -143,7 +157,7 @@ export function approvalFromText(held: Offer, text: string): OfferOption | undef
 
 /** Relays the approval to each approver's direct chat; false when the platform has none for them. */
 async function relayToApprovers(ctx: TurnContext, held: Offer): Promise<boolean> {
-  const approvers = [...(ctx.access.binding?.approvers ?? [])];
+  const approvers = eligibleApprovers(ctx, held.approval?.requester?.id);
   const events = approvers.map((id) => relayedApproval(ctx.event, held, id));
   if (approvers.length === 0 || events.some((e) => e === undefined)) return false;
   for (const event of events) await ctx.access.relay(event!);

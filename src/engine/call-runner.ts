@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CallProgress } from "../namespace/call-options.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
-import { isCancel } from "./cancel.js";
+import { isCancel } from "./commands/cancel.js";
 import { elicit } from "./elicitation.js";
 import { TakenEvents } from "./taken.js";
 import type { TurnContext } from "./turn-context.js";
@@ -9,8 +9,12 @@ import type { AskedOf } from "../sessions/session.js";
 import { personOf } from "./access.js";
 import { sleep } from "../core/retry.js";
 
-/** How often a running call looks at the room's new events for a /cancel. */
-const WATCH_EVERY_MS = 250;
+/**
+ * How long a call runs before it watches the room for a /cancel: a quick call (most
+ * are) costs no subscription and no read; the first read then finds a /cancel sent
+ * meanwhile.
+ */
+const WATCH_AFTER_MS = 250;
 
 /**
  * A call's outcome: its result, that the person cancelled it, or how it failed; with
@@ -50,7 +54,10 @@ export async function runCall(
   let shown = false;
   let lastProgress = Promise.resolve();
   const done = new AbortController();
-  const watching = watchForCancel(turn, taken, controller, done.signal, owner);
+  const watching = watchForCancel(turn, taken, controller, done.signal, owner).catch((err: unknown) =>
+    // The call runs on without a way to cancel it rather than fail for its watch.
+    turn.log.warn({ err }, "could not watch the room for a /cancel"),
+  );
   try {
     const result = await ns.call(tool.name, args, {
       signal: controller.signal,
@@ -80,6 +87,7 @@ export async function runCall(
   }
 }
 
+/** Aborts the call when its owner's /cancel is queued behind the turn (other events stay queued). */
 async function watchForCancel(
   turn: TurnContext,
   taken: TakenEvents,
@@ -87,13 +95,11 @@ async function watchForCancel(
   stop: AbortSignal,
   owner: AskedOf,
 ): Promise<void> {
-  // Read nothing until the call has run a while: a quick call (most are) costs no Redis round trip.
-  let mark: number | undefined;
-  while (!stop.aborted) {
-    await sleep(WATCH_EVERY_MS, stop).catch(() => undefined);
-    if (stop.aborted) return;
-    mark ??= await turn.channel.mark(true);
-    for (const { next, event } of await turn.channel.eventsAfter(mark)) {
+  await sleep(WATCH_AFTER_MS, stop).catch(() => undefined);
+  if (stop.aborted) return;
+  const queued = await turn.channel.watch("turn");
+  try {
+    for (let event = await queued.next(stop); event; event = await queued.next(stop)) {
       // Only the person whose call it is cancels it, if the bindings still admit them.
       const theirs = event.sender.id === owner.id && turn.access.admits(event);
       if (theirs && !taken.has(event) && event.kind === "message" && isCancel(event.text)) {
@@ -102,7 +108,8 @@ async function watchForCancel(
         return;
       }
       // Other events stay queued for their own turns; an elicitation reads them itself.
-      mark = next;
     }
+  } finally {
+    queued.close();
   }
 }

@@ -1,18 +1,16 @@
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { InboundEvent } from "../core/event.js";
 import type { ReplyOption } from "../core/reply.js";
-import { isCancel } from "./cancel.js";
+import { isCancel } from "./commands/cancel.js";
 import { checkValue, fieldQuestion, formFields, typedValue, type FormField } from "./elicitation-form.js";
 import { elicitTexts } from "./elicitation-texts.js";
 import { newToken } from "./offers.js";
 import type { TakenEvents } from "./taken.js";
+import type { QueuedEvents } from "./turn-channel.js";
 import type { TurnContext } from "./turn-context.js";
 import type { AskedOf } from "../sessions/session.js";
 import { nameOf } from "./access.js";
 import { permissionTexts } from "./permission-texts.js";
-import { sleep } from "../core/retry.js";
-
-const POLL_MS = 250;
 
 type Control = "skip" | "submit" | "decline" | "cancel";
 type Answer = { value: unknown } | { control: Control } | { timeout: true };
@@ -124,10 +122,15 @@ async function ask(
     options: [...values, ...controls].map((o) => ({ ...o, token: newToken() })),
     refs: [],
   };
-  const mark = await turn.channel.mark(false);
-  const options: ReplyOption[] = asked.options.map(({ token, label }) => ({ token, label }));
-  asked.refs = await turn.channel.send({ blocks: [{ type: "text", text: question }], options });
-  return wait(turn, taken, field, asked, mark, deadline, signal, owner);
+  // Watched from before the question goes out: an answer can come the moment it is seen.
+  const queued = await turn.channel.watch("now");
+  try {
+    const options: ReplyOption[] = asked.options.map(({ token, label }) => ({ token, label }));
+    asked.refs = await turn.channel.send({ blocks: [{ type: "text", text: question }], options });
+    return await wait(turn, taken, field, asked, queued, deadline, signal, owner);
+  } finally {
+    queued.close();
+  }
 }
 
 async function wait(
@@ -135,34 +138,28 @@ async function wait(
   taken: TakenEvents,
   field: FormField,
   asked: Asked,
-  from: number,
+  queued: QueuedEvents,
   deadline: number,
   signal: AbortSignal,
   owner: AskedOf,
 ): Promise<Answer> {
-  let mark = from;
-  while (Date.now() < deadline) {
-    if (signal.aborted) return { control: "cancel" };
-    for (const { next, event } of await turn.channel.eventsAfter(mark)) {
-      mark = next;
-      // Checked against the bindings as they are now, not the flag stored with the queued event.
-      if (taken.has(event) || !turn.access.admits(event)) continue;
-      if (event.sender.id !== owner.id) {
-        // Another member's press on this question is not an answer: they are told whose it is.
-        if (presses(asked, event)) {
-          taken.take(event);
-          await turn.channel.notify?.(event, permissionTexts.askedOf(nameOf(owner)));
-        }
-        continue;
+  for (let event = await queued.next(signal, deadline); event; event = await queued.next(signal, deadline)) {
+    // Checked against the bindings as they are now, not the flag stored with the queued event.
+    if (taken.has(event) || !turn.access.admits(event)) continue;
+    if (event.sender.id !== owner.id) {
+      // Another member's press on this question is not an answer: they are told whose it is.
+      if (presses(asked, event)) {
+        taken.take(event);
+        await turn.channel.notify?.(event, permissionTexts.askedOf(nameOf(owner)));
       }
-      const answer = answerOf(field, asked, event);
-      if (answer === undefined) continue;
-      taken.take(event);
-      return answer;
+      continue;
     }
-    await sleep(POLL_MS, signal).catch(() => undefined);
+    const answer = answerOf(field, asked, event);
+    if (answer === undefined) continue;
+    taken.take(event);
+    return answer;
   }
-  return { timeout: true };
+  return signal.aborted ? { control: "cancel" } : { timeout: true };
 }
 
 /** True for a press or keycap on one of this question's options. */

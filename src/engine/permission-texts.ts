@@ -1,8 +1,16 @@
+import type { CommandRole } from "./access.js";
+
 /** The bot's own lines about who may do what (pending state, roles, approvals), apart from log text. */
 export const permissionTexts = {
   askedOf: (name: string) => `This was asked of ${name}.`,
-  notCaller: (command: string) =>
-    `Only this room's callers may use /${command} here. Ask your question without it, or ask the operator.`,
+  notInRole: (command: string, role: CommandRole) =>
+    role === "caller"
+      ? `Only this room's callers may use /${command} here. Ask your question without it, or ask the operator.`
+      : role === "approver"
+        ? `Only this room's approvers may change /${command} here.`
+        : `Only this room's users may use /${command} here.`,
+  notScheduleOwner: (n: number) =>
+    `Schedule #${n} can be removed only by whoever added it or by this room's approvers. Nothing was removed.`,
   approvalBy: (needed: number) =>
     needed === 1
       ? "One of this room's approvers must approve it (y / n); nothing runs until then."
@@ -10,6 +18,13 @@ export const permissionTexts = {
   approvalInDms: (needed: number) =>
     `${needed === 1 ? "One approver" : `${needed} approvers`} must approve it; they were asked in their direct chats with the bot. Nothing runs until then.`,
   notApprover: "Only this room's approvers may approve this call.",
+  usersOnly: "Only this room's users may choose here.",
+  ownApproval:
+    "You asked for this call, so your own approval does not count: another of this room's approvers must approve it.",
+  cannotBeApproved: (tool: string, needed: number, others: number) =>
+    `${tool} needs ${needed === 1 ? "an approval" : `${needed} approvals`} from this room's approvers other than the person who asked, ` +
+    `and ${others === 0 ? "there is none" : `there ${others === 1 ? "is only one" : `are only ${others}`}`}, so nobody can approve it here. ` +
+    "Nothing was run; the operator can change the room's approvers.",
   notYours: (name: string) => `Only ${name}, who asked, can decide this.`,
   approvedOne: (name: string, have: number, needed: number, tool: string) =>
     `Approved by ${name} (${have} of ${needed}); ${tool} waits for ${needed - have === 1 ? "one more approval" : `${needed - have} more approvals`}.`,

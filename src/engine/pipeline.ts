@@ -2,7 +2,6 @@ import type { InboundEvent } from "../core/event.js";
 import { chain, on, when, type Step } from "./composer.js";
 import { approvalAsked } from "./steps/approval-asked.js";
 import { buttonPress, keycapReaction } from "./steps/choice.js";
-import { callerOnly } from "./steps/caller-only.js";
 import { commands } from "./steps/commands.js";
 import { edgeRecheck } from "./steps/edge-recheck.js";
 import { fileAnswer } from "./steps/file-answer.js";
@@ -12,7 +11,6 @@ import { messageSize } from "./steps/message-size.js";
 import { offerAnswer } from "./steps/offer-answer.js";
 import { proactive } from "./steps/proactive.js";
 import { remembered } from "./steps/remembered.js";
-import { roomProactive } from "./steps/room-proactive.js";
 import { router } from "./steps/router.js";
 import { slotAnswer, slotExpiry } from "./steps/slot.js";
 import { alreadyTaken } from "./steps/taken.js";
@@ -37,9 +35,7 @@ export const admission: readonly ((
 /** A typed message, or an option handled as if it were typed (DESIGN §4). */
 export const messageSteps: Step = chain(
   messageSize, // too long: refused; blank: nothing
-  callerOnly, // /call and /tools: the binding's callers only
-  roomProactive, // /schedule and /mute: the room's own schedules, and a hold on proactive posts
-  commands, // /help, /tools, /call, /reset, …
+  commands, // /help, /tools, /call, /schedule, /mute, …: one file each under ./commands
   remembered, // into the history, and on
   slotExpiry, // a slot that waited too long ends, and on
   slotAnswer, // the pending argument a tool waits for

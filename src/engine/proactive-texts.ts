@@ -22,6 +22,11 @@ export const proactiveTexts = {
   resourceEmpty: (uri: string) => `${uri} has no content to show.`,
 } as const;
 
+/** A time as /schedule and /mute show it, to the minute: `2026-05-01 08:00 UTC`. */
+export function minuteText(ms: number | undefined): string {
+  return ms === undefined ? "unknown" : `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
 /** Lines of /schedule and /mute. */
 export const roomProactiveTexts = {
   unavailable: "Schedules and /mute are not available here (nothing in this process runs them).",

@@ -7,6 +7,8 @@ export interface RoomScheduleView {
   next?: number;
   /** The config name of a configured schedule (those cannot be removed from the room). */
   name?: string;
+  /** Who added it with /schedule add (a sender id), when that was recorded. */
+  by?: string;
 }
 
 /** How a schedule a room adds repeats: a cron pattern in a time zone, or an interval. */
@@ -19,12 +21,13 @@ export type RoomRepeat = { cron: string; tz?: string } | { every: number };
 export interface RoomProactive {
   /** The room's own schedules (numbered from 1 in this order), then the configured ones. */
   schedules(room: string): Promise<{ added: RoomScheduleView[]; configured: RoomScheduleView[] }>;
-  /** Adds a schedule, or says why not (the room's cap, too short an interval). */
+  /** Adds a schedule for `by` (a sender id), or says why not (the room's cap, too short an interval). */
   addSchedule(
     room: string,
     namespace: string,
     repeat: RoomRepeat,
     ask: string,
+    by: string,
   ): Promise<{ added: RoomScheduleView } | { problem: string }>;
   /** Removes the room's n-th schedule; false when there is none. */
   removeSchedule(room: string, n: number): Promise<RoomScheduleView | undefined>;

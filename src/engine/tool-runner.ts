@@ -80,7 +80,6 @@ export async function runTool(
   return callChecked(ctx, tool, args, options.question ?? "");
 }
 
-/** Validates and calls a tool whose arguments are complete. */
 /** The approval a held call ran on: its id, who approved it, who asked. */
 export interface Approved {
   id: string;
@@ -88,6 +87,13 @@ export interface Approved {
   requester?: AskedOf;
 }
 
+/** Calls a tool found by address (discovery) through the usual checks, as `callChecked` does. */
+export function checkedCall(turn: TurnContext) {
+  return (tool: ToolInfo, args: Record<string, unknown>, question: string) =>
+    callChecked(turn, tool, args, question);
+}
+
+/** Validates and calls a tool whose arguments are complete. */
 export async function callChecked(
   ctx: TurnContext,
   tool: ToolInfo,

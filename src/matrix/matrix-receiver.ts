@@ -3,31 +3,27 @@ import type { MatrixClient } from "matrix-bot-sdk";
 import type { Inbox, Receiver } from "../core/adapter.js";
 import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
-import { matrixRoom } from "../core/room.js";
 import type { Keys } from "../sessions/keys.js";
 import type { FloodGate } from "../edge/flood-gate.js";
-import { pairingCodeIn, type PairingGate } from "../edge/pairing-gate.js";
-import { refusalsTotal } from "../ops/metrics.js";
-import { classifyEvent } from "./classify-event.js";
+import type { PairingGate } from "../edge/pairing-gate.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import type { CryptoDevice } from "./crypto/crypto-device.js";
 import { DeviceStorageProvider } from "./crypto/device-storage.js";
-import { InboundDecryption, type UntrustedReason } from "./crypto/inbound-decryption.js";
+import { InboundDecryption } from "./crypto/inbound-decryption.js";
 import { MatrixE2ee, type E2eeParts } from "./crypto/matrix-e2ee.js";
 import { EditReview } from "./edit-review.js";
 import { EncryptionPolicy } from "./encryption-policy.js";
 import { historyOf } from "./history-guard.js";
-import { EventIntake } from "./event-intake.js";
 import { answerInvite } from "./invite-handler.js";
 import { InboundBuilder } from "./inbound-builder.js";
 import { MediaReader } from "./media-reader.js";
 import { EdgeNotices } from "./edge-notices.js";
-import { RoomEventSchema, type RoomEvent } from "./matrix-events.js";
+import { RoomEventSchema } from "./matrix-events.js";
+import { MatrixIntake } from "./edge/matrix-intake.js";
 import { withMatrixRetry } from "./matrix-retry.js";
 import { MentionGate } from "./mention-gate.js";
-import { MessageAdmission } from "./message-admission.js";
 import { RedisStorageProvider } from "./redis-storage-provider.js";
-import { isAllowed, roomBindings, type RoomBinding } from "./room-policy.js";
+import { roomBindings, type RoomBinding } from "./room-policy.js";
 import { routeSdkLogs } from "./sdk-logging.js";
 import { scanJoinedRooms } from "./sync-room-scan.js";
 import { SyncingMatrixClient, type SyncHandler } from "./sync-client.js";
@@ -56,12 +52,6 @@ export interface MatrixReceiverOptions {
   e2ee?: MatrixE2ee;
 }
 
-/** How an event reached the room handler: whether it was history on arrival, and whether it came encrypted. */
-interface Arrival {
-  history: boolean;
-  encrypted: boolean;
-}
-
 /**
  * The sync filter: no presence or account data, and a bounded timeline so an initial
  * sync of a busy room stays small. Kept constant: the SDK forgets the sync token
@@ -84,6 +74,7 @@ const SYNC_FILTER = {
  * reads nothing that came in the clear; the others stand by to take the device over.
  */
 export class MatrixReceiver implements Receiver, SyncHandler {
+  readonly name = "matrix";
   private readonly bindings: Map<string, RoomBinding>;
   /** Events of the batch in hand that are history (see historyOf). */
   private history = new Set<string>();
@@ -94,8 +85,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
   private botUserId = "";
   private policy: EncryptionPolicy | undefined;
   private decryption: InboundDecryption | undefined;
-  private intake: EventIntake | undefined;
-  private admission: MessageAdmission | undefined;
+  private intake: MatrixIntake | undefined;
   private storage: RedisStorageProvider | undefined;
 
   constructor(private readonly options: MatrixReceiverOptions) {
@@ -141,12 +131,25 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       log,
     );
     this.notices = new EdgeNotices(api, parts.outbound, redis, keys, log);
-    const builder = new InboundBuilder(api, this.botUserId, media, log);
-    this.intake = new EventIntake(builder, this.notices, this.options.inbox, this.options.flood, log);
     const gate = new MentionGate(api, this.botUserId, log);
     await gate.learnName();
-    const edits = new EditReview(api, this.options.edits ?? { reask: false, windowSeconds: 120 }, log);
-    this.admission = new MessageAdmission(gate, edits, log);
+    const { inbox, flood, pairing, paired, maxFileBytes } = this.options;
+    this.intake = new MatrixIntake({
+      botUserId: this.botUserId,
+      bindings: this.bindings,
+      policy: this.policy,
+      levels: parts.levels,
+      maxFileBytes,
+      notices: this.notices,
+      gate,
+      edits: new EditReview(api, this.options.edits ?? { reask: false, windowSeconds: 120 }, log),
+      builder: new InboundBuilder(api, this.botUserId, media, log),
+      inbox,
+      log,
+      ...(flood ? { flood } : {}),
+      ...(pairing ? { pairing } : {}),
+      ...(paired ? { paired } : {}),
+    });
     const joined = new Set(await withMatrixRetry("joined rooms", () => api.getJoinedRooms(), log));
     for (const roomId of this.bindings.keys()) {
       if (!joined.has(roomId))
@@ -180,8 +183,10 @@ export class MatrixReceiver implements Receiver, SyncHandler {
         ? new InboundDecryption(
             device,
             parts.undecrypted,
-            (roomId, event, history) => this.onRoomEvent(roomId, event, { history, encrypted: true }),
-            (roomId, event, reason, identity) => this.onUntrusted(roomId, event, reason, identity),
+            async (roomId, event, history) =>
+              this.intake?.receive(roomId, event, { history, encrypted: true }),
+            async (roomId, event, reason, identity) =>
+              this.intake?.untrusted(roomId, event, reason, identity),
             log,
           )
         : undefined;
@@ -261,94 +266,6 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     if (encrypted && this.decryption && decryptable && parsed.data.sender !== this.botUserId) {
       return this.decryption.handle(roomId, parsed.data, history);
     }
-    await this.onRoomEvent(roomId, parsed.data, { history, encrypted: false });
-  }
-
-  /** An allowed person's message the trust mode refused (matrix.trust): the room is told once, the operator logged. */
-  private async onUntrusted(
-    roomId: string,
-    event: RoomEvent,
-    reason: UntrustedReason,
-    identity: string | undefined,
-  ): Promise<void> {
-    const binding = this.bindings.get(roomId);
-    if (!binding || !this.policy?.serves(roomId)) return;
-    const levels = binding.powerLevel === undefined ? undefined : await this.parts?.levels.of(roomId);
-    if (!isAllowed(binding, event.sender, levels, this.options.paired)) return;
-    if (await this.notices?.untrusted(roomId, event.event_id, event.sender, reason, identity)) {
-      this.options.log.warn(
-        { roomId, eventId: event.event_id, sender: event.sender, reason },
-        reason === "identity-changed"
-          ? "matrix: a person's identity changed since it was pinned; not answering them in encrypted rooms until `roomgate matrix trust` re-pins it"
-          : "matrix: a message from a device its owner did not cross-sign was not read (matrix.trust: cross-signed)",
-      );
-    }
-  }
-
-  private async onRoomEvent(roomId: string, event: RoomEvent, arrival: Arrival): Promise<void> {
-    const binding = this.bindings.get(roomId);
-    if (!binding || !this.policy?.serves(roomId)) return;
-    const log = this.options.log.child({ roomId, eventId: event.event_id });
-    if (this.policy.clearInEncrypted(roomId, event, arrival.encrypted, this.botUserId)) return;
-    const classified = classifyEvent(event, {
-      botUserId: this.botUserId,
-      maxFileBytes: this.options.maxFileBytes,
-    });
-    switch (classified.type) {
-      case "ignore":
-        log.debug({ reason: classified.reason }, "matrix event ignored");
-        return;
-      case "encrypted":
-        // m.room.encryption was taken before the batch; an m.room.encrypted event here is
-        // one this process cannot decrypt (no device, or a room without encryption on).
-        return;
-      case "power-levels":
-        this.parts?.levels.set(roomId, classified.levels);
-        return;
-    }
-    if (arrival.history) {
-      log.debug("matrix event from before the bot was there; not answered");
-      return;
-    }
-    const code = classified.type === "message" ? pairingCodeIn(classified.text) : undefined;
-    if (code !== undefined && this.options.pairing) {
-      const reply = await this.options.pairing.redeem(
-        { senderId: event.sender, room: matrixRoom(roomId), accepts: (name) => name === binding.name },
-        code,
-      );
-      if (reply)
-        await this.notices?.say(
-          roomId,
-          event.event_id,
-          event.sender,
-          reply,
-          classified.type === "message" ? classified.threadRoot : undefined,
-        );
-      return;
-    }
-    const levels = binding.powerLevel === undefined ? undefined : await this.parts?.levels.of(roomId);
-    const allowed = isAllowed(binding, event.sender, levels, this.options.paired);
-    if (!allowed) {
-      // A stranger's chatter not addressed to the bot is ignored without a word, and without I/O.
-      if (!this.admission?.addressedOffline(binding, event, classified)) return;
-      if (this.notices?.logOnce(event.sender)) {
-        log.info(
-          { sender: event.sender },
-          "matrix sender not allowed in this room; refused (logged once an hour)",
-        );
-      }
-      refusalsTotal.inc({ platform: "matrix" });
-      // A reaction gets no answer, so a stranger cannot make the bot post at will.
-      if (classified.type !== "reaction")
-        await this.notices?.refuse(
-          roomId,
-          event.event_id,
-          event.sender,
-          classified.type === "edit" ? undefined : classified.threadRoot,
-        );
-      return;
-    }
-    const admitted = await this.admission?.admit(binding, event, classified);
-    if (admitted) await this.intake?.take(binding, event, admitted);
+    await this.intake?.receive(roomId, parsed.data, { history, encrypted: false });
   }
 }

@@ -1,7 +1,7 @@
 import type { MatrixClient } from "matrix-bot-sdk";
 import type { Addressed } from "../core/event.js";
 import type { Logger } from "../core/log.js";
-import { isCommandName } from "../engine/commands.js";
+import { isCommandName } from "../engine/commands/index.js";
 import { RoomEventSchema, type RoomEvent } from "./matrix-events.js";
 import { withMatrixRetry } from "./matrix-retry.js";
 import type { RoomBinding } from "./room-policy.js";

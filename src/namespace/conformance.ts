@@ -89,9 +89,16 @@ function schemas(tools: ToolInfo[], invalid: string[]): Finding {
     : { level: "fail", what: `${bad.length} tool(s) have an invalid input schema`, detail: bad.join("\n") };
 }
 
+/**
+ * Tools the check never calls on its own, read-only or not: what they return (the
+ * server's environment, a secret) is not for a conformance report's output.
+ */
+const REVEALING = /env|secret|token|passw|credential|key/i;
+
 async function readOnlyCall(ns: NamespaceClient, tools: ToolInfo[]): Promise<Finding> {
   const candidates = tools
     .filter((t) => t.annotations?.readOnlyHint === true && t.execution?.taskSupport !== "required")
+    .filter((t) => !REVEALING.test(t.name))
     .map((t) => ({ tool: t, args: sampleArguments(t.inputSchema) }))
     .filter((c): c is { tool: ToolInfo; args: Record<string, unknown> } => c.args !== undefined)
     .sort((a, b) => Object.keys(a.args).length - Object.keys(b.args).length);

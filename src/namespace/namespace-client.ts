@@ -11,7 +11,7 @@ import type { CallOptions, NamespaceAbout } from "./call-options.js";
 import { ElicitationRouter } from "./elicitation-router.js";
 import { NamespaceBinding } from "./namespace-binding.js";
 import { NamespaceConnection } from "./namespace-connection.js";
-import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
+import { DEFAULT_NAMESPACE_LIMITS, type NamespaceLimits } from "./namespace-limits.js";
 import { ResourceSubscriptions } from "./resource-subscriptions.js";
 import type { TaskLedger } from "./task-call.js";
 import { ToolCalls } from "./tool-calls.js";
@@ -37,12 +37,13 @@ export class NamespaceClient extends NamespaceBinding {
     name: string,
     config: NamespaceConfig,
     private readonly log: Logger,
-    /** The largest reply read from the server (`limits.maxToolResultBytes`). */
-    maxReplyBytes = DEFAULT_MAX_REPLY_BYTES,
+    /** What every namespace is held to (`limits.*`): reply size, listing size. */
+    limits: NamespaceLimits = DEFAULT_NAMESPACE_LIMITS,
   ) {
     super(name, config);
+    const maxReplyBytes = limits.maxToolResultBytes;
     this.subscriptions = new ResourceSubscriptions(name, log);
-    this.catalog = new ToolCatalog(name, this.prefix, config.tools);
+    this.catalog = new ToolCatalog({ name, prefix: this.prefix, patterns: config.tools }, limits, log);
     this.connection = new NamespaceConnection(name, config, log, maxReplyBytes, {
       prepare: (client) => this.prepare(client),
       ready: async (client) => {
@@ -59,6 +60,7 @@ export class NamespaceClient extends NamespaceBinding {
       log,
       askTool: this.askTool,
       timeoutMs: config.timeoutSeconds * 1000,
+      maxCallMs: config.maxCallSeconds === undefined ? undefined : config.maxCallSeconds * 1000,
       maxReplyBytes,
       tasks: () => this.tasks,
     });
@@ -136,11 +138,7 @@ export class NamespaceClient extends NamespaceBinding {
     client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
       this.elicitations.handle(request.params, extra.signal),
     );
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      await this.catalog
-        .refresh(client)
-        .catch((err: unknown) => this.log.warn({ err }, "refreshing tools after list_changed failed"));
-    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.catalog.changed(client));
   }
 
   private connected(): void {

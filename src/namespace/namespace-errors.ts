@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { NamespaceError } from "../core/errors.js";
+import { NamespaceLimitError } from "./namespace-limits.js";
 import { formatBytes, isReplyTooLarge } from "./reply-cap.js";
 
 /** Why a namespace could not be reached, in words a person can read without internals. */
 export function causeClass(err: unknown): string {
+  if (err instanceof NamespaceLimitError) return err.reason;
   const e = err as { code?: unknown; cause?: { code?: unknown }; name?: unknown; message?: unknown };
   const code = typeof e?.code === "string" ? e.code : typeof e?.cause?.code === "string" ? e.cause.code : "";
   switch (code) {

@@ -10,10 +10,7 @@ export class NamespaceRegistry {
 
   constructor(config: Config, log: Logger) {
     for (const [name, ns] of Object.entries(config.namespaces)) {
-      this.clients.set(
-        name,
-        new NamespaceClient(name, ns, log.child({ namespace: name }), config.limits.maxToolResultBytes),
-      );
+      this.clients.set(name, new NamespaceClient(name, ns, log.child({ namespace: name }), config.limits));
     }
   }
 

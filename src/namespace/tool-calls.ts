@@ -4,9 +4,11 @@ import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
 import { namespaceCallSeconds, namespaceCalls } from "../ops/metrics.js";
 import { START_WAIT_MS, lostToCrash, timedOut } from "./call-recovery.js";
+import { CallGuard, type CallTimes } from "./call-guard.js";
 import type { CallOptions } from "./call-options.js";
 import type { ElicitationRouter } from "./elicitation-router.js";
 import { callFailure, NamespaceCrashedTwiceError } from "./namespace-errors.js";
+import { NamespaceLimitError } from "./namespace-limits.js";
 import type { NamespaceConnection } from "./namespace-connection.js";
 import { readAsResult } from "./resource-subscriptions.js";
 import { callAsTask, runsAsTask, type TaskLedger } from "./task-call.js";
@@ -26,6 +28,8 @@ export interface ToolCallsParts {
   askTool: string | null;
   /** The default timeout of a call (`timeoutSeconds`). */
   timeoutMs: number;
+  /** The longest a call may run while it sends progress (`maxCallSeconds`); unset: `timeoutMs`. */
+  maxCallMs: number | undefined;
   /** The largest reply read from the server, named in the line of a reply that was too large. */
   maxReplyBytes: number;
   /** Where task tools keep their task ids, when the namespace has one. */
@@ -142,8 +146,12 @@ export class ToolCalls {
     if (options.task && tasks && runsAsTask(client, info)) {
       return callAsTask(client, tasks, name, tool, args, { ...options, task: options.task }, timeout, log);
     }
-    const onProgress = options.onProgress;
-    const unregister = options.onElicit ? this.parts.elicitations.register(options.onElicit) : undefined;
+    const times = this.times(timeout);
+    const guard = new CallGuard(name, tool, log, times, options.signal);
+    const onProgress = guard.progress(options.onProgress);
+    const unregister = options.onElicit
+      ? this.parts.elicitations.register(guard.questions(options.onElicit))
+      : undefined;
     try {
       // The low-level request skips the SDK's own outputSchema check: roomgate
       // validates Answers itself so that a malformed one becomes a clear line.
@@ -152,10 +160,11 @@ export class ToolCalls {
         { method: "tools/call", params: { name: tool, arguments: args } },
         CallToolResultSchema,
         {
-          timeout,
-          signal: options.signal,
-          resetTimeoutOnProgress: true,
-          onprogress: (p) => onProgress?.({ progress: p.progress, total: p.total, message: p.message }),
+          timeout: times.idleMs,
+          signal: guard.signal,
+          // Progress extends a call only when the binding allows it more time than its timeout.
+          resetTimeoutOnProgress: times.totalMs > times.idleMs,
+          onprogress: (p) => onProgress({ progress: p.progress, total: p.total, message: p.message }),
         },
       );
       namespaceCalls.inc({ namespace: name, outcome: result.isError ? "tool_error" : "ok" });
@@ -163,10 +172,19 @@ export class ToolCalls {
       return result;
     } catch (err) {
       if (timedOut(err)) void connection.killIfHung(client, tool, timeout);
+      // A call ended by a limit fails with that limit's line, not as a cancelled call.
+      const reason: unknown = guard.signal.reason;
+      if (reason instanceof NamespaceLimitError && !options.signal?.aborted) throw reason;
       throw err;
     } finally {
+      guard.finish(options.onProgress);
       unregister?.();
     }
+  }
+
+  /** How long a call may take: its timeout without progress, and up to `maxCallSeconds` with it. */
+  private times(timeoutMs: number): CallTimes {
+    return { idleMs: timeoutMs, totalMs: Math.max(timeoutMs, this.parts.maxCallMs ?? timeoutMs) };
   }
 
   /** The NamespaceError for a failed call or read, logged with its ref. */

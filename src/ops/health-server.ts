@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Logger } from "../core/log.js";
+import type { StuckPart } from "../core/part.js";
 import { healthStatus } from "./health-status.js";
 import { registry } from "./metrics.js";
 
@@ -38,10 +39,10 @@ async function pingWithin(redis: RedisClient, ms: number): Promise<boolean> {
 }
 
 /**
- * Serves `GET /healthz` (200 when every part is up; 503 naming what is down, within
- * a second even when Redis does not answer; `status: "degraded"` with the parts that
- * do not work while the rest runs, such as a bot whose token was refused) and
- * `GET /metrics` (Prometheus text).
+ * Serves `GET /healthz` (200 when every part is up; 503 naming what is down and, in
+ * `stuck`, which part cannot work and why, within a second even when Redis does not
+ * answer; `status: "degraded"` with the parts that do not work while the rest runs,
+ * such as a bot whose token was refused) and `GET /metrics` (Prometheus text).
  */
 export async function startHealthServer(options: {
   host: string;
@@ -50,6 +51,8 @@ export async function startHealthServer(options: {
   log: Logger;
   /** Further parts to report, by name (e.g. the worker's dispatch loops). */
   checks?: Record<string, HealthCheck>;
+  /** The process's parts that are stuck now, each with its reason. */
+  stuck?: () => StuckPart[];
   /** Further routes (the webhooks), each handling its own paths; tried before the 404. */
   routes?: HttpRoute[];
 }): Promise<HealthServer> {
@@ -66,15 +69,22 @@ export async function startHealthServer(options: {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/healthz") {
       void health().then((parts) => {
-        const down = Object.keys(parts).filter((k) => parts[k] === "down");
+        const stuck = options.stuck?.() ?? [];
+        const down = [
+          ...new Set([...Object.keys(parts).filter((k) => parts[k] === "down"), ...stuck.map((s) => s.part)]),
+        ];
         // Degraded is still 200: the rest of the process works, and a restart would not fix a bad token.
         const degraded = healthStatus.degraded();
         const status = degraded.length > 0 ? { status: "degraded", degraded } : { status: "ok" };
-        res
-          .writeHead(down.length === 0 ? 200 : 503, { "content-type": "application/json" })
-          .end(
-            JSON.stringify({ ok: down.length === 0, ...parts, ...(down.length ? { down } : {}), ...status }),
-          );
+        res.writeHead(down.length === 0 ? 200 : 503, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            ok: down.length === 0,
+            ...parts,
+            ...(down.length ? { down } : {}),
+            ...(stuck.length ? { stuck } : {}),
+            ...status,
+          }),
+        );
       });
       return;
     }

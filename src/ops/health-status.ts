@@ -1,3 +1,5 @@
+import { scrubSecrets } from "../core/log.js";
+
 /** One part of the process that is not working, as /healthz names it. */
 export interface Degradation {
   component: string;
@@ -13,7 +15,8 @@ export class HealthStatus {
 
   /** Marks a component as not working, with the reason an operator reads. */
   degrade(component: string, reason: string): void {
-    this.problems.set(component, reason);
+    // A reason often quotes a library's error, which may carry a token in a URL.
+    this.problems.set(component, scrubSecrets(reason));
   }
 
   /** Marks a component as working again. */

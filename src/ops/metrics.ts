@@ -217,3 +217,39 @@ export const tasksTotal = new Counter({
   labelNames: ["namespace", "event"] as const,
   registers: [registry],
 });
+
+/** Namespaces held to a limit: a listing refused, a call ended (too long, a second open question). */
+export const namespaceLimitsTotal = new Counter({
+  name: "roomgate_namespace_limits_total",
+  help: "Times a namespace broke a limit and was stopped, by namespace and limit (tools, tool_list_bytes, tool_list_pages, call_seconds, open_questions)",
+  labelNames: ["namespace", "limit"] as const,
+  registers: [registry],
+});
+
+/** Reconnects of roomgate's Redis clients (ioredis' own, after a lost connection), by client. */
+export const redisReconnects = new Counter({
+  name: "roomgate_redis_reconnects_total",
+  help: "Reconnects of a Redis client after its connection was lost, by client (shared, wake-ups, lease renewals, proactive queue)",
+  labelNames: ["client"] as const,
+  registers: [registry],
+});
+
+/** Redis clients replaced by a new one, by client and reason (ended, silent). */
+export const redisClientReplacements = new Counter({
+  name: "roomgate_redis_client_replacements_total",
+  help: "Redis clients replaced with a new one, by client and reason (ended: ioredis gave it up; silent: no command completed for redis.deadAfterSeconds)",
+  labelNames: ["client", "reason"] as const,
+  registers: [registry],
+});
+
+/**
+ * When a receiver last took updates: the Telegram poller's last getUpdates answer (it
+ * asks again only once the updates before are queued), the Matrix sync's last response
+ * handled and stored. Alert on `time() - roomgate_receiver_last_poll_timestamp_seconds`.
+ */
+export const receiverLastPoll = new Gauge({
+  name: "roomgate_receiver_last_poll_timestamp_seconds",
+  help: "Unix time a receiver last took updates (Telegram getUpdates answered with everything before it queued; Matrix sync response handled and its token stored), by platform and receiver (bot id, or sync)",
+  labelNames: ["platform", "receiver"] as const,
+  registers: [registry],
+});

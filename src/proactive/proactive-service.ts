@@ -60,7 +60,12 @@ export async function startProactive(options: {
   const { config, redis, keys, limiter } = options;
   const log = options.log.child({ part: "proactive" });
   const settings = config.proactive;
-  const queue = new ProactiveQueue(options.connection.create(), keys, log, settings.keepJobsSeconds);
+  const queue = new ProactiveQueue(
+    options.connection.create({ name: "proactive queue" }),
+    keys,
+    log,
+    settings.keepJobsSeconds,
+  );
   // The inbox releases a room whose mute ended while it held an event; the mutes release through the inbox.
   const release = { to: async (room: string): Promise<unknown> => room };
   const inbox = new ProactiveInbox(redis, keys, options.inbox, options.durability, async (room) => {

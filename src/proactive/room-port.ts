@@ -14,6 +14,7 @@ function view(entry: ScheduleEntry): RoomScheduleView {
     ask: entry.data.ask,
     ...(entry.next !== undefined ? { next: entry.next } : {}),
     ...(entry.data.origin === "config" ? { name: entry.data.label } : {}),
+    ...(entry.data.by !== undefined ? { by: entry.data.by } : {}),
   };
 }
 
@@ -41,7 +42,7 @@ export function roomPort(book: ScheduleBook, mutes: RoomMutes, settings: Proacti
       const { added, configured } = await book.forRoom(room);
       return { added: added.map(view), configured: configured.map(view) };
     },
-    async addSchedule(room, namespace, repeat: RoomRepeat, ask) {
+    async addSchedule(room, namespace, repeat: RoomRepeat, ask, by) {
       const { added } = await book.forRoom(room);
       if (added.length >= settings.roomSchedules) {
         return {
@@ -61,6 +62,7 @@ export function roomPort(book: ScheduleBook, mutes: RoomMutes, settings: Proacti
         label: repeatText(repeat),
         missed: "once",
         perMinute: 60,
+        by,
       });
       const entry = (await book.forRoom(room)).added.find((e) => e.id === id);
       return { added: entry ? view(entry) : { repeat: repeatText(repeat), ask } };

@@ -19,6 +19,8 @@ export const FireDataSchema = z.object({
   label: z.string(),
   missed: z.enum(["once", "skip"]),
   perMinute: z.number().int().positive(),
+  /** Who added a room's schedule (a sender id), so that they, or an approver, may remove it. */
+  by: z.string().optional(),
 });
 export type FireData = z.infer<typeof FireDataSchema>;
 

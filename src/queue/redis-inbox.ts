@@ -37,7 +37,8 @@ export interface LocalWorker {
  * the sender's flood limits when given) and the room becomes pending in its lane
  * unless a worker holds it; when the worker of this process has a free slot for the
  * lane, the same call claims the room for it, else a room that became pending wakes
- * one idle worker of the lane through Redis. The event is acknowledged (and
+ * one idle worker of the lane through Redis, and an event queued behind a running turn
+ * is signalled to it (room-signals.ts). The event is acknowledged (and
  * replicated, where replicas are waited for) when the call resolves.
  */
 export class RedisInbox implements Inbox {
@@ -77,6 +78,11 @@ export class RedisInbox implements Inbox {
     const wake = !claimed && (reply.kind === "duplicate" || (reply.kind === "queued" && reply.becamePending));
     if (wake && !worker?.offer(lane, parsed.room)) {
       void this.scripts.wake(lane, parsed.room).catch(() => undefined);
+    }
+    // Queued behind a turn that runs (or a room already pending): a call of that turn may
+    // wait for this very event (a /cancel, an answer), and hears of it by this signal.
+    if (!claimed && reply.kind === "queued" && !reply.becamePending) {
+      void this.scripts.signal(parsed.room).catch(() => undefined);
     }
     const admission = AdmissionSchema.parse(
       reply.kind === "refused"

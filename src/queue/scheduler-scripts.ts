@@ -245,6 +245,14 @@ export class SchedulerScripts {
     await this.redis.rpush(this.keys.wake(lane), room);
   }
 
+  /**
+   * Tells a room's running turn that an event was queued behind it (one PUBLISH; the
+   * inbox stays the record, so a signal nobody hears loses nothing).
+   */
+  async signal(room: string): Promise<void> {
+    await this.redis.publish(this.keys.roomSignal(room), "queued");
+  }
+
   /** The keys a turn's end touches (finish-turn.lua and park-turn.lua take them first, in this order). */
   private turnKeys(lease: LeaseRef): string[] {
     const room = this.keys.room(lease.room);

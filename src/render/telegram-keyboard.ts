@@ -14,6 +14,11 @@ const ROW_SIZE = 5;
 const PAGE_PREFIX = "rg:pg:";
 /** Callback data of the page counter button, which does nothing when pressed. */
 export const NOOP_DATA = "rg:noop";
+/**
+ * Callback data of the single button left on an offer once an option was chosen: a
+ * press on it only stops the client's spinner, it never becomes a turn.
+ */
+export const CHOSEN_BUTTON_DATA = "rg:chosen";
 
 /** What a page-turn button asks for. */
 export interface PageRequest {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { RedisClient } from "./redis-connection.js";
 import { z } from "zod";
-import { scrubSecrets } from "../core/log.js";
+import { maskSecrets } from "../core/log.js";
 import type { Keys } from "./keys.js";
 
 const expireScript = readFileSync(new URL("./lua/expire-approvals.lua", import.meta.url), "utf8");
@@ -96,7 +96,8 @@ export class AuditLog {
   }
 
   private encode(entry: AuditEntry): string {
-    return scrubSecrets(JSON.stringify(AuditEntrySchema.parse(entry)));
+    // Masked before encoding: a secret with a `"` or `\\` in it is escaped by JSON, out of a mask's reach.
+    return JSON.stringify(AuditEntrySchema.parse(maskSecrets(entry)));
   }
 
   private minId(now: number): string {

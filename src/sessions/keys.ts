@@ -161,6 +161,14 @@ export class Keys {
     return `${this.prefix}:lane:{${lane}}:wake`;
   }
 
+  /**
+   * The pub/sub channel told when an event is queued behind a room's running turn, so
+   * a call waiting for a /cancel or an answer reads the inbox then (not a key: no slot).
+   */
+  roomSignal(room: string): string {
+    return `${this.prefix}:signal:${room}`;
+  }
+
   /** Turns of one shard that could not be delivered: id → record JSON. */
   deadLetters(shard: number): string {
     return this.inShard(shard, "dead-letters");

@@ -2,6 +2,7 @@ import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis"
 import type { Config } from "../core/config.js";
 import { RedisUnreachableError } from "../core/errors.js";
 import { registerSecret, type Logger } from "../core/log.js";
+import { ClientWatch, type ClientState, type WatchSettings } from "./client-watch.js";
 import { ReplicaWait } from "./replica-wait.js";
 
 /** A connection to roomgate's Redis, whichever topology it is: the type every Redis user takes. */
@@ -84,7 +85,15 @@ export interface ClientOptions {
   failFast?: boolean;
   /** Don't connect until the first command. */
   lazy?: boolean;
+  /** What the client is for, as logs, metrics and health name it. */
+  name?: string;
 }
+
+/**
+ * How long a sentinel may take to answer the client's question for the master: without
+ * a limit, a hung sentinel holds a reconnecting client forever.
+ */
+const SENTINEL_COMMAND_MS = 3000;
 
 /**
  * Builds every Redis client roomgate uses, for one topology: `start`, `worker`,
@@ -95,7 +104,7 @@ export interface ClientOptions {
  */
 export class RedisConnection {
   private shared: RedisClient | undefined;
-  private readonly made: RedisClient[] = [];
+  private readonly watch = new ClientWatch();
 
   private waitSetting: number | "auto" = 0;
   private wait: ReplicaWait | undefined;
@@ -128,8 +137,22 @@ export class RedisConnection {
 
   /** The one client a process shares for ordinary commands (created on first use). */
   get client(): RedisClient {
-    this.shared ??= this.create();
+    this.shared ??= this.create({ name: "shared" });
     return this.shared;
+  }
+
+  /**
+   * Watches every client of this connection from now on (ClientWatch): one that ends or
+   * stops answering is replaced under its users, and `settings.lost` is called when no
+   * replacement answers either.
+   */
+  watchClients(settings: WatchSettings): void {
+    this.watch.start(settings);
+  }
+
+  /** The open clients of this connection and how long each has been silent, for health. */
+  clientStates(): ClientState[] {
+    return this.watch.states();
   }
 
   /**
@@ -164,15 +187,17 @@ export class RedisConnection {
     return this.client;
   }
 
-  /** A new client of its own (a blocking BLPOP, a subscriber, a tool): closed by `close`. */
+  /**
+   * A new client of its own (a blocking BLPOP, a subscriber, a tool), watched (see
+   * `watchClients`) and closed by `close`: its users hold a handle whose ioredis client
+   * underneath is replaced when it ends or stops answering.
+   */
   create(options: ClientOptions = {}): RedisClient {
     const extra: RedisOptions = {
       ...(options.failFast ? { maxRetriesPerRequest: 1 } : {}),
       ...(options.lazy ? { lazyConnect: true } : {}),
     };
-    const client = this.build(extra);
-    this.made.push(client);
-    return client;
+    return this.watch.add(options.name ?? "client", () => this.build(extra));
   }
 
   private build(extra: RedisOptions): RedisClient {
@@ -215,6 +240,7 @@ export class RedisConnection {
       ...(t.password ? { sentinelPassword: t.password } : {}),
       ...(tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
       failoverDetector: true,
+      sentinelCommandTimeout: SENTINEL_COMMAND_MS,
       sentinelRetryStrategy: (times) => Math.min(100 * times, 2000),
     });
   }
@@ -258,8 +284,7 @@ export class RedisConnection {
 
   /** Closes every client this connection made. */
   close(): void {
-    for (const client of this.made.splice(0)) client.disconnect();
-    this.shared?.disconnect();
+    this.watch.close();
     this.shared = undefined;
   }
 }

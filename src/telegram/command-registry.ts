@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Api } from "grammy";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Logger } from "../core/log.js";
-import { menuCommands } from "../engine/commands.js";
+import { menuCommands } from "../engine/commands/index.js";
 import type { Keys } from "../sessions/keys.js";
 import { loggableError } from "./loggable-error.js";
 

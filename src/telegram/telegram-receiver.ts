@@ -13,7 +13,7 @@ import type { TelegramBotConfig } from "./telegram-access.js";
 import { TelegramStartError } from "./telegram-errors.js";
 import { PrivateTopics } from "./private-topics.js";
 import { TopicLobby } from "./topic-lobby.js";
-import { UpdateIntake } from "./update-intake.js";
+import { UpdateIntake } from "./edge/update-intake.js";
 import { healthStatus } from "../ops/health-status.js";
 import { WebhookReceiver } from "./webhook-receiver.js";
 
@@ -30,6 +30,7 @@ export interface ReceivingBot {
  * polling or by webhook as configured.
  */
 export class TelegramReceiver implements Receiver {
+  readonly name = "telegram";
   private receivers: Receiver[] = [];
   private intakes: UpdateIntake[] = [];
 
@@ -102,6 +103,12 @@ export class TelegramReceiver implements Receiver {
     for (const r of this.receivers) await r.start();
   }
 
+  /** The bots that cannot take updates now, and why. */
+  stuck(): string | undefined {
+    const reasons = this.receivers.flatMap((r) => r.stuck?.() ?? []);
+    return reasons.length > 0 ? reasons.join("; ") : undefined;
+  }
+
   /** Stops receiving; updates in hand are enqueued or left unconfirmed to arrive again. */
   async stop(): Promise<void> {
     await Promise.all(this.receivers.map((r) => r.stop()));
@@ -152,7 +159,7 @@ export class TelegramReceiver implements Receiver {
     };
     const { inbox, redis, keys, scheduler, pairing } = this.deps;
     const flood = new FloodGate(scheduler, config.limits);
-    const intake = new UpdateIntake(bot.api, identity, reader, {
+    const intake = new UpdateIntake(bot, identity, reader, {
       inbox,
       redis,
       keys,

@@ -5,7 +5,7 @@ import { loggableError } from "./loggable-error.js";
 import type { PrivateTopics } from "./private-topics.js";
 import type { ListedTopic } from "./room-binding.js";
 import { topicTexts } from "./topic-texts.js";
-import type { BotIdentity, TelegramEdge } from "./update-normalizer.js";
+import type { BotIdentity, TelegramEdge } from "./edge-record.js";
 
 /** Telegram's answers to a send into a topic that no longer exists. */
 const TOPIC_GONE = /thread not found|topic_deleted|topic_id_invalid/i;

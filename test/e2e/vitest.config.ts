@@ -6,7 +6,7 @@ export default defineConfig({
   root: fileURLToPath(new URL("../..", import.meta.url)),
   test: {
     include: ["test/e2e/**/*.e2e.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
+    globalSetup: ["test/support/system-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",

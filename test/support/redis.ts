@@ -21,6 +21,12 @@ export interface TestRedis {
 /** Connects to the test Redis under a random prefix so tests never see each other's keys. */
 export async function testRedis(): Promise<TestRedis> {
   const url = inject("redisUrl");
+  if (!url) {
+    throw new Error(
+      "this test asks for Redis, but it runs in the unit tier (no Redis there): " +
+        "rename the file to X.redis.test.ts (in-process against Redis) or X.system.test.ts (processes)",
+    );
+  }
   const prefix = `t${randomBytes(5).toString("hex")}`;
   const redis = new Redis(url, { maxRetriesPerRequest: null });
   const keys = new Keys(prefix);

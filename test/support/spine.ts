@@ -7,8 +7,8 @@ import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { testRedis, type TestRedis } from "./redis.js";
 import { TestRooms } from "./test-room.js";
 
-/** The compiled demo server, built by the global setup. */
-export const DEMO_SERVER = join(process.cwd(), "dist", "demo", "main.js");
+/** The demo server run from source (no dist/ build needed): a namespace command is `[process.execPath, DEMO_SERVER]`. */
+export const DEMO_SERVER = join(process.cwd(), "test", "support", "demo-server.mjs");
 
 /** A config whose namespaces are the real demo server as child processes, with a call log. */
 export function demoNamespaces(

@@ -1,7 +1,8 @@
 import type { Update } from "grammy/types";
 import { describe, expect, it } from "vitest";
 import { InboundEventSchema, type InboundEvent, type InboundFile } from "../../src/core/event.js";
-import { edgeOf, normalizeUpdate, type BotIdentity } from "../../src/telegram/update-normalizer.js";
+import { edgeOf, type BotIdentity } from "../../src/telegram/edge-record.js";
+import { normalizeUpdate } from "../../src/telegram/update-normalizer.js";
 
 const BOT_ID = 4242;
 const ALICE = { id: 11, is_bot: false as const, first_name: "Alice" };

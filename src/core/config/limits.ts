@@ -29,6 +29,12 @@ export const LimitsSchema = z
       roomQueueCap: z.number().int().positive().default(50),
       /** Largest namespace reply read (any MCP message, stdio or HTTP), in bytes; a larger one fails its call unread. */
       maxToolResultBytes: z.number().int().positive().default(20_000_000),
+      /** Most tools one namespace's `tools/list` may bring, all pages together; more fails the listing. */
+      maxTools: z.number().int().positive().default(2_000),
+      /** Most bytes of tool descriptions one listing may bring, all pages together. */
+      maxToolListBytes: z.number().int().positive().default(10_000_000),
+      /** Most pages (`nextCursor` followed) one listing may take. */
+      maxToolListPages: z.number().int().positive().default(100),
     }),
   )
   .prefault({});

@@ -39,8 +39,13 @@ export const NamespaceConfigSchema = z.preprocess(
       tools: NamespaceToolsSchema,
       /** The namespace's own discovery tools (search / describe / call by address), when it has them. */
       discovery: DiscoverySchema.optional(),
-      /** Per-call timeout, in seconds. */
+      /** A call's whole time, in seconds; with `maxCallSeconds`, the longest it may go without progress. */
       timeoutSeconds: z.number().positive().default(30),
+      /**
+       * The longest a call may run while it keeps sending progress, in seconds (at least
+       * `timeoutSeconds`); unset, progress does not extend a call past `timeoutSeconds`.
+       */
+      maxCallSeconds: z.number().positive().optional(),
       /** How long a question the server asks in the room (elicitation) waits for an answer, in seconds. */
       elicitTimeoutSeconds: z.number().positive().default(300),
       /** How long the server may take to start and answer `initialize`, in seconds. */
@@ -48,6 +53,10 @@ export const NamespaceConfigSchema = z.preprocess(
     })
     .refine((ns) => (ns.command === undefined) !== (ns.url === undefined), {
       message: "a namespace needs exactly one of `command` (stdio) or `url` (Streamable HTTP)",
+    })
+    .refine((ns) => ns.maxCallSeconds === undefined || ns.maxCallSeconds >= ns.timeoutSeconds, {
+      message: "`maxCallSeconds` is the longest a call may run with progress: at least `timeoutSeconds`",
+      path: ["maxCallSeconds"],
     }),
 );
 export type NamespaceConfig = z.infer<typeof NamespaceConfigSchema>;

@@ -36,6 +36,12 @@ export const QueueSchema = z
        * goes to the dead letters instead of running again (it may be what kills it).
        */
       maxComputeDeaths: z.number().int().positive().default(3),
+      /**
+       * A call waiting for a /cancel or an answer is woken by a signal when one is queued;
+       * it also re-reads the room's queue this often, in case a signal was lost (a
+       * reconnect, a Cluster node change).
+       */
+      recheckSeconds: z.number().positive().default(5),
     }),
   )
   .prefault({});

@@ -33,6 +33,13 @@ export const RedisSchema = z
     waitReplicas: z.union([z.literal("auto"), z.number().int().nonnegative()]).default("auto"),
     /** How long one WAIT may take, in seconds, before the write counts as not acknowledged (and is retried). */
     waitTimeoutSeconds: z.number().positive().default(1),
+    /**
+     * A Redis client that has completed no command for this long is replaced with a new
+     * one; when the new one does not answer within as long either, the process exits
+     * non-zero for its supervisor to restart it. Longer than the topology takes to
+     * promote a new master, so that a failover is waited out, not restarted through.
+     */
+    deadAfterSeconds: z.number().positive().default(30),
   })
   .refine((r) => [r.url, r.cluster, r.sentinel].filter((v) => v !== undefined).length <= 1, {
     message: "give at most one of url, cluster and sentinel",

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { TELEGRAM_TOKEN } from "../telegram-token.js";
 import { OnUpdateSchema, SubscribeSchema } from "./proactive.js";
+import { PortSchema } from "./process.js";
 import { RespondSchema } from "./respond.js";
 import { roleFields } from "./roles.js";
 
@@ -67,7 +68,7 @@ const TelegramBotSchema = z.strictObject({
 const TelegramWebhookSchema = z.strictObject({
   /** Public base URL Telegram posts to (behind a TLS proxy); each bot's webhook is `<url>/<bot id>`. */
   url: z.url(),
-  port: z.number().int().positive().default(8443),
+  port: PortSchema.min(1, "a port is a number from 1 to 65535").default(8443),
   /** Address the plain-HTTP listener binds; loopback unless a proxy elsewhere must reach it. */
   host: z.string().default("127.0.0.1"),
   /** The path the listener serves (`<path>/<bot id>`) when a proxy rewrites it; default: the url's path. */

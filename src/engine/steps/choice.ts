@@ -1,4 +1,4 @@
-import { askedOfSender, nameOf } from "../access.js";
+import { askedOfSender, isUser, nameOf } from "../access.js";
 import { toast, type Change } from "../changes.js";
 import { on } from "../composer.js";
 import { findByToken } from "../offers.js";
@@ -10,11 +10,17 @@ import { choose } from "./choose.js";
 
 /**
  * A valid press or keycap, by whoever sent it: only the person an offer was asked of
- * may take it (a held call's approvers are checked where it is decided).
+ * may take it, and an offer asked of nobody in particular (a scheduled or webhook
+ * post's options) only the room's users, not an approver who may press approvals
+ * there; a held call's approvers are checked where it is decided.
  */
 function take(ctx: TurnContext, offer: Offer, option: OfferOption): Promise<Change[]> | Change[] {
-  if (!offer.approval && offer.askedOf && !askedOfSender(offer.askedOf, ctx.event.sender.id)) {
+  const sender = ctx.event.sender.id;
+  if (!offer.approval && offer.askedOf && !askedOfSender(offer.askedOf, sender)) {
     return [toast(permissionTexts.askedOf(nameOf(offer.askedOf)))];
+  }
+  if (!offer.approval && !offer.askedOf && !isUser(ctx.access, sender)) {
+    return [toast(permissionTexts.usersOnly)];
   }
   return choose(ctx, offer, option);
 }

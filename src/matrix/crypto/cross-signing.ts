@@ -1,11 +1,5 @@
-import type {
-  SignatureUploadRequest} from "@matrix-org/matrix-sdk-crypto-wasm";
-import {
-  DeviceId,
-  KeysUploadRequest,
-  UserId,
-  type OlmMachine,
-} from "@matrix-org/matrix-sdk-crypto-wasm";
+import type { SignatureUploadRequest } from "@matrix-org/matrix-sdk-crypto-wasm";
+import { DeviceId, KeysUploadRequest, UserId, type OlmMachine } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { RoomgateError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import type { CryptoDevice } from "./crypto-device.js";

@@ -1,5 +1,6 @@
 import type { Logger } from "../../core/log.js";
 import { matrixUndecryptedTotal } from "../../ops/metrics.js";
+import type { UntrustedReason } from "../edge/untrusted.js";
 import { RoomEventSchema, type RoomEvent } from "../matrix-events.js";
 import { UndecryptableEventError } from "./crypto-errors.js";
 import type { CryptoDevice, DecryptedEvent } from "./crypto-device.js";
@@ -8,8 +9,6 @@ import type { ParkedEvent, UndecryptedEvents } from "./undecrypted-events.js";
 /** Where a decrypted event goes: the receiver's normal path, with whether it was history on arrival. */
 export type DecryptedSink = (roomId: string, event: RoomEvent, history: boolean) => Promise<void>;
 
-/** Why an event was not read although it decrypts in principle: the trust mode refuses its sender. */
-export type UntrustedReason = "untrusted-device" | "identity-changed";
 
 /** Where an event from a sender the trust mode refuses goes (the receiver tells the room once). */
 export type UntrustedSink = (

@@ -1,8 +1,9 @@
 // The namespace "h" of a team room, over stdio: a router that answers `pong: <question>`
 // (with options for "colour?"), a transfer that needs an account (slot filling), a
 // destructive wipe, a payment that asks the room to confirm (elicitation) and a slow job
-// (for /cancel). Every call is appended to TEAM_CALL_LOG as `<tool>\t<json args>`, so
-// tests count calls at the server.
+// (for /cancel and Stop). Every call is appended to TEAM_CALL_LOG as `<tool>\t<json args>`,
+// and a call the client cancels (notifications/cancelled) as `cancelled:<tool>\t<json args>`,
+// so tests count calls and cancellations at the server.
 import { appendFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -60,9 +61,9 @@ server.setRequestHandler(ListToolsRequestSchema, () => ({
     },
     {
       name: "h.slow",
-      description: "Takes a few seconds",
+      description: "Takes a few seconds (4 unless given)",
       annotations: { readOnlyHint: true },
-      inputSchema: { type: "object", properties: { ...user } },
+      inputSchema: { type: "object", properties: { seconds: { type: "number" }, ...user } },
     },
   ],
 }));
@@ -96,11 +97,17 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
         confirmed ? `PAID ${String(args.amount)} as ${String(args.user)}` : `NOT PAID (${answer.action})`,
       );
     }
-    case "h.slow":
-      for (let i = 1; i <= 8; i++) {
-        await sleep(500, undefined, { signal: extra.signal });
+    case "h.slow": {
+      const halves = Math.round(2 * (typeof args.seconds === "number" ? args.seconds : 4));
+      try {
+        for (let i = 1; i <= halves; i++) await sleep(500, undefined, { signal: extra.signal });
+      } catch (err) {
+        if (extra.signal.aborted && callLog)
+          appendFileSync(callLog, `cancelled:h.slow\t${JSON.stringify(args)}\n`);
+        throw err;
       }
       return text("SLOW DONE");
+    }
     default: {
       // "colour?" is answered with options, to be chosen by the person who asked.
       const asked = String(args.question);

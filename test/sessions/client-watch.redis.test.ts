@@ -1,0 +1,96 @@
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { RedisLostError } from "../../src/sessions/client-watch.js";
+import { RedisConnection } from "../../src/sessions/redis-connection.js";
+import { heldProxy, type HeldProxy } from "../support/held-proxy.js";
+import { capturingLogger, waitFor } from "../support/telegram-fixtures.js";
+
+/** The run's Redis behind a proxy that can stop passing anything, as a hung server does. */
+async function behindProxy(): Promise<{ proxy: HeldProxy; url: string }> {
+  const target = new URL(inject("redisUrl"));
+  const proxy = await heldProxy(Number(target.port), target.hostname);
+  const url = new URL(proxy.url);
+  url.username = target.username;
+  url.password = target.password;
+  return { proxy, url: url.toString() };
+}
+
+describe("every Redis client is watched and replaced when it stops answering", () => {
+  let proxy: HeldProxy | undefined;
+  let connection: RedisConnection | undefined;
+  afterEach(() => {
+    connection?.close();
+    proxy?.close();
+  });
+
+  it("puts a new client under a silent one; its users carry on with the scripts and listeners they set up", async () => {
+    const setup = await behindProxy();
+    proxy = setup.proxy;
+    connection = RedisConnection.single(setup.url);
+    const { log, lines } = capturingLogger();
+    const lost: RedisLostError[] = [];
+    const client = connection.create({ name: "test client" });
+    client.defineCommand("rgEchoTwice", { numberOfKeys: 0, lua: "return ARGV[1] .. ARGV[1]" });
+    const readies: number[] = [];
+    client.on("ready", () => readies.push(Date.now()));
+    const twice = (text: string) =>
+      (client as unknown as { rgEchoTwice(t: string): Promise<string> }).rgEchoTwice(text);
+    expect(await twice("ab")).toBe("abab");
+    expect(client instanceof Redis).toBe(true);
+    connection.watchClients({ deadAfterMs: 600, probeEveryMs: 50, log, lost: (err) => lost.push(err) });
+
+    proxy.stall();
+    const pending = client.get("some-key").then(
+      () => "answered",
+      (err: Error) => err.message,
+    );
+    await waitFor(
+      () => lines().find((l) => String(l.msg).includes("completed no command for too long")),
+      5_000,
+      "the replacement",
+    );
+    // What waited on the silent client fails as after a lost connection, and callers retry.
+    expect(await pending).toMatch(/Connection is closed/);
+    proxy.release();
+    expect(await twice("cd")).toBe("cdcd");
+    await waitFor(() => readies.length >= 2, 5_000, "the new client's ready event, heard through the handle");
+    const replaced = lines().find((l) => String(l.msg).includes("completed no command"))!;
+    expect(replaced).toMatchObject({ client: "test client", reason: "silent" });
+    expect(lost).toEqual([]);
+  });
+
+  it("gives up once, naming the client, when the new client does not answer either", async () => {
+    const setup = await behindProxy();
+    proxy = setup.proxy;
+    connection = RedisConnection.single(setup.url);
+    const { log } = capturingLogger();
+    const lost: RedisLostError[] = [];
+    const client = connection.create({ name: "lease renewals" });
+    await client.ping();
+    connection.watchClients({ deadAfterMs: 400, probeEveryMs: 50, log, lost: (err) => lost.push(err) });
+    const since = Date.now();
+    proxy.stall();
+    await waitFor(() => lost.length > 0, 5_000, "the watch to give up");
+    // One silent period for the first client, one for its replacement.
+    expect(Date.now() - since).toBeGreaterThanOrEqual(800);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toBeInstanceOf(RedisLostError);
+    expect(lost[0]!.message).toMatch(/"lease renewals" client has answered no command for \d+ s/);
+  });
+
+  it("leaves a client its user closed alone", async () => {
+    const setup = await behindProxy();
+    proxy = setup.proxy;
+    connection = RedisConnection.single(setup.url);
+    const { log, lines } = capturingLogger();
+    const client = connection.create({ name: "closed one" });
+    await client.ping();
+    connection.watchClients({ deadAfterMs: 200, probeEveryMs: 20, log, lost: () => undefined });
+    client.disconnect();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(lines().filter((l) => String(l.msg).includes("replaced"))).toEqual([]);
+    expect(connection.clientStates()).toEqual([]);
+  });
+});

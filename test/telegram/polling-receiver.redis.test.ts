@@ -1,0 +1,170 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Bot } from "grammy";
+import type { Logger } from "../../src/core/log.js";
+import { silentLogger } from "../../src/core/log.js";
+import { DocumentReader } from "../../src/telegram/document-reader.js";
+import { PollingReceiver } from "../../src/telegram/polling-receiver.js";
+import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
+import { FloodGate } from "../../src/edge/flood-gate.js";
+import { UpdateIntake } from "../../src/telegram/edge/update-intake.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { capturingLogger, RecordingInbox, waitFor } from "../support/telegram-fixtures.js";
+
+const ALICE = { id: 601, first_name: "Alice" };
+const FAST = { timeoutSeconds: 1, backoffMs: { initial: 50, max: 200 } };
+
+let standin: TelegramApiStandin;
+let db: TestRedis;
+let bot: StandinBot;
+const running: PollingReceiver[] = [];
+
+beforeAll(async () => {
+  standin = await TelegramApiStandin.start();
+});
+afterAll(async () => standin.close());
+beforeEach(async () => {
+  db = await testRedis();
+  bot = standin.addBot();
+});
+afterEach(async () => {
+  standin.clearInjected("getUpdates");
+  await Promise.all(running.splice(0).map((r) => r.stop()));
+  await db.cleanup();
+});
+
+/** A fresh process's receiver: its own grammY bot, the shared Redis. */
+async function receiver(inbox: RecordingInbox, log: Logger = silentLogger()): Promise<PollingReceiver> {
+  const grammy: Bot = createTelegramBot(bot.token, standin.url);
+  await grammy.init();
+  const identity = {
+    id: bot.id,
+    username: bot.username,
+    config: { token: bot.token, namespace: "feed", users: [ALICE.id], topics: [], groups: [] },
+  };
+  const reader = new DocumentReader(grammy.api, `${standin.url}/file/bot${bot.token}`, 1000, log);
+  const flood = new FloodGate(db.scheduler, { turnsPerMinute: 1000, roomQueueCap: 1000 });
+  const intake = new UpdateIntake(grammy, identity, reader, {
+    inbox,
+    redis: db.redis,
+    keys: db.keys,
+    flood,
+    log,
+  });
+  const r = new PollingReceiver(grammy.api, bot.id, db.redis, db.keys, (u) => intake.receive(u), log, FAST);
+  running.push(r);
+  await r.start();
+  return r;
+}
+
+function send(text: string): number {
+  return standin.userSends(bot.token, { from: ALICE, text }).updateId;
+}
+
+describe("PollingReceiver", () => {
+  it("keeps the offset in Redis so a restart neither replays nor loses updates", async () => {
+    const inbox = new RecordingInbox();
+    const first = await receiver(inbox);
+    await waitFor(() => standin.isPolling(bot.token), 5000, "a long poll");
+    // The long poll in flight delivers these; every later getUpdates fails, so Telegram
+    // never hears the new offset: as if the process died right after enqueueing.
+    standin.inject("getUpdates", { status: 400, description: "simulated outage" }, 1000);
+    const ids = [send("one"), send("two"), send("three")];
+    await waitFor(() => inbox.calls.length === 3, 5000, "three events");
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+    expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBe(String(ids[2]! + 1));
+    expect(standin.pendingUpdates(bot.token)).toBeGreaterThan(0);
+    const later = send("four (sent while down)");
+    standin.clearInjected("getUpdates");
+
+    await receiver(inbox);
+    await waitFor(() => inbox.calls.length === 4, 5000, "the update sent while down");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(inbox.calls.map((e) => e.kind === "message" && e.text)).toEqual([
+      "one",
+      "two",
+      "three",
+      "four (sent while down)",
+    ]);
+    expect(inbox.duplicates()).toEqual([]);
+    expect(inbox.calls.at(-1)!.eventId).toBe(`tg:${bot.id}:${later}`);
+    expect(standin.pendingUpdates(bot.token)).toBe(0);
+  });
+
+  it("retries an update the inbox could not take, then moves on: nothing is lost", async () => {
+    const inbox = new RecordingInbox();
+    inbox.failNext(2);
+    await receiver(inbox);
+    const id = send("during a Redis blip");
+    send("after it");
+    await waitFor(() => inbox.calls.length === 2, 5000, "both events");
+    expect(inbox.calls.map((e) => e.eventId)).toEqual([`tg:${bot.id}:${id}`, `tg:${bot.id}:${id + 1}`]);
+    expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBe(String(id + 2));
+  });
+
+  it("stores the offset only past updates already queued, even when a batch is cut short", async () => {
+    // Sent before polling starts, so that one getUpdates hands all three over as a batch.
+    const ids = [send("one"), send("two"), send("three")];
+    const inbox = new RecordingInbox();
+    const stuck = new (class extends RecordingInbox {
+      override async enqueue(event: Parameters<RecordingInbox["enqueue"]>[0]): Promise<boolean> {
+        if (event.kind === "message" && event.text === "two") throw new Error("inbox unavailable");
+        return inbox.enqueue(event);
+      }
+    })();
+    const first = await receiver(stuck);
+    await waitFor(() => inbox.calls.length === 1, 5000, "the first update");
+    await new Promise((r) => setTimeout(r, 300));
+    // "two" is not queued, so the stored offset has not moved past it (one write per batch).
+    expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBeNull();
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+    // On stop, the offset is stored past what was queued, and no further.
+    expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBe(String(ids[0]! + 1));
+
+    await receiver(inbox);
+    await waitFor(() => inbox.calls.length === 3, 5000, "the rest of the batch");
+    expect(inbox.calls.map((e) => e.kind === "message" && e.text)).toEqual(["one", "two", "three"]);
+    expect(inbox.duplicates()).toEqual([]);
+    await waitFor(
+      async () => (await db.redis.get(db.keys.telegramOffset(bot.id))) === String(ids[2]! + 1),
+      5000,
+      "the offset past the batch",
+    );
+  });
+
+  it("logs a 409 conflict with a second poller clearly and keeps polling, never crashing", async () => {
+    const inbox = new RecordingInbox();
+    const { log, lines } = capturingLogger();
+    await receiver(inbox, log);
+    const intruder = await receiver(new RecordingInbox());
+    await waitFor(() => lines().some((l) => String(l.msg).includes("409 Conflict")), 5000, "a 409 warning");
+    await intruder.stop();
+    running.splice(running.indexOf(intruder), 1);
+    await new Promise((r) => setTimeout(r, 400));
+    send("still here?");
+    await waitFor(
+      () => inbox.calls.some((e) => e.kind === "message" && e.text === "still here?"),
+      5000,
+      "the next update",
+    );
+    expect(lines().find((l) => String(l.msg).includes("409"))).toMatchObject({ level: 40, botId: bot.id });
+  });
+
+  it("answers a press on an already chosen offer on the spot, without a turn", async () => {
+    const inbox = new RecordingInbox();
+    await receiver(inbox);
+    const api = createTelegramBot(bot.token, standin.url).api;
+    const sent = await api.sendMessage(ALICE.id, "offer", {
+      reply_markup: { inline_keyboard: [[{ text: "✅ done", callback_data: "rg:chosen" }]] },
+    });
+    const { callbackQueryId } = standin.userPresses(bot.token, {
+      from: ALICE,
+      chatId: ALICE.id,
+      messageId: sent.message_id,
+    });
+    await waitFor(() => standin.callbackAnswer(callbackQueryId), 5000, "the answer");
+    expect(inbox.calls).toEqual([]);
+  });
+});
