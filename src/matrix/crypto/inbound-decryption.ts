@@ -9,7 +9,6 @@ import type { ParkedEvent, UndecryptedEvents } from "./undecrypted-events.js";
 /** Where a decrypted event goes: the receiver's normal path, with whether it was history on arrival. */
 export type DecryptedSink = (roomId: string, event: RoomEvent, history: boolean) => Promise<void>;
 
-
 /** Where an event from a sender the trust mode refuses goes (the receiver tells the room once). */
 export type UntrustedSink = (
   roomId: string,
