@@ -6,7 +6,7 @@ import { freePort, RedisServer } from "../../src/sessions/redis-server.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * /healthz of a real `roomgate start` tells the truth about Redis: not ready within

@@ -4,7 +4,7 @@ import { testTopology, type TestTopology } from "../support/test-topology.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 // Signed webhooks through real HTTP into `roomgate start`, answered in a Telegram room
 // of the stand-in: a good delivery is one answer; every refused one queues nothing.
