@@ -4,7 +4,7 @@ import { callsIn, demoNamespaces } from "../support/spine.js";
 import { openRaw, sendFrom } from "../support/raw-http.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 import { testTopology, type TestTopology } from "../support/test-topology.js";
 
 // Issue 25, "nothing a stranger sends becomes a label, a log line per request or a held
