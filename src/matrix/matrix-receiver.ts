@@ -185,6 +185,8 @@ export class MatrixReceiver implements Receiver, SyncHandler {
             parts.undecrypted,
             async (roomId, event, history) =>
               this.intake?.receive(roomId, event, { history, encrypted: true }),
+            async (roomId, event, reason, identity) =>
+              this.intake?.untrusted(roomId, event, reason, identity),
             log,
           )
         : undefined;
