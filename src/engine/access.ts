@@ -2,6 +2,8 @@ import type { Binding } from "../core/bindings.js";
 import type { InboundEvent } from "../core/event.js";
 import type { AuditEntry } from "../sessions/audit-log.js";
 import type { AskedOf } from "../sessions/session.js";
+import type { Reply } from "../core/reply.js";
+import type { Change } from "./changes.js";
 
 /**
  * Who may do what in a turn's room, as the bindings say now (DESIGN §9): the binding,
@@ -107,4 +109,24 @@ export function hasRole(access: TurnAccess, role: CommandRole, senderId: string)
     case "approver":
       return mayGovern(access, senderId);
   }
+}
+
+/**
+ * What is asked of one member goes to them alone in a room of several people, where the
+ * platform can (DESIGN §9): the change that marks the turn's reply so, with the line the
+ * room sees instead; nothing in a direct chat or for a turn no person started.
+ */
+export function toThemAlone(access: TurnAccess, person: AskedOf | undefined, note?: string): Change[] {
+  const alone = aloneFor(access, person, note);
+  return alone ? [{ type: "personal", ...alone }] : [];
+}
+
+/** A reply's `personal` mark for one member in a room of several people (see toThemAlone). */
+export function aloneFor(
+  access: TurnAccess,
+  person: AskedOf | undefined,
+  note?: string,
+): Reply["personal"] | undefined {
+  if (!person || !access.binding?.group) return undefined;
+  return { to: person, ...(note === undefined ? {} : { note }) };
 }
