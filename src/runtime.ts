@@ -1,39 +1,42 @@
-import type { Inbox, PlatformSender, Receiver } from "./core/adapter.js";
+import type { Inbox, PlatformSender, Receiver, VoiceTool } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
-import { allBindings, bindingFinder } from "./core/bindings.js";
+import { allBindings } from "./access/bindings.js";
 import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
 import { secretsOf } from "./core/config-secrets.js";
 import { createLogger, registerSecret, type Logger } from "./core/log.js";
-import { liveChannel } from "./control/live-channel.js";
-import { RoomInboxReader } from "./control/room-inbox-reader.js";
+import { PartList, type RuntimePart } from "./core/part.js";
 import { RoomSignals } from "./control/room-signals.js";
-import { takesHistory } from "./engine/arguments.js";
-import { Engine } from "./engine/engine.js";
-import type { VoiceTool } from "./core/adapter.js";
+import { PairingGate } from "./access/pairing-gate.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
-import { startHealthServer, type HealthServer } from "./ops/health-server.js";
-import { healthStatus } from "./ops/health-status.js";
-import { PairingGate } from "./edge/pairing-gate.js";
-import { watchQueue } from "./ops/queue-probe.js";
+import type { HealthServer } from "./ops/health-server.js";
+import type { ProactiveService } from "./proactive/proactive-service.js";
 import { laneOf as defaultLaneOf } from "./queue/lanes.js";
-import { preloadScripts } from "./queue/lua-scripts.js";
-import { RedisInbox } from "./queue/redis-inbox.js";
 import type { LaneSpec } from "./queue/lane-state.js";
-import { RoomWorker } from "./queue/room-worker.js";
+import { RedisInbox } from "./queue/redis-inbox.js";
 import { SchedulerScripts } from "./queue/scheduler-scripts.js";
-import { TurnRunner } from "./queue/turn-runner.js";
-import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
+import {
+  approvalSweepPart,
+  healthPart,
+  namespacesPart,
+  pairedPart,
+  proactivePart,
+  queueProbePart,
+  receiverParts,
+  redisPart,
+  renewalsPart,
+  signalsPart,
+  workersPart,
+} from "./runtime-parts.js";
+import { turnRunner } from "./runtime-turns.js";
 import { AuditLog } from "./sessions/audit-log.js";
+import type { RedisLostError } from "./sessions/client-watch.js";
 import { Keys } from "./sessions/keys.js";
-import { checkLayout } from "./sessions/layout.js";
 import { PairedUsers } from "./sessions/paired-users.js";
 import { PairingCodes } from "./sessions/pairing-codes.js";
-import { RedisRateLimiter, reserveSlotScript } from "./sessions/rate-limiter.js";
-import type { RedisLostError } from "./sessions/client-watch.js";
+import { RedisRateLimiter } from "./sessions/rate-limiter.js";
 import { RedisConnection, type RedisClient } from "./sessions/redis-connection.js";
-import { RedisSessionStore } from "./sessions/session-store.js";
 import { RedisTaskLedger } from "./sessions/task-ledger.js";
 
 /** What a platform module is built from. */
@@ -56,9 +59,6 @@ export interface RuntimeDeps {
   /** The audit trail (approvals, pairings, destructive calls). */
   audit: AuditLog;
 }
-
-/** How often a worker process records approvals that expired undecided. */
-const APPROVAL_SWEEP_MS = 15_000;
 
 /**
  * The parts of the runtime that decide who may do what beyond the configuration: the
@@ -146,8 +146,9 @@ export interface Runtime {
 }
 
 /**
- * Wires one process: Redis, the inbox and kick queues, namespaces, engine and
- * workers, and the given platforms. `main` only chooses what to pass here.
+ * Wires one process: Redis, the inbox, namespaces, engine and workers, and the given
+ * platforms, as a list of parts started in order and stopped in the reverse order
+ * (src/core/part.ts). `main` only chooses what to pass here.
  */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config } = options;
@@ -157,7 +158,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   setLibraryLogger(log);
   const keys = new Keys(options.prefix ?? config.redis.prefix, { shards: config.queue.shards });
   const connection = options.redis ?? RedisConnection.single(requiredUrl(options.redisUrl));
-  const ownConnection = options.redis === undefined;
   const redis = connection.client;
   redis.on("error", (err: Error) => log.warn({ err: err.message }, "redis connection error"));
   connection.watchClients({
@@ -180,17 +180,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
     return defaultLaneOf(room);
   };
-  let worker: RoomWorker | undefined;
-  const inbox = new RedisInbox(scheduler, config.queue.dedupeSeconds * 1000, laneOf, () => worker);
-  const watching = {
-    inbox: new RoomInboxReader(redis, keys),
-    signals: new RoomSignals(() => connection.create(), keys, log),
-    recheckMs: Math.round(config.queue.recheckSeconds * 1000),
-  };
+  const inbox = new RedisInbox(scheduler, config.queue.dedupeSeconds * 1000, laneOf, () => workers.worker);
+  const signals = new RoomSignals(() => connection.create({ name: "room signals" }), keys, log);
   const limiter = new RedisRateLimiter(redis, scheduler.durability);
-  watchQueue(redis, keys);
   const permissions = permissionDeps(config, redis, keys);
-  const { paired } = permissions;
   const deps: RuntimeDeps = {
     config,
     redis,
@@ -205,103 +198,84 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const namespaces = new NamespaceRegistry(config, log);
   namespaces.useTaskLedger(new RedisTaskLedger(redis, keys));
   const leaseMs = Math.round(config.queue.leaseSeconds * 1000);
-  const deadlineMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000);
-  const turnRecordMs = deadlineMs + 3600_000;
-  const store = new RedisSessionStore(redis, keys, { ...config.sessions, turnRecordMs }, log);
-  const senderChecks = new Map<string, (event: InboundEvent) => boolean>();
-  const voices = new Map<string, (event: InboundEvent) => VoiceTool | undefined>();
-  const engine = new Engine({
-    namespaces,
-    offerByRef: (room, ref) => store.offerByRef(room, ref),
-    settings: {
-      maxMessageChars: config.limits.maxMessageChars,
-      choiceSeconds: config.sessions.choiceSeconds,
-      slotSeconds: config.sessions.slotSeconds,
-      approvalSeconds: config.sessions.approvalSeconds,
-      files: {
-        maxBytes: config.limits.maxFileBytes,
-        timeoutMs: config.limits.fileTimeoutSeconds * 1000,
-        types: config.limits.fileTypes,
-      },
-    },
-    senderAllowed: (event) => senderChecks.get(event.platform)?.(event) ?? true,
-    access: {
-      bindingOf: bindingFinder(config),
-      paired: (binding, sender) => paired.has(binding, sender),
-      audit: permissions.audit,
-      enqueue: async (event) => void (await inbox.enqueue(event)),
-    },
-    voiceOf: (event) => voices.get(event.platform)?.(event),
-    proactive: () => proactive?.room,
-    log,
-  });
+  const turnRecordMs = Math.round(config.queue.deliveryDeadlineSeconds * 1000) + 3600_000;
 
   modules.push(...options.platforms.map((factory) => factory(deps)));
   const senders = new Map<string, PlatformSender>();
   const lanes: (string | LaneSpec)[] = [];
   for (const m of modules) {
-    if (m.sender && m.senderCheck) senderChecks.set(m.sender.platform, m.senderCheck);
-    if (m.sender && m.voiceOf) voices.set(m.sender.platform, m.voiceOf);
     if (!m.sender) continue;
     senders.set(m.sender.platform, m.sender);
     lanes.push(...(m.lanes ?? [m.sender.platform]));
   }
+  const runner = turnRunner({
+    deps,
+    signals,
+    modules,
+    senders,
+    namespaces,
+    turnRecordMs,
+    proactive: () => proactive.service,
+  });
 
-  let health: HealthServer | undefined;
-  let proactive: ProactiveService | undefined;
-  const sweeps: NodeJS.Timeout[] = [];
-  let receivers: Receiver[] = [];
-  const stop = async (graceMs = config.shutdown.graceSeconds * 1000) => {
-    await health?.close();
-    for (const r of receivers)
-      await r.stop().catch((err: unknown) => log.warn({ err }, "receiver stop failed"));
-    for (const sweep of sweeps) clearInterval(sweep);
-    await worker?.stop(graceMs);
-    await proactive?.close();
-    await namespaces.close();
-    watching.signals.close();
-    paired.stop();
-    if (ownConnection) connection.close();
-  };
-  try {
-    // Connected before anything reports on it: /healthz is asked right after a start.
-    await redis.ping();
-    await checkLayout(redis, keys);
-    await preloadScripts(redis, [reserveSlotScript]);
-    await paired.start();
-    if (options.proactive ?? true) {
-      proactive = await startProactive({
-        config,
-        redis,
-        connection,
-        durability: scheduler.durability,
-        keys,
-        inbox,
-        limiter,
-        log,
-        worker: options.workers ?? true,
-        reconcile: options.receivers ?? true,
-        workerName: `roomgate-${process.pid}`,
-        namespaces,
-      });
-    }
-    const serving = (options.workers ?? true) && lanes.length > 0;
+  const parts = new PartList(log);
+  const proactive = proactivePart({
+    config,
+    redis,
+    connection,
+    durability: scheduler.durability,
+    keys,
+    inbox,
+    limiter,
+    log,
+    worker: options.workers ?? true,
+    reconcile: options.receivers ?? true,
+    workerName: `roomgate-${process.pid}`,
+    namespaces,
+  });
+  const working = (options.workers ?? true) && lanes.length > 0;
+  const health = healthPart({
+    config,
+    connection,
+    log,
+    parts,
+    serving: working,
+    proactive: () => proactive.service,
+  });
+  const workers = workersPart({
+    scripts: scheduler,
+    blocker: (name) => connection.create({ name }),
+    runner,
+    lanes,
+    concurrency: config.worker.concurrency,
+    leaseMs,
+    turnRecordMs,
+    log,
+  });
+  const receivers =
+    (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [];
+  // In start order; stopped in the reverse: receivers first, then running turns get their grace.
+  const all: RuntimePart[] = [
+    redisPart(connection, keys, options.redis === undefined),
+    pairedPart(permissions.paired),
+    queueProbePart(connection, keys),
+    ...((options.proactive ?? true) ? [proactive] : []),
     // Up before any turn runs, so that what a worker does can be watched from its start.
-    health = config.http
-      ? await startHealthServer({
-          ...config.http,
-          redis,
-          log,
-          checks: serving ? { worker: () => worker?.healthy() ?? false } : {},
-          routes: proactive?.routes ?? [],
-        })
-      : undefined;
-    worker = await startWorker();
-    if (options.connectNamespaces) await connectAll(namespaces, log);
-    receivers = await startReceivers(
-      (options.receivers ?? true) ? modules.flatMap((m) => (m.receiver ? [m.receiver] : [])) : [],
-      log,
-    );
+    health,
+    namespacesPart(namespaces, options.connectNamespaces ?? false, log),
+    signalsPart(signals),
+    ...(working
+      ? [
+          renewalsPart(connection, keys, leaseMs, log, () => workers.worker),
+          workers,
+          approvalSweepPart(permissions.audit, log),
+        ]
+      : []),
+    ...receiverParts(receivers, log),
+  ];
+  const stop = (graceMs = config.shutdown.graceSeconds * 1000) => parts.stop(graceMs);
+  try {
+    for (const part of all) await parts.start(part);
   } catch (err) {
     // A failed start leaves nothing running: workers, namespace children and connections go too.
     await stop(0).catch((stopErr: unknown) =>
@@ -309,101 +283,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
     throw err;
   }
-
-  return { deps, namespaces, health, proactive, stop };
-
-  async function startWorker(): Promise<RoomWorker | undefined> {
-    if (!((options.workers ?? true) && lanes.length > 0)) return undefined;
-    // The last answer per namespace, for the finish path, which must not wait on a namespace.
-    const wanted = new Map<string, boolean>();
-    const historyWanted = async (namespace: string, cachedOnly = false): Promise<boolean> => {
-      if (cachedOnly) return wanted.get(namespace) ?? false;
-      try {
-        const tools = await namespaces.get(namespace).tools();
-        const takes = tools.some((t) => takesHistory(t.inputSchema));
-        wanted.set(namespace, takes);
-        return takes;
-      } catch {
-        // The engine reports an unreachable namespace; no tool can take the history then.
-        return false;
-      }
-    };
-    const runner = new TurnRunner({
-      engine,
-      store,
-      senders,
-      limiter,
-      historyWanted,
-      log,
-      channel: (event, sender) => liveChannel(event, sender, watching, log),
-      settings: {
-        deadlineMs,
-        retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),
-        typingAfterMs: config.queue.typingAfterSeconds * 1000,
-        idleSeconds: config.sessions.idleSeconds,
-        maxComputeDeaths: config.queue.maxComputeDeaths,
-      },
-    });
-    const started = new RoomWorker({
-      scripts: scheduler,
-      blocker: (name) => connection.create({ name }),
-      runner,
-      lanes,
-      concurrency: config.worker.concurrency,
-      leaseMs,
-      turnRecordMs,
-      log,
-    });
-    await started.start();
-    // Approvals nobody decided in time are recorded as expired, by whichever process sweeps first.
-    const sweep = setInterval(() => {
-      permissions.audit
-        .sweep()
-        .catch((err: unknown) => log.warn({ err }, "sweeping expired approvals failed"));
-    }, APPROVAL_SWEEP_MS);
-    sweep.unref();
-    sweeps.push(sweep);
-    return started;
-  }
+  return { deps, namespaces, health: health.server, proactive: proactive.service, stop };
 }
 
 function requiredUrl(url: string | undefined): string {
   if (!url) throw new RoomgateError("startRuntime needs `redis` or `redisUrl`");
   return url;
-}
-
-/** Connects every namespace now, so that the start log shows which ones work; a failure is not fatal. */
-async function connectAll(namespaces: NamespaceRegistry, log: Logger): Promise<void> {
-  await Promise.all(
-    namespaces.names().map((name) =>
-      namespaces
-        .get(name)
-        .start()
-        .catch((err: unknown) =>
-          log.error({ err, namespace: name }, "namespace not reachable at start; retried on use"),
-        ),
-    ),
-  );
-}
-
-/**
- * Starts every receiver; one that fails is logged and reported in /healthz while
- * the others run. Only when every receiver failed does the start fail.
- */
-async function startReceivers(all: Receiver[], log: Logger): Promise<Receiver[]> {
-  const started: Receiver[] = [];
-  let firstFailure: unknown;
-  for (const [i, receiver] of all.entries()) {
-    try {
-      await receiver.start();
-      started.push(receiver);
-    } catch (err) {
-      firstFailure ??= err;
-      const reason = err instanceof RoomgateError ? err.userText : String(err);
-      log.error({ err, receiver: receiver.constructor.name }, "a receiver could not start; the others run");
-      healthStatus.degrade(`receiver ${i + 1} (${receiver.constructor.name})`, reason);
-    }
-  }
-  if (started.length === 0 && firstFailure !== undefined) throw firstFailure;
-  return started;
 }

@@ -108,6 +108,10 @@ export interface FileLimits {
 
 /** The receiving half of a platform adapter: started by `roomgate start`, stopped on SIGTERM. */
 export interface Receiver {
+  /** How logs and /healthz name it ("telegram", "matrix"). */
+  readonly name?: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Why it cannot take updates right now (it cannot queue them), for /healthz; undefined while it can. */
+  stuck?(): string | undefined;
 }

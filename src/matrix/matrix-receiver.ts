@@ -5,7 +5,7 @@ import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
 import type { FloodGate } from "../edge/flood-gate.js";
-import type { PairingGate } from "../edge/pairing-gate.js";
+import type { PairingGate } from "../access/pairing-gate.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import type { CryptoDevice } from "./crypto/crypto-device.js";
 import { DeviceStorageProvider } from "./crypto/device-storage.js";
@@ -74,6 +74,7 @@ const SYNC_FILTER = {
  * reads nothing that came in the clear; the others stand by to take the device over.
  */
 export class MatrixReceiver implements Receiver, SyncHandler {
+  readonly name = "matrix";
   private readonly bindings: Map<string, RoomBinding>;
   /** Events of the batch in hand that are history (see historyOf). */
   private history = new Set<string>();
@@ -184,6 +185,8 @@ export class MatrixReceiver implements Receiver, SyncHandler {
             parts.undecrypted,
             async (roomId, event, history) =>
               this.intake?.receive(roomId, event, { history, encrypted: true }),
+            async (roomId, event, reason, identity) =>
+              this.intake?.untrusted(roomId, event, reason, identity),
             log,
           )
         : undefined;

@@ -1,6 +1,8 @@
+import "./crypto-binding.js";
 import { MatrixClient, type IStorageProvider } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";
+import { receiverLastPoll } from "../ops/metrics.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import { retryDelay, type MatrixRetryPolicy } from "./matrix-retry.js";
 
@@ -86,6 +88,7 @@ export class SyncingMatrixClient extends MatrixClient {
         }
         failures = 0;
         first = false;
+        receiverLastPoll.set({ platform: "matrix", receiver: "sync" }, Date.now() / 1000);
         this.firstBatchDone?.();
       } catch (err) {
         this.firstBatchDone?.();

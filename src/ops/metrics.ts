@@ -166,7 +166,7 @@ export const matrixPlaintextRefusedTotal = new Counter({
 /** Matrix: encrypted events that could not be decrypted at once, by what became of them. */
 export const matrixUndecryptedTotal = new Counter({
   name: "roomgate_matrix_undecrypted_events_total",
-  help: "Matrix encrypted events not decryptable on arrival, by outcome (waiting, decrypted_late, dropped)",
+  help: "Matrix encrypted events not decryptable on arrival, by outcome (waiting, decrypted_late, dropped, untrusted: the trust mode refused the sender)",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });
@@ -239,5 +239,17 @@ export const redisClientReplacements = new Counter({
   name: "roomgate_redis_client_replacements_total",
   help: "Redis clients replaced with a new one, by client and reason (ended: ioredis gave it up; silent: no command completed for redis.deadAfterSeconds)",
   labelNames: ["client", "reason"] as const,
+  registers: [registry],
+});
+
+/**
+ * When a receiver last took updates: the Telegram poller's last getUpdates answer (it
+ * asks again only once the updates before are queued), the Matrix sync's last response
+ * handled and stored. Alert on `time() - roomgate_receiver_last_poll_timestamp_seconds`.
+ */
+export const receiverLastPoll = new Gauge({
+  name: "roomgate_receiver_last_poll_timestamp_seconds",
+  help: "Unix time a receiver last took updates (Telegram getUpdates answered with everything before it queued; Matrix sync response handled and its token stored), by platform and receiver (bot id, or sync)",
+  labelNames: ["platform", "receiver"] as const,
   registers: [registry],
 });

@@ -2,9 +2,8 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "../core/log.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import { renewLeases } from "./lease-renewal.js";
 import { RoomLease } from "./room-lease.js";
-import { SchedulerScripts } from "./scheduler-scripts.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
 import { INACTIVE_RECHECK_MS, LaneState, type LaneSpec } from "./lane-state.js";
 import type { ClaimTicket } from "./redis-inbox.js";
 import type { ClaimReply } from "./scheduler-replies.js";
@@ -54,9 +53,9 @@ interface HeldRoom {
  * list (rooms that became pending, any shard), and the lane's loop also claims the
  * rooms it parked itself when they are due and, every half a lease or when idle,
  * looks at each shard for due rooms and expired leases (takeover). No command
- * spans two shards. Leases of held rooms are renewed together, one call per lane
- * and shard; a room whose renewal fails past its lease is lost and its turn stops
- * before any further side effect.
+ * spans two shards. The leases of held rooms (`leases`) are renewed by
+ * LeaseRenewals; a room whose renewal fails past its lease is lost and its turn
+ * stops before any further side effect.
  */
 export class RoomWorker {
   /** Names this process in its lease tokens (host/pid/random), so a log can say who held a room. */
@@ -65,14 +64,6 @@ export class RoomWorker {
   private readonly lanes = new Map<string, LaneState>();
   private readonly blockers: RedisClient[] = [];
   private readonly loops: Promise<void>[] = [];
-  private renewTimer: NodeJS.Timeout | undefined;
-  /**
-   * The renewals' own connection: a write that waits for replicas (WAIT) holds its
-   * connection until they answer, and during a failover every retried write does, for
-   * up to `redis.waitTimeoutSeconds` each; renewals queued behind them lost leases
-   * that were still held (a turn then sent again by the worker that took over).
-   */
-  private renewals: { client: RedisClient; scripts: SchedulerScripts } | undefined;
   private stopping = false;
   private seq = 0;
   private readonly peekEveryMs: number;
@@ -82,7 +73,7 @@ export class RoomWorker {
   constructor(
     private readonly options: {
       scripts: SchedulerScripts;
-      /** A new client of its own, named for logs and health (each lane's blocking pop, the lease renewals). */
+      /** A new client of its own, named for logs and health (each lane's blocking pop). */
       blocker: (name: string) => RedisClient;
       runner: TurnRunner;
       lanes: (string | LaneSpec)[];
@@ -95,7 +86,7 @@ export class RoomWorker {
     this.peekEveryMs = Math.max(1000, Math.min(PEEK_EVERY_MAX_MS, options.leaseMs / 2));
   }
 
-  /** Starts one dispatch loop and one wake-up listener per lane, and the lease renewals. */
+  /** Starts one dispatch loop and one wake-up listener per lane (the leases are renewed by LeaseRenewals). */
   async start(): Promise<void> {
     this.lastClaimAt = Date.now();
     for (const spec of this.options.lanes) {
@@ -106,18 +97,25 @@ export class RoomWorker {
       this.blockers.push(blocker);
       this.loops.push(this.dispatch(lane), this.listen(lane, blocker));
     }
-    const client = this.options.blocker("lease renewals");
-    client.on("error", () => undefined);
-    this.renewals = { client, scripts: new SchedulerScripts(client, this.options.scripts.keys) };
-    this.renewTimer = setInterval(() => void this.renew(), Math.max(200, this.options.leaseMs / 4));
-    this.renewTimer.unref();
+  }
+
+  /** The leases of the rooms this process holds now, for their renewals. */
+  leases(): RoomLease[] {
+    return [...this.held.values()].map((h) => h.lease);
   }
 
   /** Whether the loops run and Redis answered recently (or every slot is busy). */
   healthy(): boolean {
-    if (this.stopping) return false;
+    return this.stuck() === undefined;
+  }
+
+  /** Why the workers cannot take rooms now (for health), or undefined. */
+  stuck(): string | undefined {
+    if (this.stopping) return "stopping";
     const full = this.held.size >= this.options.concurrency * this.lanes.size;
-    return full || Date.now() - this.lastClaimAt < this.peekEveryMs * 3;
+    const silentMs = Date.now() - this.lastClaimAt;
+    if (full || silentMs < this.peekEveryMs * 3) return undefined;
+    return `no claim or look at the queue answered for ${Math.round(silentMs / 1000)} s`;
   }
 
   /**
@@ -135,8 +133,6 @@ export class RoomWorker {
     await within(100, Promise.all(this.loops));
     const left = [...this.held.values()].map((h) => h.lease);
     await within(LET_GO_MS, Promise.all(left.map((lease) => this.letGo(lease))));
-    clearInterval(this.renewTimer);
-    this.renewals?.client.disconnect();
     if (left.length > 0)
       this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
   }
@@ -367,17 +363,6 @@ export class RoomWorker {
         lane.signal();
       }
     })();
-  }
-
-  /** Renews every held lease, one call per lane and shard; a lease not confirmed in time is lost. */
-  private async renew(): Promise<void> {
-    const { leaseMs, log } = this.options;
-    await renewLeases(
-      this.renewals?.scripts ?? this.options.scripts,
-      [...this.held.values()].map((h) => h.lease),
-      leaseMs,
-      log,
-    );
   }
 
   /** Hands a held room back: its lease freed and the room pending again, for any worker. */

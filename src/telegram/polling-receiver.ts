@@ -12,6 +12,7 @@ import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
 import type { Keys } from "../sessions/keys.js";
+import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
 
 /** The update kinds roomgate reads; everything else is never fetched. */
@@ -37,6 +38,16 @@ type PollSignal = Parameters<UpdateSupplier<Update>["supply"]>[1];
 const DEFAULTS: PollingOptions = { timeoutSeconds: 30, backoffMs: { initial: 1000, max: 30_000 } };
 
 /**
+ * The longest wait between two tries to queue an update: Redis refusing or not
+ * answering is retried at least this often, so the poller resumes within it of Redis
+ * being back (a failover's end) rather than after a long backoff.
+ */
+const ENQUEUE_RETRY_MAX_MS = 1000;
+
+/** Queueing failing for this long makes the poller stuck in /healthz (one failed try is not). */
+const STUCK_AFTER_MS = 2000;
+
+/**
  * Long polling for one bot with @grammyjs/runner, whose source keeps the next offset
  * in Redis: a batch's updates are enqueued first and the stored offset advanced past
  * them after (one write per getUpdates batch, and on stop), so a restart neither
@@ -53,6 +64,8 @@ export class PollingReceiver implements Receiver {
   private batchLast = 0;
   private stopping = new AbortController();
   private readonly options: PollingOptions;
+  /** The update being queued: since when (local ms), and the last try's error; undefined between updates. */
+  private inHand: { since: number; updateId: number; err?: string } | undefined;
 
   constructor(
     private readonly api: Api,
@@ -123,12 +136,21 @@ export class PollingReceiver implements Receiver {
           signal,
         );
         this.batchLast = updates.at(-1)?.update_id ?? this.batchLast;
+        receiverLastPoll.set({ platform: "telegram", receiver: String(this.botId) }, Date.now() / 1000);
         return updates;
       },
       () => "retry",
       this.backoff(),
       { signal, onRetry: ({ err, waitMs }) => this.logFetchError(err, waitMs) },
     );
+  }
+
+  /** Why this bot takes no updates now (it cannot queue them), for /healthz; undefined while it can. */
+  stuck(): string | undefined {
+    const update = this.inHand;
+    if (!update || Date.now() - update.since < STUCK_AFTER_MS) return undefined;
+    const seconds = Math.round((Date.now() - update.since) / 1000);
+    return `bot ${this.botId}: could not queue update ${update.updateId} for ${seconds} s (${update.err ?? "Redis has not answered"})`;
   }
 
   /** Waits double from the first to the longest; a poller retries for as long as it runs. */
@@ -157,21 +179,25 @@ export class PollingReceiver implements Receiver {
    */
   private async consume(update: Update): Promise<void> {
     // Once stopping, nothing more is confirmed: the rest of the batch arrives again after restart.
+    this.inHand = { since: Date.now(), updateId: update.update_id };
     await retry(
       async () => {
         await this.receive(update);
         this.offset = Math.max(this.offset, update.update_id + 1);
         if (update.update_id >= this.batchLast) await this.storeOffset();
+        this.inHand = undefined;
       },
       () => "retry",
-      this.backoff(),
+      { ...this.backoff(), maxMs: Math.min(this.options.backoffMs.max, ENQUEUE_RETRY_MAX_MS) },
       {
         signal: this.stopping.signal,
-        onRetry: ({ err, waitMs }) =>
+        onRetry: ({ err, waitMs }) => {
+          if (this.inHand) this.inHand.err = loggableError(err).message;
           this.log.warn(
             { err: loggableError(err), botId: this.botId, updateId: update.update_id, retryInMs: waitMs },
             "telegram: could not enqueue an update; retrying",
-          ),
+          );
+        },
       },
     );
   }

@@ -9,7 +9,7 @@ import { ChatMigrations } from "./chat-migrations.js";
 import { DocumentReader } from "./document-reader.js";
 import { loggableError, safeCause } from "./loggable-error.js";
 import { PollingReceiver, type PollingOptions } from "./polling-receiver.js";
-import type { TelegramBotConfig } from "./telegram-access.js";
+import type { TelegramBotConfig } from "../access/telegram.js";
 import { TelegramStartError } from "./telegram-errors.js";
 import { PrivateTopics } from "./private-topics.js";
 import { TopicLobby } from "./topic-lobby.js";
@@ -30,6 +30,7 @@ export interface ReceivingBot {
  * polling or by webhook as configured.
  */
 export class TelegramReceiver implements Receiver {
+  readonly name = "telegram";
   private receivers: Receiver[] = [];
   private intakes: UpdateIntake[] = [];
 
@@ -100,6 +101,12 @@ export class TelegramReceiver implements Receiver {
       );
     }
     for (const r of this.receivers) await r.start();
+  }
+
+  /** The bots that cannot take updates now, and why. */
+  stuck(): string | undefined {
+    const reasons = this.receivers.flatMap((r) => r.stuck?.() ?? []);
+    return reasons.length > 0 ? reasons.join("; ") : undefined;
   }
 
   /** Stops receiving; updates in hand are enqueued or left unconfirmed to arrive again. */

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisServersIn } from "../../src/cli/redis-dir-lock.js";
-import { eventually } from "../support/eventually.js";
 import { startFloodHttpServer, type FloodHttpServer } from "../support/hostile/flood-http-server.js";
+import { eventually } from "../support/wait.js";
 
 let server: FloodHttpServer;
 let state: string;

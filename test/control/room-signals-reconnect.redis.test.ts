@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RoomSignals } from "../../src/control/room-signals.js";
 import { silentLogger } from "../../src/core/log.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 let db: TestRedis;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ConfigSchema, type Config } from "../../src/core/config.js";
 import { StandinGroup, teamNamespace } from "../support/team.js";
-import { waitFor } from "../support/telegram-fixtures.js";
 import { telegramWorld } from "../support/telegram-world.js";
+import { waitFor } from "../support/wait.js";
 
 // A /cancel and an elicitation's answer reach a running call by a Redis signal, when
 // another process received them: one process only receives and queues, the other only

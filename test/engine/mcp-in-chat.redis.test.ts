@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { EVERYTHING_COMMAND } from "../support/everything.js";
-import { eventually } from "../support/eventually.js";
 import { startSpine, type Spine } from "../support/spine.js";
 import { TestRooms } from "../support/test-room.js";
+import { eventually } from "../support/wait.js";
 
 describe("MCP in chat with server-everything: progress, cancel, elicitation", () => {
   let spine: Spine;

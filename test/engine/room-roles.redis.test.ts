@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { StandinGroup, teamNamespace } from "../support/team.js";
 import type { StandinUser } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
 import { telegramWorld } from "../support/telegram-world.js";
+import { waitFor } from "../support/wait.js";
 
 // Who counts and who may act in a group (issue 25): the requester never counts towards
 // their own call's approvals; options of a proactive post are the room's users' only;

@@ -5,6 +5,7 @@ import { runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
+import { eventually } from "../support/wait.js";
 
 const inReplyTo = (e: StandinEvent): string | undefined =>
   (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]
@@ -50,9 +51,9 @@ describe("`roomgate start -c config.yaml` with one Matrix room bound to runs", (
   });
 
   it("joins on invite, answers, asks back, takes a keycap, and stops on SIGTERM without leaking the token", async () => {
-    await expect.poll(() => roomgate.output, { timeout: 20_000 }).toContain("matrix receiver syncing");
+    await eventually(() => expect(roomgate.output).toContain("matrix receiver syncing"), 20_000);
     hs.invite(roomId, alice, bot);
-    await expect.poll(() => hs.membership(roomId, bot), { timeout: 20_000 }).toBe("join");
+    await eventually(async () => expect(await hs.membership(roomId, bot)).toBe("join"), 20_000);
 
     const question = "which arm of my sweep won?";
     const asked = hs.sendText(roomId, alice, question);

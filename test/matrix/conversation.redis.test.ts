@@ -6,11 +6,11 @@ import { CHOSEN_MARK } from "../../src/matrix/matrix-sender.js";
 import { registry } from "../../src/ops/metrics.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
-import { eventually } from "../support/eventually.js";
 import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
 import { FAST_RETRY, runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
+import { eventually } from "../support/wait.js";
 
 const inReplyTo = (e: StandinEvent): string | undefined =>
   (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]

@@ -3,6 +3,7 @@ import { silentLogger } from "../../src/core/log.js";
 import { DeviceLease } from "../../src/matrix/crypto/device-lease.js";
 import { DeviceScripts } from "../../src/matrix/crypto/device-scripts.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
+import { eventually } from "../support/wait.js";
 
 describe("DeviceLease: one owner of the Matrix device at a time", () => {
   let redis: TestRedis;
@@ -52,7 +53,7 @@ describe("DeviceLease: one owner of the Matrix device at a time", () => {
     a.onLost((reason) => (lost = reason));
     await a.tryAcquire();
     await redis.redis.set(key, "someone-else", "PX", 60_000);
-    await expect.poll(() => lost, { timeout: 2_000 }).toContain("another process");
+    await eventually(() => expect(lost).toContain("another process"), 2_000);
     expect(a.isHeld).toBe(false);
   });
 });

@@ -5,13 +5,13 @@ import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
 import { CHOSEN_MARK } from "../../src/matrix/matrix-sender.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
-import { eventually } from "../support/eventually.js";
 import { EVERYTHING_COMMAND } from "../support/everything.js";
 import { E2eePeer } from "../support/matrix-e2ee-peer.js";
 import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
 import { FAST_RETRY, runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
+import { eventually } from "../support/wait.js";
 
 type Relation = {
   rel_type?: string;

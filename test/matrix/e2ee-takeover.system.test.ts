@@ -5,6 +5,7 @@ import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-ho
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { demoNamespaces } from "../support/spine.js";
+import { eventually } from "../support/wait.js";
 
 const LEASE_SECONDS = 2;
 const STORE_KEY = "the takeover test's store key";
@@ -70,13 +71,13 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
 
   it("answers from the owner; after kill -9 the standby owns the same device within the lease + 2 s and answers what waited for a key", async () => {
     const first = start();
-    await expect.poll(() => first.output, { timeout: 30_000 }).toContain("matrix receiver syncing");
+    await eventually(() => expect(first.output).toContain("matrix receiver syncing"), 30_000);
     const keys = hs.keys.deviceKeys(bot.userId, "RGDEVICE");
     await answered((await alice.sendText(roomId, "which arm of my sweep won?")).event_id);
     const port = await freePort();
     const second = start(STORE_KEY, port);
-    await expect.poll(() => second.output, { timeout: 30_000 }).toContain("standing by to take it over");
-    await expect.poll(() => owned(port).catch(() => undefined), { timeout: 10_000 }).toBe("0");
+    await eventually(() => expect(second.output).toContain("standing by to take it over"), 30_000);
+    await eventually(async () => expect(await owned(port).catch(() => undefined)).toBe("0"), 10_000);
     // While it stands by, encrypted rooms' turns are the owner's alone: the standby takes none.
     const asked = await Promise.all(["one?", "two?", "three?"].map((q) => alice.sendText(roomId, q)));
     for (const q of asked) await answered(q.event_id);
@@ -85,7 +86,7 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
     await alice.rotate(roomId);
     hs.keys.hold(bot.userId, "RGDEVICE");
     const late = await alice.sendText(roomId, "are you still there?");
-    await expect.poll(() => first.output, { timeout: 10_000 }).toContain("the event waits for it");
+    await eventually(() => expect(first.output).toContain("the event waits for it"), 10_000);
     const killedAt = Date.now();
     first.child.kill("SIGKILL");
     await expect
@@ -103,7 +104,7 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
 
   it("refuses to start on a store it cannot decrypt, naming the recovery, also as a standby", async () => {
     const refused = async (wrong: RoomgateProcess) => {
-      await expect.poll(() => wrong.child.exitCode, { timeout: 30_000 }).not.toBeNull();
+      await eventually(() => expect(wrong.child.exitCode).not.toBeNull(), 30_000);
       expect(wrong.child.exitCode).not.toBe(0);
       expect(wrong.output).toContain("cannot be decrypted");
       expect(wrong.output).toContain("new access token is a new device");
@@ -113,7 +114,7 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
     // With the device owned elsewhere the wrong key is found at start, not at takeover.
     const ownerNow = start();
     // Nothing new in the room: ready after a catch-up sync, not after a 30 s long-poll.
-    await expect.poll(() => ownerNow.output, { timeout: 15_000 }).toContain("matrix receiver syncing");
+    await eventually(() => expect(ownerNow.output).toContain("matrix receiver syncing"), 15_000);
     const standby = start("a-different-key-of-enough-length");
     await refused(standby);
     expect(standby.output).not.toContain("standing by");
@@ -124,7 +125,7 @@ describe("the bot's device across `roomgate start` processes: takeover, and a st
   it("refuses to start as a silent new device when the store is gone but the device has keys", async () => {
     await redis.redis.del(redis.keys.matrixDevice(bot.userId, "RGDEVICE", "store"));
     const lost = start();
-    await expect.poll(() => lost.child.exitCode, { timeout: 30_000 }).not.toBeNull();
+    await eventually(() => expect(lost.child.exitCode).not.toBeNull(), 30_000);
     expect(lost.child.exitCode).not.toBe(0);
     expect(lost.output).toContain("has keys on the homeserver but no crypto store in Redis");
   });

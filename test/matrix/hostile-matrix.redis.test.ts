@@ -5,13 +5,13 @@ import { matrixRoom } from "../../src/core/room.js";
 import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
 import { KEYCAPS, renderMatrix } from "../../src/render/matrix.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
-import { eventually } from "../support/eventually.js";
 import { echoAnswer, HOSTILE_ANSWERS, HOSTILE_ERROR_TEXT } from "../support/hostile/hostile-answers.js";
 import { expectAnswerShown, hostileNamespace } from "../support/hostile/hostile-namespace.js";
 import { replyOf, roomKeys } from "../support/hostile/room-state.js";
 import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
 import { FAST_RETRY } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
+import { eventually } from "../support/wait.js";
 
 const DAY = 24 * 3600_000;
 const hostile = hostileNamespace();

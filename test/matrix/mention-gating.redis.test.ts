@@ -2,10 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EditsConfig } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import { MatrixReceiver } from "../../src/matrix/matrix-receiver.js";
-import { eventually } from "../support/eventually.js";
 import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
 import { matrixConfig, RecordingInbox } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
+import { eventually } from "../support/wait.js";
 
 type Rooms = Parameters<typeof matrixConfig>[2];
 

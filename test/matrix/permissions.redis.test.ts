@@ -5,11 +5,11 @@ import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { AuditLog } from "../../src/sessions/audit-log.js";
 import { PairingCodes } from "../../src/sessions/pairing-codes.js";
-import { eventually } from "../support/eventually.js";
 import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
 import { FAST_RETRY } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { teamNamespace } from "../support/team.js";
+import { eventually } from "../support/wait.js";
 
 const team = teamNamespace();
 let hs: MatrixHomeserverStandin;

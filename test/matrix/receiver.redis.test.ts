@@ -3,10 +3,10 @@ import type { InboundEvent } from "../../src/core/event.js";
 import { silentLogger } from "../../src/core/log.js";
 import { MatrixReceiver } from "../../src/matrix/matrix-receiver.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
-import { eventually } from "../support/eventually.js";
 import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
 import { matrixConfig, RecordingInbox } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
+import { eventually } from "../support/wait.js";
 
 type Rooms = Parameters<typeof matrixConfig>[2];
 

@@ -6,11 +6,11 @@ import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
 import { edgeTexts } from "../../src/edge/edge-texts.js";
 import { KEYCAPS } from "../../src/render/matrix.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
-import { eventually } from "../support/eventually.js";
 import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-homeserver-standin.js";
 import { FAST_RETRY, runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { demoNamespaces } from "../support/spine.js";
+import { eventually } from "../support/wait.js";
 
 type Relation = { rel_type?: string; event_id?: string; "m.in_reply_to"?: { event_id?: string } };
 const relation = (e: StandinEvent) => e.content["m.relates_to"] as Relation | undefined;

@@ -5,8 +5,8 @@ import { NamespaceError } from "../../src/core/errors.js";
 import { silentLogger } from "../../src/core/log.js";
 import { NamespaceClient } from "../../src/namespace/namespace-client.js";
 import { startMcpHttpServer, type McpHttpServer } from "../support/mcp-http-server.js";
-import { eventually } from "../support/eventually.js";
 import { DEMO_SERVER } from "../support/spine.js";
+import { eventually } from "../support/wait.js";
 
 const clients: NamespaceClient[] = [];
 function client(name: string, raw: Record<string, unknown>): NamespaceClient {

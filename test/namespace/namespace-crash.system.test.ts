@@ -7,7 +7,7 @@ import { NamespaceConfigSchema } from "../../src/core/config.js";
 import { NamespaceError } from "../../src/core/errors.js";
 import { silentLogger } from "../../src/core/log.js";
 import { NamespaceClient } from "../../src/namespace/namespace-client.js";
-import { eventually } from "../support/eventually.js";
+import { eventually } from "../support/wait.js";
 
 const ECHO_SERVER = ["--import", "tsx", "bench/support/echo-server.ts"];
 /** The line for a call lost to a crash: the cause class and a ref for the log, never internals. */

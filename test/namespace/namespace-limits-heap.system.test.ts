@@ -4,7 +4,7 @@ import { freePort } from "../../src/sessions/embedded-redis.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 // Issue 25: a real `roomgate start` with a 128 MB heap against greedy namespaces
 // (test/support/hostile/greedy-server.ts). Before the limits, the endless listing

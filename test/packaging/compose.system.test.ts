@@ -7,7 +7,7 @@ import { parse } from "yaml";
 import { feedDigest } from "../../src/demo/feed.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * The compose file's services run without Docker: each service's command with the

@@ -8,7 +8,7 @@ import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 // A worker killed after it took a schedule's fire and before bullmq added the next one
 // (test/support/die-before-next-fire.mjs kills it with SIGKILL at exactly that point).

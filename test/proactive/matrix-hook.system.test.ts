@@ -5,7 +5,7 @@ import { runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { demoNamespaces } from "../support/spine.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 // A CI failure posted into the Matrix operator room as the runs agent's answer, caveat
 // and all: a notice of its own (no reply relation, nobody mentioned), marked as a webhook.

@@ -12,7 +12,7 @@ import { Keys } from "../../src/sessions/keys.js";
 import { RedisConnection, type RedisClient } from "../../src/sessions/redis-connection.js";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
 import { demoNamespaces } from "../support/spine.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * The short topology check of the proactive parts (`npm test`): bullmq's job scheduler

@@ -3,7 +3,7 @@ import { NOTE_URI, startNotesServer, type NotesServer } from "../support/notes-s
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 // A real MCP server over Streamable HTTP with a subscribable resource and a task tool,
 // and `roomgate start` talking to it from a Telegram room of the stand-in: updates are

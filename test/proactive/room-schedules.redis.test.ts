@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { demoNamespaces, startSpine, type Spine } from "../support/spine.js";
+import { TestRooms } from "../support/test-room.js";
+import { staysFalse, waitFor } from "../support/wait.js";
 
 // /schedule and /mute in a room, through the real inbox, queue, bullmq and worker.
 
@@ -10,15 +12,8 @@ const ROOM = "4242";
 
 const fired = () =>
   spine.rooms.delivered.filter((d) => d.event.kind === "proactive" && d.event.room.endsWith(ROOM));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** Proactive turns the mute holds for the room, as Redis has them. */
+const held = () => spine.runtime.proactive!.mutes.held(TestRooms.room(ROOM));
 
 beforeAll(async () => {
   const demo = demoNamespaces({}, ["feed"]);
@@ -39,7 +34,7 @@ describe("/schedule in a room", () => {
   it("adds a schedule that fires as marked turns, lists it, and refuses what it cannot read", async () => {
     const added = await spine.rooms.ask(ROOM, "/schedule add every 2s what should I read today?");
     expect(added.text).toMatch(/^Scheduled #1: every 2s — what should I read today\?\nNext: .+ UTC\./);
-    await until(() => fired().length >= 2, 15_000, "two fires");
+    await waitFor(() => fired().length >= 2, 15_000, "two fires");
     expect(fired()[0]!.text).toMatch(/^⏰ Scheduled ask "every 2s" \(/);
     expect(fired()[0]!.text).toContain("digest");
     const list = await spine.rooms.ask(ROOM, "/schedule list");
@@ -59,18 +54,26 @@ describe("/schedule in a room", () => {
   it("holds proactive posts while muted (not answers to people) and delivers them when the mute ends", async () => {
     const muted = await spine.rooms.ask(ROOM, "/mute 1h");
     expect(muted.text).toMatch(/^Muted until .+ UTC/);
-    await sleep(300);
+    // The first fire the mute holds: from then on nothing reaches the room until it ends.
+    await waitFor(async () => (await held()) >= 1, 15_000, "a held fire");
     const before = fired().length;
-    await sleep(5000);
+    await waitFor(
+      async () => {
+        expect(fired().length, "a proactive post delivered while muted").toBe(before);
+        return (await held()) >= 2;
+      },
+      15_000,
+      "a second held fire",
+    );
     // A person is still answered while the room is muted.
     expect((await spine.rooms.ask(ROOM, "what should I read today?")).text).toContain("digest");
     expect(fired().length).toBe(before);
     const state = await spine.rooms.ask(ROOM, "/mute");
-    const held = Number(/(\d+) posts? held/.exec(state.text)?.[1]);
-    expect(held).toBeGreaterThanOrEqual(2);
+    const shown = Number(/(\d+) posts? held/.exec(state.text)?.[1]);
+    expect(shown).toBeGreaterThanOrEqual(2);
     const off = await spine.rooms.ask(ROOM, "/mute off");
     expect(off.text).toMatch(/^Mute ended \(\d+ held posts? delivered\)\.$/);
-    await until(() => fired().length >= before + held, 15_000, "the held posts");
+    await waitFor(() => fired().length >= before + shown, 15_000, "the held posts");
   });
 
   it("keeps to the room's cap, and a removed schedule never fires again", async () => {
@@ -82,10 +85,9 @@ describe("/schedule in a room", () => {
     expect(removed.text).toBe(
       "Removed schedule #1 (every 2s — what should I read today?); it will not fire again.",
     );
-    await sleep(500);
-    const after = fired().length;
-    await sleep(5000);
-    expect(fired().length).toBe(after);
+    // The room's turns are served in order: a fire queued before the removal is delivered before this answer.
     expect((await spine.rooms.ask(ROOM, "/schedule list")).text).toContain("1. every 1h — anything new?");
+    const after = fired().length;
+    await staysFalse(() => fired().length > after, 4500, "a fire of the removed schedule (every 2s)");
   });
 });

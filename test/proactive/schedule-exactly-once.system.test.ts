@@ -3,7 +3,7 @@ import { testTopology, type TestTopology } from "../support/test-topology.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 // A schedule `every: 2s` held by bullmq, taken by one `start` and two `worker` processes:
 // each period's fire is one answer in the room, across a kill -9 of the process that
@@ -11,8 +11,8 @@ import { waitFor } from "../support/telegram-fixtures.js";
 
 const ALICE = { id: 1501, first_name: "Alice" };
 const PERIOD_MS = 2000;
-/** How long the schedule runs: PROACTIVE_RUN_SECONDS for the long run, a minute by default. */
-const RUN_MS = Number(process.env.PROACTIVE_RUN_SECONDS ?? 60) * 1000;
+/** How long the schedule runs: PROACTIVE_RUN_SECONDS for the long run (`npm run test:schedules`), 24 s (12 periods) in npm test. */
+const RUN_MS = Number(process.env.PROACTIVE_RUN_SECONDS ?? 24) * 1000;
 const MARKER = /⏰ Scheduled ask "tick" \((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\)/;
 
 let standin: TelegramApiStandin;

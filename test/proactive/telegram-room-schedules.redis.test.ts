@@ -3,8 +3,8 @@ import { PROACTIVE_QUEUE } from "../../src/proactive/proactive-queue.js";
 import { Queue } from "bullmq";
 import { DEMO_SERVER } from "../support/spine.js";
 import type { StandinUser } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
 import { telegramWorld } from "../support/telegram-world.js";
+import { waitFor } from "../support/wait.js";
 
 // A Telegram group's /schedule end to end through the stand-in Bot API: only the
 // group's allowed users add or remove its schedules, fires arrive marked in the

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/log.js";
 import type { RoomLease } from "../../src/queue/room-lease.js";
+import { LeaseRenewals } from "../../src/queue/lease-renewal.js";
 import { RoomWorker } from "../../src/queue/room-worker.js";
+import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
 import type { TurnRunner } from "../../src/queue/turn-runner.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 
@@ -44,6 +46,14 @@ it("keeps renewing a held room's lease while the scheduler's connection is held 
     turnRecordMs: 60_000,
     log: silentLogger(),
   });
+  // The renewals' own client, as the runtime gives them.
+  const renewals = new LeaseRenewals({
+    scripts: new SchedulerScripts(db.connection.create({ name: "lease renewals" }), db.keys),
+    leaseMs: 2000,
+    log: silentLogger(),
+    held: () => worker.leases(),
+  });
+  await renewals.start();
   await worker.start();
   await db.scheduler.wake("telegram", room);
   await running;
@@ -54,5 +64,6 @@ it("keeps renewing a held room's lease while the scheduler's connection is held 
   await blocked;
   await new Promise((resolve) => setTimeout(resolve, 100));
   await worker.stop(1000);
+  await renewals.stop();
   expect(seen).toEqual({ lost: false });
 }, 20_000);

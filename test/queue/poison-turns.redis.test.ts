@@ -3,9 +3,9 @@ import { ConfigSchema } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import { DeadLetters } from "../../src/queue/dead-letters.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
-import { eventually } from "../support/eventually.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TestRooms } from "../support/test-room.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * Turns that kill what runs them: a message that crashes the namespace child every

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually } from "../support/eventually.js";
 import { callsIn, startSpine, type Spine } from "../support/spine.js";
+import { eventually } from "../support/wait.js";
 
 describe("durable state and retries", () => {
   let spine: Spine;

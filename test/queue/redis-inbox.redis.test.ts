@@ -3,6 +3,7 @@ import { RedisInbox } from "../../src/queue/redis-inbox.js";
 import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
 import { ReplicaWaitError, type Durability } from "../../src/sessions/durable-write.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
+import { eventually } from "../support/wait.js";
 
 let db: TestRedis;
 beforeAll(async () => {
@@ -55,6 +56,6 @@ describe("RedisInbox", () => {
     expect(await db.redis.llen(db.keys.wake(lane))).toBe(0);
     expect(await inbox.enqueue(event(room, "e1"))).toBe(false);
     expect(await db.redis.llen(db.keys.inbox(room))).toBe(1);
-    await expect.poll(() => db.redis.lrange(db.keys.wake(lane), 0, -1)).toEqual([room]);
+    await eventually(async () => expect(await db.redis.lrange(db.keys.wake(lane), 0, -1)).toEqual([room]));
   });
 });

@@ -8,8 +8,8 @@ import { stringify } from "yaml";
 import { ConfigSchema } from "../../src/core/config.js";
 import { registry } from "../../src/ops/metrics.js";
 import { DeadLetters } from "../../src/queue/dead-letters.js";
-import { eventually } from "../support/eventually.js";
 import { callsIn, demoNamespaces, startSpine, type Spine } from "../support/spine.js";
+import { eventually } from "../support/wait.js";
 
 const run = promisify(execFile);
 

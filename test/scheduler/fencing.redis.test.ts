@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually } from "../support/eventually.js";
 import { callsIn, startSpine, type Spine } from "../support/spine.js";
 import { TestRooms } from "../support/test-room.js";
+import { eventually } from "../support/wait.js";
 
 const SLOW_MS = 1200;
 

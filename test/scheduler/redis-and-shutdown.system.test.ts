@@ -11,8 +11,8 @@ import { RoomgateProcess } from "../support/roomgate-process.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
 import { TestRooms } from "../support/test-room.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE = { id: 951, first_name: "Alice" };
 

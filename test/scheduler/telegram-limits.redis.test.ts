@@ -8,8 +8,9 @@ import type { Runtime } from "../../src/runtime.js";
 import { peakPerSecond, sendGaps } from "../support/send-gaps.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import type { StandinUser } from "../support/telegram-api-standin.js";
-import { capturingLogger, waitFor } from "../support/telegram-fixtures.js";
+import { capturingLogger } from "../support/telegram-fixtures.js";
 import { telegramWorld } from "../support/telegram-world.js";
+import { waitFor } from "../support/wait.js";
 
 const world = telegramWorld({ fresh: "test" });
 

@@ -4,7 +4,8 @@ import { inject } from "vitest";
 import { RedisLostError } from "../../src/sessions/client-watch.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import { heldProxy, type HeldProxy } from "../support/held-proxy.js";
-import { capturingLogger, waitFor } from "../support/telegram-fixtures.js";
+import { capturingLogger } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 /** The run's Redis behind a proxy that can stop passing anything, as a hung server does. */
 async function behindProxy(): Promise<{ proxy: HeldProxy; url: string }> {

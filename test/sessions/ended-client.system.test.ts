@@ -12,7 +12,8 @@ import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js"
 import { heldProxy, type HeldProxy } from "../support/held-proxy.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { capturingLogger, telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { capturingLogger, telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * ioredis 5.11.1 ends a Sentinel client for good ("Connection is closed.") when its

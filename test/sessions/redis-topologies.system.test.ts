@@ -13,7 +13,8 @@ import { checkRedisPersistence } from "../../src/sessions/redis-persistence.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * The short topology check `npm test` runs (the long runs are `npm run test:faults --

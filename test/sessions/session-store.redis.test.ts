@@ -4,9 +4,9 @@ import { silentLogger } from "../../src/core/log.js";
 import { Keys } from "../../src/sessions/keys.js";
 import { newSession } from "../../src/sessions/session.js";
 import { RedisSessionStore } from "../../src/sessions/session-store.js";
-import { eventually } from "../support/eventually.js";
 import { demoNamespaces, startSpine, type Spine } from "../support/spine.js";
 import { TestRooms } from "../support/test-room.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * The session record as production writes it: turns run through the real worker, whose

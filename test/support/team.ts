@@ -8,7 +8,7 @@ import { RedisInbox } from "../../src/queue/redis-inbox.js";
 import type { TestRedis } from "./redis.js";
 import type { StandinBot, StandinUser, StoredMessage, TelegramApiStandin } from "./telegram-api-standin.js";
 import type { StandinChat } from "./telegram-standin-wire.js";
-import { waitFor } from "./telegram-fixtures.js";
+import { waitFor } from "./wait.js";
 
 /** The team namespace "h" (test/support/hostile/team-server.ts) as a stdio child, with its call log. */
 export function teamNamespace(): {

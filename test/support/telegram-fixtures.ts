@@ -26,7 +26,9 @@ export function telegramConfig(input: {
   mode?: "polling" | "webhook";
   webhook?: { url: string; port: number; host?: string; secretToken: string };
   namespaces?: Record<string, unknown>;
-  limits?: { maxFileBytes?: number; maxMessageChars?: number; fileTypes?: string[] };
+  limits?: { maxFileBytes?: number; maxMessageChars?: number; fileTypes?: string[]; turnsPerMinute?: number };
+  /** Telegram's send limits (`telegram.limits`), raised where a test checks what is sent, not its pace. */
+  sendLimits?: { botPerSecond?: number; chatPerSecond?: number; groupPerMinute?: number };
 }): Config {
   return ConfigSchema.parse({
     namespaces: input.namespaces ?? { feed: { command: ["true"] } },
@@ -36,6 +38,7 @@ export function telegramConfig(input: {
       apiRoot: input.apiRoot,
       mode: input.mode ?? "polling",
       webhook: input.webhook,
+      limits: input.sendLimits,
       // A bot that lists topics has no default namespace unless it names one.
       bots: input.bots.map((b) => ({ ...(b.topics ? {} : { namespace: "feed" }), ...b })),
     },
@@ -93,19 +96,4 @@ export function capturingLogger(): { log: Logger; lines: () => Record<string, un
     },
   });
   return { log: pino({ level: "debug" }, stream), lines: () => lines };
-}
-
-/** Polls until `check` returns a value other than undefined/false, or fails after `ms`. */
-export async function waitFor<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  ms = 10_000,
-  what = "condition",
-): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }

@@ -20,7 +20,13 @@ export interface Delivered {
 let deliveries = 0;
 
 /** Test rooms stand in for the Telegram lane; their sender never reads the origin's ids. */
-const TEST_ORIGIN = { platform: "telegram", botId: 0, chatId: 0, chatType: "private", userId: 0 } as const;
+export const TEST_ORIGIN = {
+  platform: "telegram",
+  botId: 0,
+  chatId: 0,
+  chatType: "private",
+  userId: 0,
+} as const;
 
 /**
  * A test double of a chat platform (Hubot's DummyAdapter): `say` enqueues a message

@@ -4,7 +4,7 @@ import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { forge, StandinGroup, teamNamespace } from "../support/team.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE = { id: 1701, first_name: "Alice" };
 const BOB = { id: 1702, first_name: "Bob" };

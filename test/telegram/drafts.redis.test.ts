@@ -6,7 +6,8 @@ import { draftIdOf } from "../../src/telegram/telegram-drafts.js";
 import { EVERYTHING_COMMAND } from "../support/everything.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot, type StandinUser } from "../support/telegram-api-standin.js";
-import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 9401, first_name: "Alice" };
 const GROUP = { id: -1009402, type: "supergroup" as const, title: "Ops" };

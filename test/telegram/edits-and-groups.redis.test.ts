@@ -6,7 +6,8 @@ import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { RecordingInbox, telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { RecordingInbox, telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE = { id: 6101, first_name: "Alice" };
 const GATED = { id: -100610, type: "supergroup" as const, title: "Gated" };

@@ -7,8 +7,9 @@ import { heardLine, seenLine, startMediaServer } from "../support/media-server.j
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot, type StandinUser } from "../support/telegram-api-standin.js";
-import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { telegramConfig } from "../support/telegram-fixtures.js";
 import type { ToolServer } from "../support/tool-server.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 9601, first_name: "Alice" };
 const FORUM = { id: -1009610, type: "supergroup" as const, title: "Lab", is_forum: true as const };

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEMO_SERVER } from "../support/spine.js";
-import { waitFor } from "../support/telegram-fixtures.js";
 import { telegramWorld } from "../support/telegram-world.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE = { id: 8101, first_name: "Alice" };
 const BOB = { id: 8102, first_name: "Bob" };

@@ -14,7 +14,8 @@ import {
   type StandinUser,
   type StoredMessage,
 } from "../support/telegram-api-standin.js";
-import { telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 901, first_name: "Alice" };
 const MALLORY: StandinUser = { id: 966, first_name: "Mallory" };
@@ -35,6 +36,10 @@ beforeAll(async () => {
   const config = telegramConfig({
     apiRoot: standin.url,
     namespaces: { adv: hostile.config },
+    // What is sent is checked here, not its pace (telegram-limits is): a 25-part answer need not take 25 s.
+    // Nor is Alice's flood limit, which that pace used to keep her under.
+    sendLimits: { chatPerSecond: 30, groupPerMinute: 1200 },
+    limits: { turnsPerMinute: 600 },
     bots: [
       {
         token: bot.token,

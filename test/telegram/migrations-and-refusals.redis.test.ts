@@ -9,7 +9,8 @@ import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js"
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot, type StandinUser } from "../support/telegram-api-standin.js";
-import { capturingLogger, telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { capturingLogger, telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 9301, first_name: "Alice" };
 const MALLORY: StandinUser = { id: 9366, first_name: "Mallory" };

@@ -9,7 +9,8 @@ import { FloodGate } from "../../src/edge/flood-gate.js";
 import { UpdateIntake } from "../../src/telegram/edge/update-intake.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { capturingLogger, RecordingInbox, waitFor } from "../support/telegram-fixtures.js";
+import { capturingLogger, RecordingInbox } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE = { id: 601, first_name: "Alice" };
 const FAST = { timeoutSeconds: 1, backoffMs: { initial: 50, max: 200 } };

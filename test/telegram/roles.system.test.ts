@@ -4,7 +4,7 @@ import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { exportedTrail, operatorCommand, StandinGroup, teamNamespace } from "../support/team.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE = { id: 1801, first_name: "Alice" };
 const BOB = { id: 1802, first_name: "Bob" };
@@ -14,6 +14,7 @@ const ERIN = { id: 1805, first_name: "Erin" };
 const TEAM = { id: -1001801, type: "supergroup" as const, title: "Team" };
 const OPS = { id: -1001802, type: "supergroup" as const, title: "Ops" };
 const QUIET = { id: -1001803, type: "supergroup" as const, title: "Quiet" };
+const STALE = { id: -1001804, type: "supergroup" as const, title: "Stale" };
 const APPROVAL_SECONDS = 10;
 
 const team = teamNamespace();
@@ -22,6 +23,8 @@ let db: TestRedis;
 let bot: StandinBot;
 let roomgate: RoomgateProcess;
 let env: Record<string, string>;
+/** When the call whose approval expires was asked (in beforeAll). */
+let staleAskedAt = 0;
 const chat = (c: typeof TEAM) => new StandinGroup(standin, bot, c);
 const wipes = () => team.calls().filter((c) => c.startsWith("h.wipe\t"));
 const trail = () => exportedTrail(roomgate.configFile, env);
@@ -65,6 +68,7 @@ beforeAll(async () => {
                 approvals: { where: "dm" },
               }),
               group(QUIET, { name: "quiet", users: [ALICE.id], audit: { arguments: false } }),
+              group(STALE, { name: "stale", users: [ALICE.id, BOB.id], approvers: [BOB.id] }),
             ],
           },
         ],
@@ -73,7 +77,10 @@ beforeAll(async () => {
     env,
   );
   await waitFor(() => standin.isPolling(bot.token), 20_000, "the bot to poll");
-  for (const c of [TEAM, OPS, QUIET]) await chat(c).say(ALICE, "/tools");
+  for (const c of [TEAM, OPS, QUIET, STALE]) await chat(c).say(ALICE, "/tools");
+  // Asked now, so the wait for its expiry overlaps the tests before the expiry test.
+  await chat(STALE).say(ALICE, "/call h.wipe target=stale");
+  staleAskedAt = Date.now();
 }, 60_000);
 
 afterAll(async () => {
@@ -163,9 +170,9 @@ describe("roles per binding, on roomgate start and the Bot API stand-in", () => 
   });
 
   it("an approval that waited too long expires: a late press runs nothing", async () => {
-    const room = chat(TEAM);
-    await room.say(ALICE, "/call h.wipe target=stale");
-    await new Promise((r) => setTimeout(r, APPROVAL_SECONDS * 1000 + 500));
+    const room = chat(STALE);
+    const expired = staleAskedAt + APPROVAL_SECONDS * 1000 + 500;
+    await waitFor(() => Date.now() > expired, expired - Date.now() + 1000, "the approval's expiry");
     expect(await room.press(BOB, "Approve")).toContain("expired");
     expect(wipes().filter((c) => c.includes("stale"))).toEqual([]);
   });

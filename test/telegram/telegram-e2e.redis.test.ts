@@ -7,8 +7,8 @@ import { FEED_ITEMS } from "../../src/demo/fixtures.js";
 import type { Runtime } from "../../src/runtime.js";
 import { callsIn, DEMO_SERVER } from "../support/spine.js";
 import type { StandinUser } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
 import { telegramWorld } from "../support/telegram-world.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 801, first_name: "Alice" };
 const BOB: StandinUser = { id: 802, first_name: "Bob" };

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { EVERYTHING_COMMAND } from "../support/everything.js";
 import type { StandinUser } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
 import { telegramWorld } from "../support/telegram-world.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 901, first_name: "Alice" };
 const MALLORY: StandinUser = { id: 966, first_name: "Mallory" };

@@ -9,7 +9,8 @@ import { TelegramStartError } from "../../src/telegram/telegram-errors.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin } from "../support/telegram-api-standin.js";
-import { capturingLogger, RecordingInbox, telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { capturingLogger, RecordingInbox, telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 let db: TestRedis;
 beforeEach(async () => {

@@ -6,7 +6,8 @@ import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js"
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot, type StandinUser } from "../support/telegram-api-standin.js";
-import { capturingLogger, telegramConfig, waitFor } from "../support/telegram-fixtures.js";
+import { capturingLogger, telegramConfig } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 9501, first_name: "Alice" };
 const FORUM = { id: -1009510, type: "supergroup" as const, title: "Lab", is_forum: true as const };
