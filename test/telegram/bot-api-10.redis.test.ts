@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { StandinGroup, teamNamespace } from "../support/team.js";
 import type { StandinUser, StoredMessage } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
 import { telegramWorld } from "../support/telegram-world.js";
 
 // Bot API 10 in roomgate (issue 26): Stop on a call's progress draft stops the call at

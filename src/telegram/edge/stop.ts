@@ -4,7 +4,7 @@ import type { TelegramOrigin } from "../../core/origin.js";
 import { telegramRoom } from "../../core/room.js";
 import { draftRef } from "../telegram-drafts.js";
 import { bindingOf } from "../room-binding.js";
-import { isAllowed } from "../telegram-access.js";
+import { telegramAllowed } from "../../access/telegram.js";
 import type { EdgeContext } from "./edge-context.js";
 
 /**
@@ -19,7 +19,11 @@ export async function stop(ctx: EdgeContext, next: NextFunction): Promise<void> 
   if (!stopped) return next();
   const { identity, inbox, log } = ctx.deps;
   const { chat, message_thread_id: topicId } = stopped;
-  if (!isAllowed(identity.config, chat, chat.id, identity.aliases, identity.paired)) return;
+  if (
+    !telegramAllowed(identity.config, chat, chat.id, { aliases: identity.aliases, paired: identity.paired })
+  ) {
+    return;
+  }
   if (identity.topics && identity.config.topics.length > 0) await identity.topics.load(chat.id);
   const bound = bindingOf(
     identity.config,
