@@ -1,4 +1,4 @@
-import type { ApprovalRule } from "../core/bindings.js";
+import type { ApprovalRule } from "../access/bindings.js";
 import { matchesAny } from "../namespace/tool-filter.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { isDestructive } from "../namespace/tool-info.js";

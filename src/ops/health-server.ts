@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { HTTP_LIMIT_DEFAULTS } from "../core/config/process.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Logger } from "../core/log.js";
 import type { StuckPart } from "../core/part.js";
@@ -10,6 +11,9 @@ export interface HealthServer {
   port: number;
   close(): Promise<void>;
 }
+
+/** How often request deadlines are checked. */
+const CHECK_CONNECTIONS_MS = 1_000;
 
 /** How long /healthz waits for Redis before calling it down: the answer comes within a second. */
 const REDIS_PING_MS = 800;
@@ -55,6 +59,11 @@ export async function startHealthServer(options: {
   stuck?: () => StuckPart[];
   /** Further routes (the webhooks), each handling its own paths; tried before the 404. */
   routes?: HttpRoute[];
+  /** Longest a client may take to send its headers, and its whole request (`http.*TimeoutSeconds`). */
+  headersTimeoutSeconds?: number;
+  requestTimeoutSeconds?: number;
+  /** Most connections open at once (`http.maxConnections`). */
+  maxConnections?: number;
 }): Promise<HealthServer> {
   const health = async (): Promise<Record<string, "up" | "down">> => {
     const parts: Record<string, "up" | "down"> = {
@@ -65,7 +74,18 @@ export async function startHealthServer(options: {
     }
     return parts;
   };
-  const server: Server = createServer((req, res) => {
+  const requestTimeout = (options.requestTimeoutSeconds ?? HTTP_LIMIT_DEFAULTS.requestTimeoutSeconds) * 1000;
+  // A stranger decides how slowly it sends: each request has a deadline for its headers
+  // and one for the whole of it, checked every second (Node's default is every 30 s).
+  const limits = {
+    headersTimeout: Math.min(
+      (options.headersTimeoutSeconds ?? HTTP_LIMIT_DEFAULTS.headersTimeoutSeconds) * 1000,
+      requestTimeout,
+    ),
+    requestTimeout,
+    connectionsCheckingInterval: CHECK_CONNECTIONS_MS,
+  };
+  const server: Server = createServer(limits, (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/healthz") {
       void health().then((parts) => {
@@ -101,6 +121,7 @@ export async function startHealthServer(options: {
     for (const route of options.routes ?? []) if (route(req, res, path ?? "/")) return;
     res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
   });
+  server.maxConnections = options.maxConnections ?? HTTP_LIMIT_DEFAULTS.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, resolve);

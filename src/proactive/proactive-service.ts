@@ -112,7 +112,18 @@ export async function startProactive(options: {
     inbox,
     routes:
       hooks.length > 0
-        ? [hookRoute({ hooks, inbox, limiter, redis, durability: options.durability, keys, log })]
+        ? [
+            hookRoute({
+              hooks,
+              inbox,
+              limiter,
+              redis,
+              durability: options.durability,
+              keys,
+              log,
+              badSignaturesPerMinute: settings.badSignaturesPerMinute,
+            }),
+          ]
         : [],
     room: roomPort(book, mutes, settings),
     close: async () => {

@@ -1,3 +1,4 @@
+import { Cluster } from "ioredis";
 import { RoomgateError } from "../core/errors.js";
 import type { RedisClient } from "./redis-connection.js";
 
@@ -71,7 +72,13 @@ export async function durableWrite(
     (pipeline as unknown as Commands)[command]!.call(pipeline, ...args);
   if (replicas > 0) pipeline.call("WAIT", replicas, durability.timeoutMs);
   const replies = (await pipeline.exec()) ?? [];
-  for (const [err] of replies) if (err) throw err;
+  for (const [err] of replies) {
+    if (!err) continue;
+    // ioredis follows MOVED for a pipeline only when all its commands are reads; this one
+    // writes, so the slots are read again here, or every retry would go to the old master.
+    if (redis instanceof Cluster && err.message.startsWith("MOVED ")) redis.refreshSlotsCache();
+    throw err;
+  }
   if (replicas > 0) {
     const acknowledged = Number(replies[writes.length]?.[1]);
     durability.observe(node, acknowledged, replicas);

@@ -3,6 +3,7 @@ import type { Config } from "../core/config.js";
 import { RedisUnreachableError } from "../core/errors.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import { ClientWatch, type ClientState, type WatchSettings } from "./client-watch.js";
+import { CLUSTER_VIEW, sentinelView, SINGLE_VIEW, type ReplicaView } from "./replica-view.js";
 import { ReplicaWait } from "./replica-wait.js";
 
 /** A connection to roomgate's Redis, whichever topology it is: the type every Redis user takes. */
@@ -278,8 +279,21 @@ export class RedisConnection {
       this.waitReplicas,
       this.waitTimeoutMs,
       log,
+      this.replicaView(),
     );
     return this.wait;
+  }
+
+  /** How this topology is asked about a master's replicas (see ReplicaWait). */
+  private replicaView(): ReplicaView {
+    const t = this.topology;
+    if (t.kind === "single") return SINGLE_VIEW;
+    if (t.kind === "cluster") return CLUSTER_VIEW;
+    return sentinelView({
+      name: t.name,
+      sentinels: t.nodes.map(parseNode).map((n) => ({ host: n.host, port: n.port })),
+      ...(t.password ? { password: t.password } : {}),
+    });
   }
 
   /** Closes every client this connection made. */

@@ -1,43 +1,58 @@
 import calculateSlot from "cluster-key-slot";
-import { Cluster, type Redis } from "ioredis";
+import { Cluster } from "ioredis";
 import type { Logger } from "../core/log.js";
 import type { RedisClient } from "./redis-connection.js";
+import type { ReplicaReport, ReplicaView } from "./replica-view.js";
 
 /**
- * A master that keeps answering with fewer replicas than before for this long is taken
- * to have lost them for good (a replica died), and writes to it wait for the ones left.
- * Longer than a Sentinel needs to turn a demoted master into a replica (its INFO period
- * and a resync), so that an old master still accepting writes during a failover is never
- * trusted with fewer replicas than it had.
+ * The last resort: a master that has answered with too few replicas for this long,
+ * while the topology kept saying neither that a replica is gone nor that a failover
+ * ended (a replica that the sentinels reach and the master does not), is taken at its
+ * word, and writes wait for the replicas it has.
  */
 export const LOWER_AFTER_MS = 30_000;
 
+/** The topology is asked about one master at most this often. */
+const ASK_EVERY_MS = 250;
+
+/** A master's count is read again in the background when it is older than this. */
+const REFRESH_MS = 5000;
+
 interface NodeState {
   required: number;
-  /** Since when (local ms) the node has had fewer replicas than required. */
+  /** Since when (local ms) writes to the node have been acknowledged by too few replicas. */
   shortSince?: number;
+  askedAt: number;
+  asking?: Promise<void>;
 }
 
 /**
  * How many replicas a write must reach before roomgate relies on it (Redis WAIT), per
  * master. A number from the configuration is used as it is. "auto" waits for every
- * replica the master has (at least one where the topology has replicas): a write is
- * then on every replica that could be promoted, which a Sentinel switchover needs —
- * the old master keeps accepting writes for a moment after a replica was promoted,
- * and a wait for just one replica could be answered by the replica that is not. More
- * replicas seen raise the count at once; fewer lower it only after `LOWER_AFTER_MS`
- * of the master saying so (meanwhile writes are not acknowledged, and retried).
+ * replica the master has had, at least one where the topology has a live replica for
+ * it: a write is then on every replica that could be promoted. More replicas online
+ * raise the count at once. Fewer lower it only when the topology says why (ReplicaView):
+ * a replica the sentinels have down, or the cluster agreed failed, is gone, and writes
+ * wait for the ones left; while a failover is under way (a sentinel has the master down
+ * or a failover in progress, or names another master; the cluster moved the master's
+ * slots) nothing is lowered — the old master may still take writes that a replica
+ * being promoted will never see — and writes are not acknowledged until the client
+ * follows the new master. A replica that is alive but not in sync (lagging, resyncing)
+ * is waited for, up to LOWER_AFTER_MS.
  */
 export class ReplicaWait {
   private readonly nodes = new Map<string, NodeState>();
+  /** Masters already reported as having no replica. */
+  private readonly bare = new Set<string>();
 
   constructor(
     private readonly client: RedisClient,
     private readonly setting: number | "auto",
-    /** The least "auto" waits for (1 when the topology had replicas at start). */
+    /** The least "auto" waits for where a replica is alive (1 when the topology had replicas at start). */
     private readonly floor: number,
     readonly timeoutMs: number,
     private readonly log: Logger,
+    private readonly view: ReplicaView,
   ) {
     // A (new) master connected: what it has is read again on the next write.
     client.on("ready", () => this.nodes.clear());
@@ -50,14 +65,16 @@ export class ReplicaWait {
     if (this.floor === 0) return { node, replicas: 0 };
     let state = this.nodes.get(node);
     if (!state) {
-      const have = await this.replicasOf(node).catch(() => 0);
-      state = { required: Math.max(this.floor, have) };
+      const report = await this.report(node);
+      state = this.nodes.get(node) ?? { required: this.firstCount(node, report), askedAt: Date.now() };
       this.nodes.set(node, state);
+    } else if (Date.now() - state.askedAt > REFRESH_MS) {
+      this.ask(node, state);
     }
     return { node, replicas: state.required };
   }
 
-  /** Records what a WAIT answered: more replicas raise the count; too few start the clock to lower it. */
+  /** Records what a WAIT answered: more replicas raise the count; too few ask the topology why. */
   observe(node: string, acknowledged: number, required: number): void {
     if (this.setting !== "auto") return;
     const state = this.nodes.get(node);
@@ -67,39 +84,70 @@ export class ReplicaWait {
       if (acknowledged > state.required) state.required = acknowledged;
       return;
     }
-    void this.recount(node, state);
+    state.shortSince ??= Date.now();
+    this.ask(node, state);
   }
 
-  private async recount(node: string, state: NodeState): Promise<void> {
-    const have = await this.replicasOf(node).catch(() => undefined);
-    if (have === undefined || have >= state.required) return;
-    const now = Date.now();
-    state.shortSince ??= now;
-    if (now - state.shortSince < LOWER_AFTER_MS) return;
-    this.log.error(
-      { node, had: state.required, has: have },
-      have === 0
-        ? "a Redis master has no replica left: writes to it no longer wait for one and a failover may lose them"
-        : "a Redis master has fewer replicas than before: writes wait for the ones left",
-    );
-    state.required = have;
+  /** A new master's count: the replicas online, at least the floor while the topology has one alive. */
+  private firstCount(node: string, report: ReplicaReport): number {
+    const floor = report.unsettled || report.alive.length > 0 ? this.floor : 0;
+    const count = Math.max(report.online.length, floor);
+    if (count === 0 && !this.bare.has(node)) {
+      this.bare.add(node);
+      this.log.warn(
+        { node },
+        "a Redis master has no replica: writes to it wait for none until one joins, and losing it loses them",
+      );
+    }
+    return count;
+  }
+
+  private ask(node: string, state: NodeState): void {
+    if (state.asking || Date.now() - state.askedAt < ASK_EVERY_MS) return;
+    state.askedAt = Date.now();
+    state.asking = this.report(node)
+      .then((report) => this.decide(node, state, report))
+      .finally(() => (state.asking = undefined));
+  }
+
+  /** Follows the topology: raise to the replicas online; lower to the ones alive when it says the rest are gone. */
+  private decide(node: string, state: NodeState, report: ReplicaReport): void {
+    if (report.online.length > state.required) {
+      state.required = report.online.length;
+      return;
+    }
+    if (state.shortSince === undefined) return;
+    const alive = new Set([...report.alive, ...report.online]).size;
+    let lowered: number | undefined;
+    let why = "";
+    if (!report.unsettled && alive < state.required) {
+      lowered = Math.max(alive, report.online.length);
+      why = "the topology has the others down";
+    } else if (Date.now() - state.shortSince >= LOWER_AFTER_MS) {
+      lowered = report.online.length;
+      why = `too few replicas acknowledged writes for ${LOWER_AFTER_MS / 1000} s`;
+    }
+    if (lowered === undefined || lowered >= state.required) return;
+    const line = { node, had: state.required, has: lowered, why, unsettled: report.unsettled };
+    if (lowered === 0)
+      this.log.error(
+        line,
+        "a Redis master has no replica left: writes to it no longer wait for one and losing it loses them",
+      );
+    else this.log.warn(line, "a Redis master has fewer replicas than before: writes wait for the ones left");
+    state.required = lowered;
     state.shortSince = undefined;
+  }
+
+  private async report(node: string): Promise<ReplicaReport> {
+    return this.view
+      .report(this.client, node)
+      .catch((): ReplicaReport => ({ online: [], alive: [], unsettled: true }));
   }
 
   private nodeOf(key: string): string {
     if (!(this.client instanceof Cluster)) return "master";
     const owners = (this.client as unknown as { slots: string[][] }).slots[calculateSlot(key)];
     return owners?.[0] ?? "unknown";
-  }
-
-  private async replicasOf(node: string): Promise<number> {
-    const target: Redis | undefined =
-      this.client instanceof Cluster
-        ? this.client.nodes("master").find((n) => `${n.options.host}:${n.options.port}` === node)
-        : this.client;
-    if (!target) return 0;
-    const info = await target.info("replication");
-    if (!/role:master/.test(info)) return 0;
-    return Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? 0);
   }
 }

@@ -124,7 +124,8 @@ describe("POST /hooks/<name>", () => {
       garbage: 401,
       stale: 401,
       future: 401,
-      unknown: 404,
+      // An unknown hook looks like a bad signature to a stranger (hook-strangers.system.test.ts).
+      unknown: 401,
       oversized: 413,
       replayed: 200,
       emptyQuestion: 422,
@@ -163,7 +164,7 @@ describe("POST /hooks/<name>", () => {
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="ci",status="202",reason="accepted"\} 2/);
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="ci",status="401",reason="bad_signature"\} 3/);
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="ci",status="401",reason="stale"\} 2/);
-    expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="",status="404",reason="unknown_hook"\} 1/);
+    expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="",status="401",reason="unknown_hook"\} 1/);
     expect(text).toMatch(/roomgate_hook_deliveries_total\{hook="burst",status="429",reason="rate"\} 1/);
   });
 

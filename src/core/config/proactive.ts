@@ -138,6 +138,8 @@ export const ProactiveSettingsSchema = z
     afterMute: z.enum(["deliver", "drop"]).default("deliver"),
     /** At most one post per resource per room in this many seconds; later updates are folded into the next. */
     resourceThrottleSeconds: z.number().nonnegative().default(30),
+    /** Failed webhook signatures (or unknown hooks) one source address may send per minute; more get 429. */
+    badSignaturesPerMinute: z.number().int().positive().default(20),
     /** How long a finished bullmq job is kept for inspection. */
     keepJobsSeconds: z.number().int().positive().default(86_400),
   })

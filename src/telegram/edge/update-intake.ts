@@ -4,7 +4,7 @@ import type { Inbox } from "../../core/adapter.js";
 import type { Logger } from "../../core/log.js";
 import type { FloodGate } from "../../edge/flood-gate.js";
 import { OrderedReads } from "../../edge/ordered-reads.js";
-import type { PairingGate } from "../../edge/pairing-gate.js";
+import type { PairingGate } from "../../access/pairing-gate.js";
 import { StrangerGate } from "../../edge/stranger-gate.js";
 import type { Keys } from "../../sessions/keys.js";
 import type { RedisClient } from "../../sessions/redis-connection.js";
