@@ -1,5 +1,5 @@
 import type { PlatformSender, VoiceTool } from "./core/adapter.js";
-import { bindingFinder } from "./core/bindings.js";
+import { bindingFinder } from "./access/bindings.js";
 import type { InboundEvent } from "./core/event.js";
 import { liveChannel } from "./control/live-channel.js";
 import { RoomInboxReader } from "./control/room-inbox-reader.js";

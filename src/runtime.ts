@@ -1,6 +1,6 @@
 import type { Inbox, PlatformSender, Receiver, VoiceTool } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
-import { allBindings } from "./core/bindings.js";
+import { allBindings } from "./access/bindings.js";
 import { RoomgateError } from "./core/errors.js";
 import type { InboundEvent } from "./core/event.js";
 import { setLibraryLogger } from "./core/library-log.js";
@@ -8,7 +8,7 @@ import { secretsOf } from "./core/config-secrets.js";
 import { createLogger, registerSecret, type Logger } from "./core/log.js";
 import { PartList, type RuntimePart } from "./core/part.js";
 import { RoomSignals } from "./control/room-signals.js";
-import { PairingGate } from "./edge/pairing-gate.js";
+import { PairingGate } from "./access/pairing-gate.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import type { HealthServer } from "./ops/health-server.js";
 import type { ProactiveService } from "./proactive/proactive-service.js";

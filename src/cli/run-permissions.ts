@@ -1,5 +1,5 @@
 import { userInfo } from "node:os";
-import { allBindings, type Binding } from "../core/bindings.js";
+import { allBindings, type Binding } from "../access/bindings.js";
 import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/log.js";

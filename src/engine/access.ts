@@ -1,7 +1,11 @@
-import type { Binding } from "../core/bindings.js";
+import type { Binding } from "../access/bindings.js";
+import { askerOf } from "../access/pending.js";
+import * as rules from "../access/rules.js";
 import type { InboundEvent } from "../core/event.js";
 import type { AuditEntry } from "../sessions/audit-log.js";
 import type { AskedOf } from "../sessions/session.js";
+import type { Reply } from "../core/reply.js";
+import type { Change } from "./changes.js";
 
 /**
  * Who may do what in a turn's room, as the bindings say now (DESIGN §9): the binding,
@@ -35,18 +39,8 @@ export const openAccess: TurnAccess = {
   relay: async () => undefined,
 };
 
-/** The person an event is from, as pending state records them. */
-export function personOf(event: InboundEvent): AskedOf {
-  return { id: event.sender.id, ...(event.sender.name ? { name: event.sender.name } : {}) };
-}
-
-/**
- * Who pending state a turn makes is asked of: its person, or nobody in particular for a
- * turn no person started (a schedule's fire, a webhook), whose offers are the room's.
- */
-export function askerOf(event: InboundEvent): AskedOf | undefined {
-  return event.kind === "proactive" ? undefined : personOf(event);
-}
+export { askedOfSender, askerOf, personOf } from "../access/pending.js";
+export type { CommandRole } from "../access/rules.js";
 
 /** The `askedOf` of pending state made in this turn, if it has a person. */
 export function asked(event: InboundEvent): { askedOf?: AskedOf } {
@@ -59,27 +53,25 @@ export function nameOf(person: AskedOf): string {
   return person.name ?? person.id;
 }
 
-/** True when pending state asked of `askedOf` (none: the whole room) may be answered by `senderId`. */
-export function askedOfSender(askedOf: AskedOf | undefined, senderId: string): boolean {
-  return askedOf === undefined || askedOf.id === senderId;
-}
+/*
+ * Who may do what in the turn's room: the rules of src/access/rules.ts over the turn's
+ * binding and the users pairing added. A turn run without a binding (engine tests,
+ * benchmarks) is open to its sender.
+ */
 
 /** Whether a sender is among a binding's users: listed, paired, or anyone in a terminal room without a list. */
 export function isUser(access: TurnAccess, senderId: string): boolean {
-  const b = access.binding;
-  if (!b || b.users === "anyone") return true;
-  return b.users.has(senderId) || access.paired(b.name, senderId);
+  return !access.binding || rules.mayAsk(access.binding, senderId, { paired: access.paired });
 }
 
 /** Whether a sender may use /call and /tools: the binding's `callers`, or any of its users when unset. */
 export function mayCall(access: TurnAccess, senderId: string): boolean {
-  const callers = access.binding?.callers;
-  return callers === undefined ? isUser(access, senderId) : callers.has(senderId);
+  return !access.binding || rules.mayCall(access.binding, senderId, { paired: access.paired });
 }
 
 /** Whether a sender is one of the binding's `approvers`. */
 export function isApprover(access: TurnAccess, senderId: string): boolean {
-  return access.binding?.approvers?.has(senderId) ?? false;
+  return rules.isApprover(access.binding, senderId);
 }
 
 /**
@@ -87,24 +79,30 @@ export function isApprover(access: TurnAccess, senderId: string): boolean {
  * approvers, or any of its users when it names none.
  */
 export function mayGovern(access: TurnAccess, senderId: string): boolean {
-  return access.binding?.approvers ? isApprover(access, senderId) : isUser(access, senderId);
+  return !access.binding || rules.mayGovern(access.binding, senderId, { paired: access.paired });
+}
+
+/** Whether a sender has a command's role in the turn's room. */
+export function hasRole(access: TurnAccess, role: rules.CommandRole, senderId: string): boolean {
+  return !access.binding || rules.hasRole(access.binding, role, senderId, { paired: access.paired });
 }
 
 /**
- * Who may run a command in a room (DESIGN §9): any of its `users`, its `callers`
- * (tools past the router), or those who govern it: its `approvers`, or any user
- * when the binding names none.
+ * What is asked of one member goes to them alone in a room of several people, where the
+ * platform can (DESIGN §9): the change that marks the turn's reply so, with the line the
+ * room sees instead; nothing in a direct chat or for a turn no person started.
  */
-export type CommandRole = "user" | "caller" | "approver";
+export function toThemAlone(access: TurnAccess, person: AskedOf | undefined, note?: string): Change[] {
+  const alone = aloneFor(access, person, note);
+  return alone ? [{ type: "personal", ...alone }] : [];
+}
 
-/** Whether a sender has a command's role in the turn's room. */
-export function hasRole(access: TurnAccess, role: CommandRole, senderId: string): boolean {
-  switch (role) {
-    case "user":
-      return isUser(access, senderId);
-    case "caller":
-      return mayCall(access, senderId);
-    case "approver":
-      return mayGovern(access, senderId);
-  }
+/** A reply's `personal` mark for one member in a room of several people (see toThemAlone). */
+export function aloneFor(
+  access: TurnAccess,
+  person: AskedOf | undefined,
+  note?: string,
+): Reply["personal"] | undefined {
+  if (!person || !access.binding?.group) return undefined;
+  return { to: person, ...(note === undefined ? {} : { note }) };
 }

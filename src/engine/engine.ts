@@ -2,7 +2,7 @@ import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import { interruptsTurn, NamespaceError } from "../core/errors.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
-import type { Binding } from "../core/bindings.js";
+import type { Binding } from "../access/bindings.js";
 import type { AuditLog } from "../sessions/audit-log.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
 import type { TurnAccess } from "./access.js";

@@ -7,6 +7,7 @@ import { matrixRoom } from "../core/room.js";
 import { edgeTexts } from "../edge/edge-texts.js";
 import { StrangerGate } from "../edge/stranger-gate.js";
 import type { Keys } from "../sessions/keys.js";
+import { trustTexts } from "./crypto/trust-texts.js";
 
 /**
  * What the Matrix adapter says at the edge, sent straight to the homeserver in one
@@ -21,7 +22,7 @@ export class EdgeNotices {
   constructor(
     private readonly client: MatrixClient,
     private readonly outbound: OutboundEncryption,
-    redis: RedisClient,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly log: Logger,
   ) {
@@ -40,6 +41,30 @@ export class EdgeNotices {
   async refuse(roomId: string, eventId: string, sender: string, threadRoot?: string): Promise<void> {
     if (!(await this.strangers.claim(this.keys.refused(matrixRoom(roomId), sender)))) return;
     await this.say(roomId, eventId, sender, edgeTexts.refusal, threadRoot);
+  }
+
+  /**
+   * Tells the room once that a person's message was not read because the trust mode
+   * refuses its sender: a device its owner did not cross-sign (again after an hour, as
+   * a stranger's refusal), or a changed identity (once per new identity: `tag`).
+   */
+  async untrusted(
+    roomId: string,
+    eventId: string,
+    sender: string,
+    reason: "untrusted-device" | "identity-changed",
+    tag = "",
+  ): Promise<boolean> {
+    const key = this.keys.notice(matrixRoom(roomId), `${reason}${tag ? `:${tag}` : ""}`, sender);
+    const first =
+      reason === "identity-changed"
+        ? (await this.redis.set(key, "1", "NX")) === "OK"
+        : await this.strangers.claim(key);
+    if (!first) return false;
+    const text =
+      reason === "identity-changed" ? trustTexts.identityChanged(sender) : trustTexts.unsignedDevice(sender);
+    await this.say(roomId, eventId, sender, text);
+    return true;
   }
 
   /** Leaves a room no binding names, telling it once why; once an hour per room. */

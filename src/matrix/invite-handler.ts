@@ -1,7 +1,8 @@
 import type { MatrixClient } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
 import { withMatrixRetry } from "./matrix-retry.js";
-import { mayInvite, type RoomBinding } from "./room-policy.js";
+import { mayInvite } from "../access/rules.js";
+import type { RoomBinding } from "./room-policy.js";
 
 /**
  * Answers an invite: joined when the room is configured and the inviter may bring the

@@ -4,7 +4,7 @@ import { MatrixE2ee } from "./crypto/matrix-e2ee.js";
 import { MatrixReceiver } from "./matrix-receiver.js";
 import type { MatrixRetryPolicy } from "./matrix-retry.js";
 import { MatrixSender } from "./matrix-sender.js";
-import { matrixSenderCheck } from "./sender-check.js";
+import { matrixRecheck } from "../access/recheck.js";
 
 /** Tuning of the Matrix adapter that is not configuration (tests shorten the waits). */
 export interface MatrixPlatformOptions {
@@ -56,7 +56,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         pairing: deps.pairing,
         e2ee,
       }),
-      senderCheck: matrixSenderCheck(matrix, (binding, sender) => deps.paired.has(binding, sender)),
+      senderCheck: matrixRecheck(matrix, (binding, sender) => deps.paired.has(binding, sender)),
       ...(e2ee.capable
         ? {
             laneOf: (room: string) => (room.startsWith("matrix:") ? MATRIX_DEVICE_LANE : undefined),

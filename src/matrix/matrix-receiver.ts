@@ -5,7 +5,7 @@ import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
 import type { FloodGate } from "../edge/flood-gate.js";
-import type { PairingGate } from "../edge/pairing-gate.js";
+import type { PairingGate } from "../access/pairing-gate.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import type { CryptoDevice } from "./crypto/crypto-device.js";
 import { DeviceStorageProvider } from "./crypto/device-storage.js";
@@ -185,6 +185,8 @@ export class MatrixReceiver implements Receiver, SyncHandler {
             parts.undecrypted,
             async (roomId, event, history) =>
               this.intake?.receive(roomId, event, { history, encrypted: true }),
+            async (roomId, event, reason, identity) =>
+              this.intake?.untrusted(roomId, event, reason, identity),
             log,
           )
         : undefined;

@@ -37,6 +37,16 @@ export function statusOf(err: unknown): number | undefined {
   return typeof status === "number" ? status : undefined;
 }
 
+/**
+ * The homeserver's answer behind a failed request, whether matrix-bot-sdk threw it or
+ * withMatrixRetry wrapped it: its HTTP status and JSON body (a 404, or a 401 carrying
+ * user-interactive auth's flows).
+ */
+export function refusalOf(err: unknown): { status: number | undefined; body: unknown } {
+  const raw = err instanceof MatrixRequestError ? err.cause : err;
+  return { status: statusOf(raw), body: (raw as { body?: unknown } | null)?.body };
+}
+
 /** The Matrix `errcode` of what matrix-bot-sdk threw, if it is a Matrix error. */
 function errcodeOf(err: unknown): string | undefined {
   const e = err as { errcode?: unknown; body?: { errcode?: unknown } } | null;

@@ -1,57 +1,48 @@
-import { matrixBinding } from "../core/bindings.js";
+import { matrixBindings, type Binding } from "../access/bindings.js";
+import { mayAsk, type PairedCheck } from "../access/rules.js";
 import type { MatrixConfig } from "../core/config.js";
 import { powerLevelOf } from "./classify-event.js";
 import type { PowerLevels } from "./matrix-events.js";
 
-/** One configured room: its namespace and who may talk in it or invite the bot to it. */
-export interface RoomBinding {
+/**
+ * One configured room: its binding (who may talk in it or invite the bot to it, see
+ * src/access) with what the adapter routes by: the room, its namespace and which
+ * messages it takes.
+ */
+export interface RoomBinding extends Binding {
   roomId: string;
-  /** The binding's name, for pairing and the audit trail. */
-  name: string;
   namespace: string;
-  users: ReadonlySet<string>;
-  /** Users at or above this power level may talk too. */
-  powerLevel?: number;
-  inviters: ReadonlySet<string>;
   /** Which messages are taken; unset: every message in a direct room, addressed ones elsewhere. */
   respond?: "mentions" | "all";
 }
 
-/**
- * The configured rooms by room id. Inviters are `matrix.inviters` when set, else the
- * room's own users: whoever may talk in a room may bring the bot into it.
- */
+/** The configured rooms by room id. */
 export function roomBindings(config: Pick<MatrixConfig, "rooms" | "inviters">): Map<string, RoomBinding> {
-  const global = new Set(config.inviters);
+  const bindings = matrixBindings(config);
   return new Map(
-    config.rooms.map((room) => [
+    config.rooms.map((room, i) => [
       room.room,
       {
+        ...bindings[i]!,
         roomId: room.room,
-        name: matrixBinding(room),
         namespace: room.namespace,
-        users: new Set(room.users),
-        ...(room.powerLevel === undefined ? {} : { powerLevel: room.powerLevel }),
         ...(room.respond === undefined ? {} : { respond: room.respond }),
-        inviters: global.size > 0 ? global : new Set(room.users),
       },
     ]),
   );
 }
 
-/** Whether a user may reach the room's namespace: listed, paired, or at or above the room's power level. */
+/**
+ * Whether a user may reach the room's namespace (src/access/rules.ts `mayAsk`): listed,
+ * paired, or at or above the room's power level, read from the room's levels when the
+ * binding admits by level.
+ */
 export function isAllowed(
   binding: RoomBinding,
   userId: string,
   levels: PowerLevels | undefined,
-  paired?: (binding: string, senderId: string) => boolean,
+  paired?: PairedCheck,
 ): boolean {
-  if (binding.users.has(userId) || paired?.(binding.name, userId)) return true;
-  if (binding.powerLevel === undefined || levels === undefined) return false;
-  return powerLevelOf(levels, userId) >= binding.powerLevel;
-}
-
-/** Whether the bot accepts this user's invite into the room. */
-export function mayInvite(binding: RoomBinding | undefined, inviter: string): boolean {
-  return binding !== undefined && binding.inviters.has(inviter);
+  const level = binding.powerLevel === undefined || !levels ? undefined : powerLevelOf(levels, userId);
+  return mayAsk(binding, userId, { paired, level });
 }

@@ -166,7 +166,7 @@ export const matrixPlaintextRefusedTotal = new Counter({
 /** Matrix: encrypted events that could not be decrypted at once, by what became of them. */
 export const matrixUndecryptedTotal = new Counter({
   name: "roomgate_matrix_undecrypted_events_total",
-  help: "Matrix encrypted events not decryptable on arrival, by outcome (waiting, decrypted_late, dropped)",
+  help: "Matrix encrypted events not decryptable on arrival, by outcome (waiting, decrypted_late, dropped, untrusted: the trust mode refused the sender)",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { askedOfSender } from "../access/pending.js";
 
 /** One option of an offer: the opaque token a button sends back, the option and its label. */
 export const OfferOptionSchema = z.object({
@@ -116,7 +117,7 @@ export type Session = z.infer<typeof SessionSchema>;
 
 /** The slot waiting for `senderId`'s answer (one asked of nobody in particular counts for anyone). */
 export function slotOf(session: Readonly<Session>, senderId: string): SlotState | undefined {
-  return session.slots.find((s) => s.askedOf === undefined || s.askedOf.id === senderId);
+  return session.slots.find((s) => askedOfSender(s.askedOf, senderId));
 }
 
 /** One entry of the capped history: who said what, kept for `context`/`history` arguments. */

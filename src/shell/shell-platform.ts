@@ -6,10 +6,11 @@ import type { PlatformSender, Receiver } from "../core/adapter.js";
 import type { InboundEvent } from "../core/event.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
-import { bindingFinder } from "../core/bindings.js";
+import { bindingFinder } from "../access/bindings.js";
+import { shellRecheck } from "../access/recheck.js";
 import { shellRoom } from "../core/room.js";
 import { edgeTexts } from "../edge/edge-texts.js";
-import { pairingCodeIn, type PairingGate } from "../edge/pairing-gate.js";
+import { pairingCodeIn, type PairingGate } from "../access/pairing-gate.js";
 import { renderPlain } from "../render/plain.js";
 import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
 import { laneOf } from "../queue/lanes.js";
@@ -64,7 +65,7 @@ export class ShellRoom implements Receiver, PlatformSender {
   ) {
     this.room = shellRoom(options.name);
     this.sender = `shell:${options.user ?? process.env.USER ?? "local"}`;
-    this.allowed = shellSenderCheck(deps);
+    this.allowed = shellCheck(deps);
     this.finished = new Promise((resolve) => (this.ended = resolve));
   }
 
@@ -228,19 +229,10 @@ export class ShellRoom implements Receiver, PlatformSender {
   }
 }
 
-/**
- * Who may use a terminal room, as the bindings say now: anyone at the terminal when no
- * `shell.rooms` entry binds it, else its users, listed or paired.
- */
-export function shellSenderCheck(
-  deps: Partial<Pick<RuntimeDeps, "config" | "paired">>,
-): (event: InboundEvent) => boolean {
-  const find = deps.config ? bindingFinder(deps.config) : undefined;
-  return (event) => {
-    const binding = find?.(event);
-    if (!binding || binding.users === "anyone") return true;
-    return binding.users.has(event.sender.id) || (deps.paired?.has(binding.name, event.sender.id) ?? false);
-  };
+/** Who may use this terminal room: the access module's rule, with the users pairing added. */
+function shellCheck(deps: Partial<Pick<RuntimeDeps, "config" | "paired">>): (event: InboundEvent) => boolean {
+  const paired = deps.paired;
+  return shellRecheck(deps.config, paired && ((binding, sender) => paired.has(binding, sender)));
 }
 
 /** How long a line may wait to be queued (Redis unreachable, a failover) before it is given up. */
@@ -276,6 +268,6 @@ export function shellPlatform(options: ShellOptions, onRoom: (room: ShellRoom) =
   return (deps) => {
     const room = new ShellRoom(options, deps);
     onRoom(room);
-    return { sender: room, receiver: room, lanes: [room.lane], senderCheck: shellSenderCheck(deps) };
+    return { sender: room, receiver: room, lanes: [room.lane], senderCheck: shellCheck(deps) };
   };
 }

@@ -1,16 +1,6 @@
 import type { RedisClient } from "../sessions/redis-connection.js";
+import type { ChatAliases } from "../access/telegram.js";
 import type { Keys } from "../sessions/keys.js";
-
-/** How a chat id relates to the ids the same chat had or has after a migration. */
-export interface ChatAliases {
-  /** The first id the chat had: what its room key keeps, so a migrated group stays the same room. */
-  original(chatId: number): number;
-  /** The id the chat has now, after every migration seen. */
-  newest(chatId: number): number;
-}
-
-/** No migrations known: every chat is only itself. */
-export const NO_ALIASES: ChatAliases = { original: (id) => id, newest: (id) => id };
 
 /** Longest chain of migrations followed (a group migrates once; the bound only guards against a cycle). */
 const MAX_HOPS = 4;

@@ -4,16 +4,15 @@ import type { Addressed, Edge } from "../core/event.js";
 import type { TelegramOrigin } from "../core/origin.js";
 import { telegramRoom } from "../core/room.js";
 import { addressedInGroup } from "./bot-mentions.js";
-import type { ChatAliases } from "./chat-migrations.js";
 import type { PrivateTopics } from "./private-topics.js";
 import { bindingOf, type TelegramBinding } from "./room-binding.js";
+import type { PairedCheck } from "../access/rules.js";
 import {
-  approverMayPress,
   groupBinding,
-  isAllowed,
-  type PairedCheck,
+  telegramAllowed,
+  type ChatAliases,
   type TelegramBotConfig,
-} from "./telegram-access.js";
+} from "../access/telegram.js";
 
 /** What the edge knows about the bot an update arrived at. */
 export interface BotIdentity {
@@ -131,9 +130,11 @@ function edgeRecord(
     sender: {
       id: `tg:${from.id}`,
       name: [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username,
-      allowed:
-        isAllowed(bot.config, chat, from.id, bot.aliases, bot.paired) ||
-        (addressed === "button" && approverMayPress(bot.config, chat, from.id, bot.aliases)),
+      allowed: telegramAllowed(bot.config, chat, from.id, {
+        aliases: bot.aliases,
+        paired: bot.paired,
+        press: addressed === "button",
+      }),
     },
     addressed,
     origin,

@@ -2,9 +2,14 @@ import type { TelegramConfig, VoiceConfig } from "../core/config/telegram.js";
 import { originOn, type InboundEvent } from "../core/event.js";
 import { botIdPart } from "../core/telegram-token.js";
 import type { VoiceTool } from "../core/adapter.js";
-import { NO_ALIASES, type ChatAliases } from "./chat-migrations.js";
 import type { PrivateTopics, StoredTopic } from "./private-topics.js";
-import { groupBinding, type TelegramBotConfig, type TelegramGroupConfig } from "./telegram-access.js";
+import {
+  groupBinding,
+  NO_ALIASES,
+  type ChatAliases,
+  type TelegramBotConfig,
+  type TelegramGroupConfig,
+} from "../access/telegram.js";
 
 /** One topic a chat's General lists: what it is called and which agent answers in it. */
 export interface ListedTopic {
@@ -109,31 +114,6 @@ function listPrivate(bot: TelegramBotConfig, chatId: number, made: PrivateTopics
 
 function agent(namespace: string, voice: VoiceConfig | undefined): TelegramBinding {
   return { kind: "agent", namespace, ...(voice ? { voice } : {}) };
-}
-
-/**
- * Every namespace a bot may bind a room of this chat to, as configured now: what a
- * worker re-checks a queued event's namespace against (a private topic's namespace
- * is one of the bot's topic entries; the edge read which from Redis).
- */
-export function namespacesOf(
-  bot: TelegramBotConfig,
-  chat: { id: number; type: string },
-  roomChat?: number,
-): Set<string> {
-  const names = new Set<string>();
-  if (bot.namespace !== undefined) names.add(bot.namespace);
-  if (chat.type === "private") {
-    for (const t of bot.topics) names.add(t.namespace);
-    return names;
-  }
-  for (const id of [chat.id, roomChat]) {
-    const group = id === undefined ? undefined : bot.groups.find((g) => g.chat === id);
-    if (!group) continue;
-    if (group.namespace !== undefined) names.add(group.namespace);
-    for (const ns of Object.values(group.topics)) names.add(ns);
-  }
-  return names;
 }
 
 /**

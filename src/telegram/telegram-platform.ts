@@ -10,7 +10,7 @@ import { botIdFromToken, createTelegramBot } from "./telegram-bot.js";
 import { TelegramReceiver, type ReceivingBot } from "./telegram-receiver.js";
 import { TelegramSender } from "./telegram-sender.js";
 import { telegramVoiceOf } from "./room-binding.js";
-import { telegramSenderCheck } from "./sender-check.js";
+import { telegramRecheck } from "../access/recheck.js";
 
 /**
  * Builds the Telegram platform for every configured bot (one grammY bot per token):
@@ -45,7 +45,7 @@ export function createTelegramPlatform(
         telegram.apiRoot,
       ),
       receiver: new TelegramReceiver(bots, deps, tuning.polling),
-      senderCheck: telegramSenderCheck(telegram, (binding, sender) => deps.paired.has(binding, sender)),
+      senderCheck: telegramRecheck(telegram, (binding, sender) => deps.paired.has(binding, sender)),
       voiceOf: telegramVoiceOf(telegram, deps.config.namespaces),
     };
   };

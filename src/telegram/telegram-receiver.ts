@@ -9,7 +9,7 @@ import { ChatMigrations } from "./chat-migrations.js";
 import { DocumentReader } from "./document-reader.js";
 import { loggableError, safeCause } from "./loggable-error.js";
 import { PollingReceiver, type PollingOptions } from "./polling-receiver.js";
-import type { TelegramBotConfig } from "./telegram-access.js";
+import type { TelegramBotConfig } from "../access/telegram.js";
 import { TelegramStartError } from "./telegram-errors.js";
 import { PrivateTopics } from "./private-topics.js";
 import { TopicLobby } from "./topic-lobby.js";

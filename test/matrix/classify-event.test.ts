@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { classifyEvent, isTextMime, stripReplyFallback } from "../../src/matrix/classify-event.js";
 import type { RoomEvent } from "../../src/matrix/matrix-events.js";
-import { isAllowed, mayInvite, roomBindings } from "../../src/matrix/room-policy.js";
+import { mayInvite } from "../../src/access/rules.js";
+import { isAllowed, roomBindings } from "../../src/matrix/room-policy.js";
 
 const BOT = "@bot:example.org";
 const context = { botUserId: BOT, maxFileBytes: 100 };

@@ -1,5 +1,6 @@
 import {
   Attachment,
+  CollectStrategy,
   DecryptionSettings,
   EncryptedAttachment,
   DeviceId,
@@ -11,6 +12,8 @@ import {
   KeysUploadRequest,
   OlmMachine,
   RoomId,
+  ShieldColor,
+  ShieldStateCode,
   SignatureUploadRequest,
   ToDeviceRequest,
   TrustRequirement,
@@ -20,10 +23,22 @@ import type { MatrixHomeserverStandin, StandinEvent } from "./matrix-homeserver-
 
 type Request = Awaited<ReturnType<OlmMachine["outgoingRequests"]>>[number];
 
+/** Each test user's private cross-signing keys, by stand-in and user: a second device of the user adopts them. */
+const identities = new Map<string, { master: string; selfSigning: string; userSigning: string }>();
+
+/** How a peer logs in: cross-signing set up (as Element does for a new account), and strict like Element excluding insecure devices. */
+export interface PeerOptions {
+  /** Bootstrap cross-signing and sign this device (default true); false is a legacy client. */
+  crossSign?: boolean;
+  /** Share keys only with cross-signed devices and read only theirs (Element's OnlySignedDevices mode). */
+  strict?: boolean;
+}
+
 /**
  * A person's encrypting Matrix client for tests, on the stand-in: its own crypto
  * machine (in memory), its own sync, and sends of `m.room.encrypted` events shared
- * with the room's joined members, the way a normal client (Element) does it.
+ * with the room's joined members, the way a normal client (Element) does it: with a
+ * cross-signing identity of its own unless told not to, and optionally strict.
  */
 export class E2eePeer {
   private since: string | undefined;
@@ -35,16 +50,79 @@ export class E2eePeer {
     readonly deviceId: string,
     readonly accessToken: string,
     readonly machine: OlmMachine,
+    private readonly strict: boolean,
   ) {}
 
-  /** Logs `userId` in as `deviceId` and uploads the new device's keys. */
-  static async login(hs: MatrixHomeserverStandin, userId: string, deviceId: string): Promise<E2eePeer> {
+  /** Logs `userId` in as `deviceId`, uploads the new device's keys and (by default) sets up cross-signing. */
+  static async login(
+    hs: MatrixHomeserverStandin,
+    userId: string,
+    deviceId: string,
+    options: PeerOptions = {},
+  ): Promise<E2eePeer> {
     await initAsync();
     const { accessToken } = hs.login(userId, deviceId);
     const machine = await OlmMachine.initialize(new UserId(userId), new DeviceId(deviceId));
-    const peer = new E2eePeer(hs, userId, deviceId, accessToken, machine);
+    const peer = new E2eePeer(hs, userId, deviceId, accessToken, machine, options.strict ?? false);
     await peer.flush();
+    if (options.crossSign ?? true) {
+      const known = identities.get(`${hs.url}|${userId}`);
+      if (known && hs.keys.signing.keysOf(userId)) await peer.adoptIdentity(known);
+      else await peer.bootstrapCrossSigning();
+    }
     return peer;
+  }
+
+  /** Takes the user's private cross-signing keys (as a second device does after verifying) and signs this device. */
+  private async adoptIdentity(keys: {
+    master: string;
+    selfSigning: string;
+    userSigning: string;
+  }): Promise<void> {
+    await this.learn(this.userId);
+    await this.machine.importCrossSigningKeys(keys.master, keys.selfSigning, keys.userSigning);
+    const device = await this.machine.getDevice(new UserId(this.userId), new DeviceId(this.deviceId));
+    if (device) await this.sendRequest(await device.verify());
+  }
+
+  /**
+   * Makes a new cross-signing identity and signs this device with it: a first upload
+   * with the token alone, a reset (`password`) through user-interactive auth.
+   */
+  async bootstrapCrossSigning(password?: string): Promise<void> {
+    const requests = await this.machine.bootstrapCrossSigning(true);
+    const upload: unknown = requests.uploadKeysRequest;
+    if (upload instanceof KeysUploadRequest) await this.sendRequest(upload);
+    const body = JSON.parse(requests.uploadSigningKeysRequest.body) as Record<string, unknown>;
+    const path = "/_matrix/client/v3/keys/device_signing/upload";
+    if (password === undefined) await this.call("POST", path, body);
+    else {
+      const challenge = await fetch(`${this.hs.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${this.accessToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const { session } = (await challenge.json()) as { session: string };
+      const identifier = { type: "m.id.user", user: this.userId };
+      await this.call("POST", path, {
+        ...body,
+        auth: { type: "m.login.password", identifier, password, session },
+      });
+    }
+    await this.sendRequest(requests.uploadSignaturesRequest);
+    const exported = await this.machine.exportCrossSigningKeys();
+    if (exported?.masterKey && exported.self_signing_key && exported.userSigningKey) {
+      identities.set(`${this.hs.url}|${this.userId}`, {
+        master: exported.masterKey,
+        selfSigning: exported.self_signing_key,
+        userSigning: exported.userSigningKey,
+      });
+    }
+  }
+
+  /** Pins (or re-pins) another user's current identity after learning it anew. */
+  async learn(userId: string): Promise<void> {
+    await this.sendRequest(this.machine.queryKeysForUsers([new UserId(userId)]));
   }
 
   /** One sync without waiting: to-device messages and device-list changes go to the machine. */
@@ -82,6 +160,7 @@ export class E2eePeer {
     const claim = await this.machine.getMissingSessions(users());
     if (claim) await this.sendRequest(claim);
     const settings = new EncryptionSettings();
+    if (this.strict) settings.sharingStrategy = CollectStrategy.identityBasedStrategy();
     for (const share of await this.machine.shareRoomKey(new RoomId(roomId), users(), settings)) {
       await this.sendRequest(share);
     }
@@ -135,7 +214,9 @@ export class E2eePeer {
       const decrypted = await this.machine.decryptRoomEvent(
         JSON.stringify(wire),
         new RoomId(event.room_id),
-        new DecryptionSettings(TrustRequirement.Untrusted),
+        new DecryptionSettings(
+          this.strict ? TrustRequirement.CrossSignedOrLegacy : TrustRequirement.Untrusted,
+        ),
       );
       return JSON.parse(decrypted.event) as { type: string; content: Record<string, unknown> };
     } catch {
@@ -170,7 +251,27 @@ export class E2eePeer {
     }
   }
 
-  private async sendRequest(request: Request | KeysClaimRequest | ToDeviceRequest): Promise<void> {
+  /** How this client shows an event's sender: whether the sending device is cross-signed by its owner (no red shield). */
+  async senderTrust(event: StandinEvent): Promise<{ crossSigned: boolean; shield: string; code: string }> {
+    await this.sync();
+    const { pos: _pos, ...wire } = event;
+    const info = await this.machine.getRoomEventEncryptionInfo(
+      JSON.stringify(wire),
+      new RoomId(event.room_id),
+    );
+    const shield = info.shieldState(false);
+    const deviceId = info.senderDevice?.toString() ?? "";
+    const device = await this.machine.getDevice(new UserId(event.sender), new DeviceId(deviceId));
+    return {
+      crossSigned: device?.isCrossSignedByOwner() ?? false,
+      shield: ShieldColor[shield.color],
+      code: shield.code === undefined ? "none" : ShieldStateCode[shield.code],
+    };
+  }
+
+  private async sendRequest(
+    request: Request | KeysClaimRequest | ToDeviceRequest | SignatureUploadRequest | KeysQueryRequest,
+  ): Promise<void> {
     const C = "/_matrix/client/v3";
     let answer: unknown;
     if (request instanceof KeysUploadRequest)
@@ -185,7 +286,7 @@ export class E2eePeer {
       const path = `${C}/sendToDevice/${request.event_type}/${request.txn_id}`;
       answer = await this.call("PUT", path, JSON.parse(request.body));
     } else return;
-    await this.machine.markRequestAsSent(request.id ?? "", request.type, JSON.stringify(answer));
+    if (request.id) await this.machine.markRequestAsSent(request.id, request.type, JSON.stringify(answer));
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {

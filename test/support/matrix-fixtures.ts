@@ -75,6 +75,7 @@ export function matrixConfig(
     inviters,
     encryption: "optional",
     deviceLeaseSeconds: 10,
+    trust: "cross-signed",
     // Every message, unless a test is about mention gating: these rooms are not direct rooms.
     rooms: rooms.map((r) => ({ namespace: "runs", users: [], respond: "all" as const, ...r })),
   };

@@ -25,6 +25,7 @@ export class MatrixHomeserverStandin {
   readonly typing: { roomId: string; userId: string; typing: boolean }[] = [];
   private readonly tokens = new Map<string, string>();
   private readonly devices = new Map<string, string>();
+  private readonly passwords = new Map<string, string>();
   private readonly media = new Map<string, { data: Buffer; contentType: string }>();
   private readonly failures: { count: number; failure: InjectedFailure }[] = [];
   private closed = false;
@@ -38,6 +39,7 @@ export class MatrixHomeserverStandin {
     this.keys = new StandinKeys({
       tick: () => this.rooms.tick(),
       deviceOf: (token) => this.deviceOf(token),
+      passwordOf: (userId) => this.passwords.get(userId),
       roomPeers: (userId) =>
         new Set([
           userId,
@@ -68,13 +70,18 @@ export class MatrixHomeserverStandin {
     return new MatrixHomeserverStandin(server, `http://127.0.0.1:${port}`, serverName);
   }
 
-  /** Registers a user and returns its id and access token (a login: one device, `STANDIN` unless named). */
+  /**
+   * Registers a user and returns its id, password and access token (a login: one
+   * device, `STANDIN` unless named).
+   */
   registerUser(
     localpart: string,
     deviceId = "STANDIN",
-  ): { userId: string; accessToken: string; deviceId: string } {
+  ): { userId: string; accessToken: string; deviceId: string; password: string } {
     const userId = `@${localpart}:${this.serverName}`;
-    return { ...this.login(userId, deviceId), userId };
+    const password = `pw-${localpart}-${randomBytes(6).toString("hex")}`;
+    this.passwords.set(userId, password);
+    return { ...this.login(userId, deviceId), userId, password };
   }
 
   /** Logs an existing user in again: a new access token for the device (a new device when the id is new). */

@@ -1,7 +1,9 @@
+import { StandinBackup } from "./matrix-standin-backup.js";
 import { HttpError, type Call, type Reply, type StandinRouter } from "./matrix-standin-http.js";
+import { StandinSigning, type Signed } from "./matrix-standin-signing.js";
 
 interface StandinDevice {
-  keys?: Record<string, unknown>;
+  keys?: Signed;
   oneTimeKeys: Map<string, unknown>;
   fallbackKeys: Map<string, { key: unknown; used: boolean }>;
   inbox: { pos: number; event: Record<string, unknown> }[];
@@ -15,6 +17,8 @@ export interface KeyStream {
   roomPeers(userId: string): Set<string>;
   /** The device of an access token. */
   deviceOf(token: string): string;
+  /** A user's account password (user-interactive auth). */
+  passwordOf(userId: string): string | undefined;
 }
 
 const C = "/_matrix/client/v3";
@@ -37,11 +41,23 @@ export class StandinKeys {
   >();
   /** to-device messages sent, for tests that check who was given keys. */
   readonly sent: { pos: number; sender: string; type: string; userId: string; deviceId: string }[] = [];
+  /** Cross-signing keys and signatures. */
+  readonly signing: StandinSigning;
+  /** Server-side key backup. */
+  readonly backup = new StandinBackup();
 
-  constructor(private readonly stream: KeyStream) {}
+  constructor(private readonly stream: KeyStream) {
+    this.signing = new StandinSigning({
+      deviceKeys: (userId, deviceId) => this.users.get(userId)?.get(deviceId)?.keys,
+      passwordOf: (userId) => stream.passwordOf(userId),
+      changed: (userId) => this.changes.push({ pos: this.stream.tick(), userId }),
+    });
+  }
 
   /** Adds the routes to the stand-in's router. */
   routes(router: StandinRouter): void {
+    this.signing.routes(router);
+    this.backup.routes(router);
     const route = router.add.bind(router);
     route("POST", `${C}/keys/upload`, (c) => this.upload(c));
     route("POST", `${C}/keys/query`, (c) => this.query(c));
@@ -50,7 +66,7 @@ export class StandinKeys {
   }
 
   /** A device's uploaded identity, if any. */
-  deviceKeys(userId: string, deviceId: string): Record<string, unknown> | undefined {
+  deviceKeys(userId: string, deviceId: string): Signed | undefined {
     return this.users.get(userId)?.get(deviceId)?.keys;
   }
 
@@ -118,7 +134,7 @@ export class StandinKeys {
     const deviceId = this.stream.deviceOf(c.token);
     const device = this.device(c.userId, deviceId);
     const body = c.json as {
-      device_keys?: Record<string, unknown>;
+      device_keys?: Signed;
       one_time_keys?: Record<string, unknown>;
       fallback_keys?: Record<string, unknown>;
     };
@@ -138,7 +154,11 @@ export class StandinKeys {
         throw new HttpError(400, "M_UNKNOWN", "device keys differ from the uploaded ones");
       }
       const fresh = device.keys === undefined;
-      device.keys = body.device_keys;
+      // Signatures uploaded since (the owner's self-signing key) stay with the keys.
+      device.keys = {
+        ...body.device_keys,
+        signatures: { ...(device.keys?.signatures ?? {}), ...(body.device_keys as Signed).signatures },
+      };
       if (fresh) this.changes.push({ pos: this.stream.tick(), userId: c.userId });
     }
     return { json: { one_time_key_counts: { signed_curve25519: device.oneTimeKeys.size } } };
@@ -156,13 +176,7 @@ export class StandinKeys {
       answer[userId] = out;
     }
     return {
-      json: {
-        device_keys: answer,
-        failures: {},
-        master_keys: {},
-        self_signing_keys: {},
-        user_signing_keys: {},
-      },
+      json: { device_keys: answer, failures: {}, ...this.signing.queryPart(c.userId, Object.keys(wanted)) },
     };
   }
 

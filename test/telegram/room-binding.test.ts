@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { checkConfigText, ConfigSchema } from "../../src/core/config.js";
 import type { PrivateTopics } from "../../src/telegram/private-topics.js";
-import { bindingOf, namespacesOf } from "../../src/telegram/room-binding.js";
+import { namespacesOf } from "../../src/access/telegram.js";
+import { bindingOf } from "../../src/telegram/room-binding.js";
 
 const ALICE = 501;
 const FORUM = -100777;

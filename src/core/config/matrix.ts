@@ -43,5 +43,26 @@ export const MatrixSchema = z.strictObject({
   storeKey: z.string().min(16, "use at least 16 characters (e.g. `openssl rand -base64 32`)").optional(),
   /** How long the device lease lasts: when its owner dies, another process takes the device over after this. */
   deviceLeaseSeconds: z.number().min(2).max(300).default(10),
+  /**
+   * The bot account's password (`${MATRIX_PASSWORD}`), for the homeserver's user-interactive
+   * auth where it asks for it (replacing the cross-signing keys); without it, `roomgate matrix setup` asks.
+   */
+  password: z.string().min(1).optional(),
+  /**
+   * The recovery key of the bot account's secret storage (`${MATRIX_RECOVERY_KEY}`, as `roomgate
+   * matrix setup` prints it): its cross-signing keys and key backup survive a lost store with it.
+   */
+  recoveryKey: z
+    .string()
+    .regex(
+      /^\s*([1-9A-HJ-NP-Za-km-z]\s*){40,60}$/,
+      "a recovery key is 48 characters of base58 in groups of 4, as `roomgate matrix setup` prints it",
+    )
+    .optional(),
+  /**
+   * Whose devices the bot trusts in encrypted rooms: `cross-signed` (Element's "exclude insecure
+   * devices"), `tofu` (every device; identities pinned on first use) or `all` (legacy clients).
+   */
+  trust: z.enum(["cross-signed", "tofu", "all"]).default("cross-signed"),
 });
 export type MatrixConfig = z.infer<typeof MatrixSchema>;

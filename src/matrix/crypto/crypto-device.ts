@@ -1,11 +1,4 @@
-import {
-  DecryptionSettings,
-  DeviceId,
-  OlmMachine,
-  RoomId,
-  TrustRequirement,
-  UserId,
-} from "@matrix-org/matrix-sdk-crypto-wasm";
+import { DecryptionSettings, DeviceId, OlmMachine, RoomId, UserId } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Logger } from "../../core/log.js";
@@ -18,6 +11,7 @@ import type { CryptoStore } from "./crypto-store.js";
 import { deleteDatabases, restoreDatabases, snapshotDatabases } from "./idb-snapshot.js";
 import { deviceHasKeys, sendMachineRequest, type HomeserverCall } from "./outgoing-requests.js";
 import { encryptionSettings, type RoomCryptoSettings } from "./room-settings.js";
+import { identityChange, pinIdentity, senderRequirement, type TrustMode } from "./trust-policy.js";
 import { decryptionFailure, loadCrypto, syncCryptoParts, wasmError } from "./wasm-crypto.js";
 
 const ClearEventSchema = z.looseObject({
@@ -47,6 +41,16 @@ export interface CryptoDeviceOptions {
   leaseToken: () => string;
   call: HomeserverCall;
   log: Logger;
+  /** Whose devices get the bot's room keys and whose messages are read (default `cross-signed`). */
+  trust?: TrustMode;
+  /** New identities the operator approved (`roomgate matrix trust`), applied when the person is next seen. */
+  approvals?: PinApprovals;
+}
+
+/** The operator's approvals of changed identities: the master key approved per user. */
+export interface PinApprovals {
+  approved(userId: string): Promise<string | undefined>;
+  applied(userId: string, masterKey: string): Promise<void>;
 }
 
 /**
@@ -160,24 +164,90 @@ export class CryptoDevice {
     });
   }
 
-  /** Decrypts a room event; throws UndecryptableEventError saying whether its key is missing. */
+  /**
+   * Decrypts a room event, requiring of its sender's device what `trust` says; throws
+   * UndecryptableEventError saying why not (its key is missing, the device is not
+   * trusted, the sender's pinned identity changed, or anything else). A sender's
+   * device the bot has not learnt yet is asked for once before a refusal.
+   */
   async decrypt(
     roomId: string,
-    event: { event_id: string; content: Record<string, unknown> },
+    event: { event_id: string; sender: string; content: Record<string, unknown> },
   ): Promise<DecryptedEvent> {
     return this.exclusive(async () => {
-      try {
-        const decrypted = await this.machine.decryptRoomEvent(
+      const trust = this.options.trust ?? "cross-signed";
+      const attempt = () =>
+        this.machine.decryptRoomEvent(
           JSON.stringify(event),
           new RoomId(roomId),
-          new DecryptionSettings(TrustRequirement.Untrusted),
+          new DecryptionSettings(senderRequirement(trust)),
         );
-        const clear = ClearEventSchema.parse(JSON.parse(decrypted.event));
-        return { type: clear.type, content: clear.content, senderDevice: decrypted.senderDevice?.toString() };
+      const sessionId = typeof event.content.session_id === "string" ? event.content.session_id : undefined;
+      const refuse = (code: UndecryptableEventError["code"], cause: unknown, identity?: string) =>
+        new UndecryptableEventError(event.event_id, code, sessionId, {
+          cause: wasmError(cause),
+          ...(identity ? { identity } : {}),
+        });
+      let decrypted;
+      try {
+        decrypted = await attempt().catch(async (err: unknown) => {
+          if (decryptionFailure(err) !== "untrusted-device") throw err;
+          await this.learn(event.sender);
+          return attempt();
+        });
       } catch (err) {
-        const sessionId = typeof event.content.session_id === "string" ? event.content.session_id : undefined;
-        const code = decryptionFailure(err);
-        throw new UndecryptableEventError(event.event_id, code, sessionId, { cause: wasmError(err) });
+        throw refuse(decryptionFailure(err), err);
+      }
+      const changed = trust === "all" ? undefined : await this.unapprovedChange(event.sender);
+      if (changed) throw refuse("identity-changed", new Error(`${event.sender} has a new identity`), changed);
+      const clear = ClearEventSchema.parse(JSON.parse(decrypted.event));
+      return { type: clear.type, content: clear.content, senderDevice: decrypted.senderDevice?.toString() };
+    });
+  }
+
+  /**
+   * A person's new master key when their identity changed and the operator has not
+   * approved it; an approved one is pinned here (and saved) and no longer refused.
+   */
+  private async unapprovedChange(userId: string): Promise<string | undefined> {
+    const changed = await identityChange(this.machine, userId);
+    if (!changed) return undefined;
+    const approved = await this.options.approvals?.approved(userId);
+    if (approved !== changed || !(await pinIdentity(this.machine, userId, changed))) return changed;
+    await this.persist();
+    await this.options.approvals?.applied(userId, changed);
+    this.options.log.warn(
+      { userId, masterKey: changed },
+      "matrix: pinned a person's new identity, as the operator approved",
+    );
+    return undefined;
+  }
+
+  /** Fetches a user's devices and identity now (a sender the machine has not learnt yet). */
+  private async learn(userId: string): Promise<void> {
+    await this.machine.updateTrackedUsers([new UserId(userId)]);
+    await sendMachineRequest(
+      this.machine,
+      this.machine.queryKeysForUsers([new UserId(userId)]),
+      this.options.call,
+    );
+    await this.persist();
+  }
+
+  /**
+   * Runs `task` on the machine, alone, then sends what it queued and saves the store;
+   * `save` writes the store at once, for a step that must be safe before the next
+   * (private keys before their public halves are uploaded).
+   */
+  async run<T>(task: (machine: OlmMachine, save: () => Promise<void>) => Promise<T>): Promise<T> {
+    return this.exclusive(async () => {
+      try {
+        const result = await task(this.machine, () => this.persist());
+        await this.flush();
+        await this.persist();
+        return result;
+      } catch (err) {
+        throw wasmError(err);
       }
     });
   }
@@ -195,18 +265,24 @@ export class CryptoDevice {
     recipients: readonly string[],
     settings: RoomCryptoSettings,
   ): Promise<Record<string, unknown>> {
-    // wasm-bindgen takes ownership of the ids passed in: every call gets fresh ones.
-    const users = (): UserId[] => recipients.map((u) => new UserId(u));
+    const trust = this.options.trust ?? "cross-signed";
     return this.exclusive(async () => {
       try {
-        await this.machine.updateTrackedUsers(users());
+        // wasm-bindgen takes ownership of the ids passed in: every call gets fresh ones.
+        await this.machine.updateTrackedUsers(recipients.map((u) => new UserId(u)));
         await this.flush();
+        // A person whose pinned identity changed gets no room key until the operator re-pins it.
+        const kept: string[] = [];
+        for (const user of recipients) {
+          if (trust === "all" || !(await this.unapprovedChange(user))) kept.push(user);
+        }
+        const users = (): UserId[] => kept.map((u) => new UserId(u));
         const claim = await this.machine.getMissingSessions(users());
         if (claim) await sendMachineRequest(this.machine, claim, this.options.call);
         const shares = await this.machine.shareRoomKey(
           new RoomId(roomId),
           users(),
-          encryptionSettings(settings),
+          encryptionSettings(settings, trust),
         );
         for (const share of shares) await sendMachineRequest(this.machine, share, this.options.call);
         const encrypted = await this.machine.encryptRoomEvent(

@@ -46,16 +46,26 @@ export class DeviceLeaseLostError extends RoomgateError {
   }
 }
 
-/** An event could not be decrypted; `code` is the crypto machine's reason. */
+/**
+ * An event could not be decrypted; `code` is why: its room key is missing or ratcheted
+ * past it, its sender's device is not trusted (matrix.trust), the sender's pinned
+ * identity changed, or anything else.
+ */
 export class UndecryptableEventError extends RoomgateError {
   constructor(
     readonly eventId: string,
-    readonly code: "missing-key" | "unknown-index" | "other",
+    readonly code: "missing-key" | "unknown-index" | "untrusted-device" | "identity-changed" | "other",
     readonly sessionId: string | undefined,
-    options: { cause?: unknown } = {},
+    options: {
+      cause?: unknown;
+      /** For `identity-changed`: which identity (a digest of its master key). */ identity?: string;
+    } = {},
   ) {
     super(`matrix: event ${eventId} cannot be decrypted (${code})`, options);
+    this.identity = options.identity;
   }
+
+  readonly identity: string | undefined;
 }
 
 /**

@@ -5,9 +5,11 @@ import { matrixDeviceOwned } from "../../ops/metrics.js";
 import type { Keys } from "../../sessions/keys.js";
 import { CryptoDevice } from "./crypto-device.js";
 import { CryptoStore } from "./crypto-store.js";
+import type { DeviceIdentity } from "./device-identity.js";
 import { DeviceLease } from "./device-lease.js";
 import { DeviceScripts } from "./device-scripts.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
+import type { TrustMode } from "./trust-policy.js";
 import { loadCrypto } from "./wasm-crypto.js";
 
 /** What the owner runs while it holds the device, and stops when it loses it. */
@@ -28,6 +30,10 @@ export interface DeviceOwnerOptions {
   leaseMs: number;
   call: HomeserverCall;
   log: Logger;
+  /** Whose devices the device trusts (matrix.trust). */
+  trust?: TrustMode;
+  /** Cross-signs each device this process opens and keeps its room keys backed up. */
+  identity?: DeviceIdentity;
 }
 
 /** How long a process that could not open the device waits before trying again. */
@@ -119,7 +125,14 @@ export class DeviceOwner {
       leaseToken: () => this.lease.token,
       call,
       log,
+      ...(this.options.trust ? { trust: this.options.trust } : {}),
     });
+    try {
+      await this.options.identity?.attach(device);
+    } catch (err) {
+      await device.close();
+      throw err;
+    }
     this.current = device;
     matrixDeviceOwned.set(1);
     this.lostPromise = new Promise<void>((resolve) => (this.lostSignal = resolve));

@@ -5,8 +5,9 @@ import type { CryptoStore } from "./crypto-store.js";
 /**
  * The sync storage of the process that owns the device: the sync token lives with the
  * device's store and is written fenced by its lease, since to-device messages (room
- * keys) are acknowledged by it. The first encrypted start continues from the token the
- * unencrypted bot left, so nothing received meanwhile is skipped.
+ * keys) are acknowledged by it. The account's own token follows it, unfenced: a new
+ * device of the bot (after a lost store), like the first encrypted start, continues
+ * from where the last one stopped, so nothing received meanwhile is skipped.
  */
 export class DeviceStorageProvider extends RedisStorageProvider {
   constructor(
@@ -27,5 +28,6 @@ export class DeviceStorageProvider extends RedisStorageProvider {
 
   override async setSyncToken(token: string | null): Promise<void> {
     await this.store.saveSyncToken(this.leaseToken(), token ?? "");
+    if (token) await super.setSyncToken(token);
   }
 }

@@ -1,5 +1,6 @@
 import type { Logger } from "../../core/log.js";
 import { matrixUndecryptedTotal } from "../../ops/metrics.js";
+import type { UntrustedReason } from "../edge/untrusted.js";
 import { RoomEventSchema, type RoomEvent } from "../matrix-events.js";
 import { UndecryptableEventError } from "./crypto-errors.js";
 import type { CryptoDevice, DecryptedEvent } from "./crypto-device.js";
@@ -7,6 +8,21 @@ import type { ParkedEvent, UndecryptedEvents } from "./undecrypted-events.js";
 
 /** Where a decrypted event goes: the receiver's normal path, with whether it was history on arrival. */
 export type DecryptedSink = (roomId: string, event: RoomEvent, history: boolean) => Promise<void>;
+
+/** Where an event from a sender the trust mode refuses goes (the receiver tells the room once). */
+export type UntrustedSink = (
+  roomId: string,
+  event: RoomEvent,
+  reason: UntrustedReason,
+  /** For a changed identity, which one (so the room is told once per new identity). */
+  identity: string | undefined,
+) => Promise<void>;
+
+const untrusted = (err: unknown): (UndecryptableEventError & { code: UntrustedReason }) | undefined =>
+  err instanceof UndecryptableEventError &&
+  (err.code === "untrusted-device" || err.code === "identity-changed")
+    ? (err as UndecryptableEventError & { code: UntrustedReason })
+    : undefined;
 
 /**
  * The clear event: the envelope the homeserver vouches for (id, sender, time) with the
@@ -27,7 +43,9 @@ export function clearEvent(envelope: RoomEvent, decrypted: DecryptedEvent): Room
  * device, decrypts room events on their way to the receiver, and keeps the ones whose
  * room key has not come yet (undecrypted-events.ts) until it does — the machine says so
  * for every key it learns — or until a new owner of the device finds the key in its
- * store. Undecryptable for another reason (a forged or broken event) is logged and dropped.
+ * store. An event whose sender the trust mode refuses (a device its owner did not
+ * cross-sign, a changed identity) goes to `refused`; undecryptable for another reason (a
+ * forged or broken event) is logged and dropped.
  */
 export class InboundDecryption {
   private readonly arrived = new Set<string>();
@@ -36,6 +54,7 @@ export class InboundDecryption {
     private readonly device: CryptoDevice,
     private readonly parked: UndecryptedEvents,
     private readonly sink: DecryptedSink,
+    private readonly refused: UntrustedSink,
     private readonly log: Logger,
   ) {
     device.onRoomKeys((keys) => {
@@ -63,6 +82,12 @@ export class InboundDecryption {
     try {
       decrypted = await this.device.decrypt(roomId, event);
     } catch (err) {
+      const refusal = untrusted(err);
+      if (refusal) {
+        matrixUndecryptedTotal.inc({ outcome: "untrusted" });
+        if (!history) await this.refused(roomId, event, refusal.code, refusal.identity);
+        return;
+      }
       if (!(err instanceof UndecryptableEventError) || err.code === "other") {
         matrixUndecryptedTotal.inc({ outcome: "dropped" });
         this.log.warn(
@@ -97,6 +122,13 @@ export class InboundDecryption {
     try {
       decrypted = await this.device.decrypt(parked.roomId, event);
     } catch (err) {
+      const refusal = untrusted(err);
+      if (refusal) {
+        matrixUndecryptedTotal.inc({ outcome: "untrusted" });
+        await this.parked.done(event.event_id);
+        if (!parked.history) await this.refused(parked.roomId, event, refusal.code, refusal.identity);
+        return;
+      }
       if (err instanceof UndecryptableEventError && err.code !== "other") return;
       matrixUndecryptedTotal.inc({ outcome: "dropped" });
       this.log.warn({ err, eventId: event.event_id }, "matrix: a waiting event cannot be decrypted; dropped");

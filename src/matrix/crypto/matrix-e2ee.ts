@@ -1,3 +1,4 @@
+import "../crypto-binding.js";
 import type { RedisClient } from "../../sessions/redis-connection.js";
 import { MatrixClient } from "matrix-bot-sdk";
 import type { MatrixConfig } from "../../core/config.js";
@@ -6,11 +7,14 @@ import { Keys } from "../../sessions/keys.js";
 import { withMatrixRetry } from "../matrix-retry.js";
 import { RoomLevels } from "../room-levels.js";
 import { roomBindings } from "../room-policy.js";
+import { DeviceIdentity } from "./device-identity.js";
 import { DeviceOwner } from "./device-owner.js";
 import { EncryptedRooms } from "./encrypted-rooms.js";
 import { OutboundEncryption, type CryptoUnavailable } from "./outbound-encryption.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
+import { decodeRecoveryKey } from "./recovery-key.js";
 import { RoomAudience } from "./room-audience.js";
+import { AccountData, SecretStorage } from "./secret-storage.js";
 import { UndecryptedEvents } from "./undecrypted-events.js";
 
 /** The E2EE parts of one bot account, once its user and device are known. */
@@ -45,7 +49,9 @@ export class MatrixE2ee {
     private readonly keys: Keys = new Keys("rg"),
   ) {
     registerSecret(config.accessToken);
-    if (config.storeKey) registerSecret(config.storeKey);
+    registerSecret(config.storeKey);
+    registerSecret(config.password);
+    registerSecret(config.recoveryKey);
     this.api = new MatrixClient(config.homeserver, config.accessToken);
   }
 
@@ -103,6 +109,21 @@ export class MatrixE2ee {
             leaseMs: Math.round(config.deviceLeaseSeconds * 1000),
             call,
             log,
+            trust: config.trust,
+            identity: new DeviceIdentity({
+              userId,
+              deviceId,
+              call,
+              secrets: config.recoveryKey
+                ? new SecretStorage(
+                    new AccountData(call, userId),
+                    decodeRecoveryKey(config.recoveryKey),
+                    userId,
+                  )
+                : undefined,
+              auth: { userId, password: () => Promise.resolve(config.password) },
+              log,
+            }),
           })
         : undefined;
     const outbound = new OutboundEncryption({

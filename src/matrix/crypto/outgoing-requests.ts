@@ -1,4 +1,5 @@
 import {
+  KeysBackupRequest,
   KeysClaimRequest,
   KeysQueryRequest,
   KeysUploadRequest,
@@ -10,21 +11,23 @@ import { z } from "zod";
 
 /** A homeserver call: method, path under the homeserver, JSON body; resolves to the JSON answer. */
 export type HomeserverCall = (
-  method: "GET" | "POST" | "PUT",
+  method: "GET" | "POST" | "PUT" | "DELETE",
   path: string,
   body: unknown,
 ) => Promise<unknown>;
 
-/** Any request the crypto machine asks to be sent. */
-export type MachineRequest = Awaited<ReturnType<OlmMachine["outgoingRequests"]>>[number];
+/** Any request the crypto machine asks to be sent, or makes on demand. */
+export type MachineRequest =
+  Awaited<ReturnType<OlmMachine["outgoingRequests"]>>[number] | KeysBackupRequest | SignatureUploadRequest;
 
 const C = "/_matrix/client/v3";
 
 /**
  * Sends one of the machine's requests to the homeserver and reports the answer back
  * (`markRequestAsSent`), which is what lets the machine move on (keys uploaded,
- * devices learnt, sessions claimed, room keys delivered). Returns false for request
- * kinds this bot never asks for (in-room verification, key backup), which are left.
+ * devices learnt, sessions claimed, room keys delivered, backed up). Returns false for
+ * request kinds sent elsewhere (in-room verification messages go through the room's
+ * encryption), which are left.
  */
 export async function sendMachineRequest(
   machine: OlmMachine,
@@ -43,10 +46,14 @@ export async function sendMachineRequest(
     answer = await call("PUT", path, JSON.parse(request.body));
   } else if (request instanceof SignatureUploadRequest) {
     answer = await call("POST", `${C}/keys/signatures/upload`, JSON.parse(request.body));
+  } else if (request instanceof KeysBackupRequest) {
+    const path = `${C}/room_keys/keys?version=${encodeURIComponent(request.version)}`;
+    answer = await call("PUT", path, JSON.parse(request.body));
   } else {
     return false;
   }
-  await machine.markRequestAsSent(request.id ?? "", request.type, JSON.stringify(answer ?? {}));
+  // Requests the machine made on demand (a bootstrap's signatures) carry no id and are not tracked.
+  if (request.id) await machine.markRequestAsSent(request.id, request.type, JSON.stringify(answer ?? {}));
   return true;
 }
 

@@ -1,10 +1,10 @@
 import {
-  CollectStrategy,
   EncryptionAlgorithm,
   EncryptionSettings,
   HistoryVisibility,
 } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { z } from "zod";
+import { sharingStrategy, type TrustMode } from "./trust-policy.js";
 
 /** The only room algorithm the bot encrypts with (the spec's Megolm). */
 export const MEGOLM = "m.megolm.v1.aes-sha2";
@@ -53,14 +53,14 @@ const VISIBILITY: Record<string, HistoryVisibility> = {
 /**
  * The crypto machine's settings for the bot's outbound session in a room: Megolm, the
  * room's rotation (the room gives milliseconds, the machine takes microseconds), and
- * keys for every device of the recipients that is not blacklisted.
+ * keys for the recipients' devices that `trust` allows (trust-policy.ts).
  */
-export function encryptionSettings(room: RoomCryptoSettings): EncryptionSettings {
+export function encryptionSettings(room: RoomCryptoSettings, trust: TrustMode): EncryptionSettings {
   const settings = new EncryptionSettings();
   settings.algorithm = EncryptionAlgorithm.MegolmV1AesSha2;
   settings.rotationPeriod = BigInt(Math.round(room.rotationPeriodMs)) * 1000n;
   settings.rotationPeriodMessages = BigInt(room.rotationPeriodMessages);
   settings.historyVisibility = VISIBILITY[room.historyVisibility] ?? HistoryVisibility.Shared;
-  settings.sharingStrategy = CollectStrategy.allDevices();
+  settings.sharingStrategy = sharingStrategy(trust);
   return settings;
 }

@@ -22,12 +22,27 @@ export function wasmError(err: unknown): Error {
   return new Error(String(description ?? err), { cause: err });
 }
 
-/** Why the machine could not decrypt: the key is missing, known only from a later index, or anything else. */
-export function decryptionFailure(err: unknown): "missing-key" | "unknown-index" | "other" {
+/**
+ * Why the machine could not decrypt: the key is missing, known only from a later index,
+ * the sender's device is not one the trust mode accepts (unknown, not cross-signed, or
+ * its verified owner changed identity), or anything else.
+ */
+export function decryptionFailure(
+  err: unknown,
+): "missing-key" | "unknown-index" | "untrusted-device" | "other" {
   if (!(err instanceof MegolmDecryptionError)) return "other";
-  if (err.code === DecryptionErrorCode.MissingRoomKey) return "missing-key";
-  if (err.code === DecryptionErrorCode.UnknownMessageIndex) return "unknown-index";
-  return "other";
+  switch (err.code) {
+    case DecryptionErrorCode.MissingRoomKey:
+      return "missing-key";
+    case DecryptionErrorCode.UnknownMessageIndex:
+      return "unknown-index";
+    case DecryptionErrorCode.UnknownSenderDevice:
+    case DecryptionErrorCode.UnsignedSenderDevice:
+    case DecryptionErrorCode.SenderIdentityVerificationViolation:
+      return "untrusted-device";
+    default:
+      return "other";
+  }
 }
 
 /** The parts of a sync response the crypto machine needs. */

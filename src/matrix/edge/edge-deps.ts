@@ -3,7 +3,7 @@ import type { Addressed } from "../../core/event.js";
 import type { Logger } from "../../core/log.js";
 import type { FloodGate } from "../../edge/flood-gate.js";
 import type { OrderedReads } from "../../edge/ordered-reads.js";
-import type { PairingGate } from "../../edge/pairing-gate.js";
+import type { PairingGate } from "../../access/pairing-gate.js";
 import type { Classified } from "../classify-event.js";
 import type { RoomLevels } from "../room-levels.js";
 import type { EdgeNotices } from "../edge-notices.js";

@@ -12,6 +12,7 @@ import { mention } from "./mention.js";
 import { pairing } from "./pairing.js";
 import { room } from "./room.js";
 import { stranger } from "./stranger.js";
+import { untrustedSender, type UntrustedReason } from "./untrusted.js";
 
 /**
  * The Matrix edge, in order: each step handles the event (answers, refuses, queues or
@@ -42,6 +43,16 @@ export class MatrixIntake {
   /** Takes one room event: enqueued, answered on the spot, refused, or dropped. */
   async receive(roomId: string, event: RoomEvent, arrival: Arrival): Promise<void> {
     await runSteps(EDGE_STEPS, new MatrixEdgeContext(roomId, event, arrival, this.deps));
+  }
+
+  /** An event whose sender the trust mode refused (matrix.trust): an allowed person's room is told once. */
+  async untrusted(
+    roomId: string,
+    event: RoomEvent,
+    reason: UntrustedReason,
+    identity?: string,
+  ): Promise<void> {
+    await untrustedSender(this.deps, roomId, event, reason, identity);
   }
 
   /** Waits for the file reads in flight. */

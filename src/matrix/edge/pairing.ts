@@ -1,4 +1,4 @@
-import { pairingCodeIn } from "../../edge/pairing-gate.js";
+import { pairingCodeIn } from "../../access/pairing-gate.js";
 import { matrixRoom } from "../../core/room.js";
 import type { MatrixEdgeContext } from "./edge-context.js";
 

@@ -2,7 +2,7 @@ import type { Inbox } from "../../core/adapter.js";
 import type { Logger } from "../../core/log.js";
 import type { FloodGate } from "../../edge/flood-gate.js";
 import type { OrderedReads } from "../../edge/ordered-reads.js";
-import type { PairingGate } from "../../edge/pairing-gate.js";
+import type { PairingGate } from "../../access/pairing-gate.js";
 import type { StrangerGate } from "../../edge/stranger-gate.js";
 import type { Keys } from "../../sessions/keys.js";
 import type { ChatMigrations } from "../chat-migrations.js";

@@ -1,6 +1,6 @@
 import type { NextFunction } from "grammy";
 import { telegramRoom } from "../../core/room.js";
-import { groupBinding } from "../telegram-access.js";
+import { groupBinding } from "../../access/telegram.js";
 import type { EdgeContext } from "./edge-context.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { NextFunction } from "grammy";
-import { telegramDmBinding, telegramGroupBinding } from "../../core/bindings.js";
-import { pairingCodeIn } from "../../edge/pairing-gate.js";
+import { pairingCodeIn } from "../../access/pairing-gate.js";
+import { telegramBindingNames } from "../../access/telegram.js";
 import type { EdgeContext } from "./edge-context.js";
 
 /**
@@ -13,11 +13,7 @@ export async function pairing(ctx: EdgeContext, next: NextFunction): Promise<voi
   const code = text === undefined ? undefined : pairingCodeIn(text);
   const { pairing: gate, identity } = ctx.deps;
   if (code === undefined || !gate) return next();
-  const bot = identity.config;
-  const names = new Set([
-    telegramDmBinding(bot, identity.id),
-    ...bot.groups.map((g) => telegramGroupBinding(g, identity.id)),
-  ]);
+  const names = telegramBindingNames(identity.config);
   const { sender, room } = ctx.seen.edge;
   const reply = await gate.redeem(
     {

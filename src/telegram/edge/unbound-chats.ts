@@ -1,7 +1,7 @@
 import { telegramRoom } from "../../core/room.js";
 import { edgeTexts } from "../../edge/edge-texts.js";
 import { loggableError } from "../loggable-error.js";
-import { groupBinding } from "../telegram-access.js";
+import { groupBinding } from "../../access/telegram.js";
 import type { EdgeContext } from "./edge-context.js";
 
 /**

@@ -4,7 +4,7 @@ import type { Inbox } from "../../core/adapter.js";
 import type { Logger } from "../../core/log.js";
 import type { FloodGate } from "../../edge/flood-gate.js";
 import { OrderedReads } from "../../edge/ordered-reads.js";
-import type { PairingGate } from "../../edge/pairing-gate.js";
+import type { PairingGate } from "../../access/pairing-gate.js";
 import { StrangerGate } from "../../edge/stranger-gate.js";
 import type { Keys } from "../../sessions/keys.js";
 import type { RedisClient } from "../../sessions/redis-connection.js";
@@ -24,6 +24,7 @@ import { migration } from "./migration.js";
 import { pageTurn } from "./page-turn.js";
 import { pairing } from "./pairing.js";
 import { spentPress } from "./spent-press.js";
+import { stop } from "./stop.js";
 import { stranger } from "./stranger.js";
 import { topic } from "./topic.js";
 
@@ -35,6 +36,7 @@ import { topic } from "./topic.js";
  * nothing is downloaded, queued or stored for them.
  */
 const EDGE_STEPS = [
+  stop,
   membership,
   edit,
   spentPress,

@@ -1,8 +1,8 @@
-import type { Config } from "./config.js";
-import type { ApprovalsConfig } from "./config/roles.js";
-import type { Origin } from "./origin.js";
-import { matrixRoom, shellRoom, telegramRoom, type Platform } from "./room.js";
-import { botIdPart } from "./telegram-token.js";
+import type { Config, MatrixConfig } from "../core/config.js";
+import type { ApprovalsConfig } from "../core/config/roles.js";
+import type { Origin } from "../core/origin.js";
+import { matrixRoom, shellRoom, telegramRoom, type Platform } from "../core/room.js";
+import { botIdPart } from "../core/telegram-token.js";
 
 /** How a binding's destructive calls are approved, with the defaults filled in. */
 export interface ApprovalRule {
@@ -14,10 +14,12 @@ export interface ApprovalRule {
 }
 
 /**
- * One binding as the engine, the edge and the CLI see it, whatever the platform: its
- * name, who may ask (`users`, as sender ids: `tg:901`, `@alice:example.org`,
- * `shell:alice`; `anyone` for a terminal room without a binding), who may call tools
- * directly and who may approve (undefined: the default), and what the trail keeps.
+ * One binding as the edges, the engine, the worker's re-check and the CLI see it,
+ * whatever the platform: its name, who may ask (`users`, as sender ids: `tg:901`,
+ * `@alice:example.org`, `shell:alice`; `anyone` for a terminal room without a binding),
+ * who may call tools directly and who may approve (undefined: the default), who may
+ * press buttons without being a user, who may bring the bot in, and what the trail keeps.
+ * What each may do is decided from it in rules.ts.
  */
 export interface Binding {
   name: string;
@@ -33,6 +35,16 @@ export interface Binding {
   botId?: number;
   /** The room key of a binding that is one room (a group, a Matrix room, a terminal room). */
   room?: string;
+  /**
+   * Who may press buttons here without being users: the approvers whose approvals are
+   * asked here (a Telegram group's approvers; in a bot's direct chats, the approvers of
+   * its groups that ask in direct chats).
+   */
+  pressers?: ReadonlySet<string>;
+  /** Users at or above this power level may ask too (Matrix). */
+  powerLevel?: number;
+  /** Who may invite the bot into the room (Matrix: `matrix.inviters`, else the room's users). */
+  inviters?: ReadonlySet<string>;
 }
 
 interface RoleKeys<U> {
@@ -90,36 +102,9 @@ export function allBindings(config: Config): Binding[] {
   for (const bot of config.telegram?.bots ?? []) {
     const botId = botIdPart(bot.token);
     if (botId === undefined) continue;
-    out.push({
-      name: telegramDmBinding(bot, botId),
-      platform: "telegram",
-      group: false,
-      users: new Set(bot.users.map(tgId)),
-      botId,
-      ...roles(bot, tgId),
-    });
-    for (const g of bot.groups) {
-      out.push({
-        name: telegramGroupBinding(g, botId),
-        platform: "telegram",
-        group: true,
-        users: new Set(g.users.map(tgId)),
-        botId,
-        room: telegramRoom(botId, g.chat),
-        ...roles(g, tgId),
-      });
-    }
+    out.push(...telegramBindings(bot, botId));
   }
-  for (const r of config.matrix?.rooms ?? []) {
-    out.push({
-      name: matrixBinding(r),
-      platform: "matrix",
-      group: true,
-      users: new Set(r.users),
-      room: matrixRoom(r.room),
-      ...roles(r, same),
-    });
-  }
+  if (config.matrix) out.push(...matrixBindings(config.matrix));
   for (const r of config.shell.rooms) {
     out.push({
       name: r.name ?? `shell:${r.room}`,
@@ -131,6 +116,48 @@ export function allBindings(config: Config): Binding[] {
     });
   }
   return out;
+}
+
+/** A Telegram bot's bindings: its direct chats first, then each of its groups. */
+export function telegramBindings(bot: TelegramBot, botId: number): Binding[] {
+  // Approvers of groups that ask in direct chats press their approvals in the bot's direct chats.
+  const dmPressers = bot.groups.flatMap((g) => (g.approvals?.where === "dm" ? (g.approvers ?? []) : []));
+  return [
+    {
+      name: telegramDmBinding(bot, botId),
+      platform: "telegram",
+      group: false,
+      users: new Set(bot.users.map(tgId)),
+      botId,
+      pressers: new Set(dmPressers.map(tgId)),
+      ...roles(bot, tgId),
+    },
+    ...bot.groups.map((g): Binding => ({
+      name: telegramGroupBinding(g, botId),
+      platform: "telegram",
+      group: true,
+      users: new Set(g.users.map(tgId)),
+      botId,
+      room: telegramRoom(botId, g.chat),
+      pressers: new Set((g.approvers ?? []).map(tgId)),
+      ...roles(g, tgId),
+    })),
+  ];
+}
+
+/** The bindings of the configured Matrix rooms, in their order. */
+export function matrixBindings(matrix: Pick<MatrixConfig, "rooms" | "inviters">): Binding[] {
+  return matrix.rooms.map((r) => ({
+    name: matrixBinding(r),
+    platform: "matrix",
+    group: true,
+    users: new Set(r.users),
+    room: matrixRoom(r.room),
+    ...(r.powerLevel === undefined ? {} : { powerLevel: r.powerLevel }),
+    // Whoever may talk in a room may bring the bot into it, unless matrix.inviters says who may.
+    inviters: new Set(matrix.inviters.length > 0 ? matrix.inviters : r.users),
+    ...roles(r, same),
+  }));
 }
 
 /** The operator's own terminal room (no `shell.rooms` entry): anyone at the terminal, approving their own calls. */

@@ -3,8 +3,8 @@ import type { AuditLog } from "../sessions/audit-log.js";
 import type { Keys } from "../sessions/keys.js";
 import type { PairedUsers } from "../sessions/paired-users.js";
 import type { PairingCodes } from "../sessions/pairing-codes.js";
-import { edgeTexts } from "./edge-texts.js";
-import { StrangerGate } from "./stranger-gate.js";
+import { edgeTexts } from "../edge/edge-texts.js";
+import { StrangerGate } from "../edge/stranger-gate.js";
 
 /** A `/pair` message: the words after the command (a bot mention allowed), or undefined for any other text. */
 export function pairingCodeIn(text: string): string | undefined {
