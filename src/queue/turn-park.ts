@@ -11,7 +11,9 @@ import type { TurnInput, TurnResult, TurnRunnerSettings } from "./turn-runner.js
  * Gives a turn that cannot go on now back to the scheduler: parked until it may
  * resume (a send window, a 429's retry_after, a retry backoff after a failure), or
  * to the dead letters (a refusal no retry can fix, a deadline missed), with the
- * turn's buffered writes. A lost lease writes nothing: another worker has the room.
+ * turn's buffered writes. A lease Redis says is another worker's writes nothing; one
+ * only unconfirmed (renewals not taken for a lease: a failover) hands the room back with
+ * what was sent recorded, fenced, so a worker taking over does not send it again.
  */
 export async function parkTurn(
   settings: Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">,
@@ -22,14 +24,21 @@ export async function parkTurn(
   err: unknown,
   log: Logger,
 ): Promise<TurnResult> {
-  if (err instanceof LeaseLostError || held.lost) {
+  const unconfirmed = err instanceof LeaseLostError || held.lost;
+  if (unconfirmed && held.taken) {
     log.warn("room lease lost mid-turn; stopped before any further side effect");
     return {};
   }
   const attempts = Number(recordOf(input.record, event.eventId).attempts ?? "0");
   let kind: "wait" | "fail" | "final";
   let delay: number;
-  if (err instanceof SendDeferredError) {
+  if (unconfirmed) {
+    log.warn(
+      "room lease unconfirmed mid-turn; nothing more is sent, what was sent is recorded and the room handed back",
+    );
+    kind = "wait";
+    delay = 0;
+  } else if (err instanceof SendDeferredError) {
     kind = "wait";
     delay = err.waitMs;
     deferralsTotal.inc({

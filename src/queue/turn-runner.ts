@@ -133,7 +133,8 @@ export class TurnRunner {
         held,
         draining ? undefined : pause,
       );
-      if (held.lost) throw new LeaseLostError(held.room);
+      // Everything is sent: the finish records it, fenced, even while the lease is unconfirmed.
+      if (held.taken) throw new LeaseLostError(held.room);
       if (quarantine) return await this.setAside(held, input, event, gate, quarantine, log);
       turnsTotal.inc({
         platform: event.platform,
@@ -285,7 +286,7 @@ export class TurnRunner {
     commit = "",
   ): Promise<TurnResult> {
     const { settings, historyWanted } = this.deps;
-    if (held.lost) return {};
+    if (held.taken) return {};
     const wantHistory = event ? await historyWanted(event.namespace, true) : false;
     const reply = await held.finish({
       writes: { commit, sent: "" },

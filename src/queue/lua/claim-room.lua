@@ -36,7 +36,7 @@ if not head then
   redis.call("DEL", KEYS[3])
   return { "gone" }
 end
-redis.call("SET", KEYS[3], token, "PX", lease_ms)
+keep_lease(KEYS[3], token, lease_ms)
 redis.call("ZREM", KEYS[1], room)
 redis.call("ZADD", KEYS[2], now + lease_ms, room)
 if redis.call("HEXISTS", KEYS[6], "outcome") == 0 then

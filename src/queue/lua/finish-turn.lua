@@ -48,7 +48,7 @@ if not head or ARGV[10] == "1" then
   return { "released", release(KEYS[1], KEYS[2], KEYS[3], inbox, room, now, false) }
 end
 local lease_ms = tonumber(ARGV[9])
-redis.call("SET", KEYS[1], token, "PX", lease_ms)
+keep_lease(KEYS[1], token, lease_ms)
 redis.call("ZADD", KEYS[2], now + lease_ms, room)
 if not again then
   -- The next turn has no outcome yet: it is being computed from now on (see claim-room.lua).

@@ -14,7 +14,7 @@ local out = {}
 for i = 2, #KEYS do
   local room, token = ARGV[2 * i - 2], ARGV[2 * i - 1]
   if holds(KEYS[i], KEYS[1], room, token, now) then
-    redis.call("PEXPIRE", KEYS[i], lease_ms)
+    keep_lease(KEYS[i], token, lease_ms)
     redis.call("ZADD", KEYS[1], now + lease_ms, room)
     out[#out + 1] = 1
   else
