@@ -23,6 +23,8 @@ export interface QueuedEvents {
  */
 export interface TurnChannel {
   progress(update: ProgressUpdate): Promise<void>;
+  /** The ref a Stop of this turn's progress carries (see PlatformSender.progressRef), if it can be stopped. */
+  readonly progressRef?: string;
   /** Sends a reply now; resolves to the platform refs of its messages. */
   send(reply: Reply): Promise<string[]>;
   /**
