@@ -184,7 +184,7 @@ program
 program
   .command("check")
   .description(
-    "Check namespace servers: MCP basics, then the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
+    "Check namespace servers: the MCP revision each speaks, then on each revision MCP basics and the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
   )
   .option("-c, --config <file>", CONFIG_HELP)
   .option("-n, --namespace <name>", "only this namespace")
