@@ -3,7 +3,7 @@ import type { RedisClient } from "../../sessions/redis-connection.js";
 import type { Logger } from "../../core/log.js";
 import { matrixDeviceOwned } from "../../ops/metrics.js";
 import type { Keys } from "../../sessions/keys.js";
-import { CryptoDevice } from "./crypto-device.js";
+import { CryptoDevice, type PinApprovals } from "./crypto-device.js";
 import { CryptoStore } from "./crypto-store.js";
 import type { DeviceIdentity } from "./device-identity.js";
 import { DeviceLease } from "./device-lease.js";
@@ -34,6 +34,8 @@ export interface DeviceOwnerOptions {
   trust?: TrustMode;
   /** Cross-signs each device this process opens and keeps its room keys backed up. */
   identity?: DeviceIdentity;
+  /** Changed identities the operator approved. */
+  approvals?: PinApprovals;
 }
 
 /** How long a process that could not open the device waits before trying again. */
@@ -126,6 +128,7 @@ export class DeviceOwner {
       call,
       log,
       ...(this.options.trust ? { trust: this.options.trust } : {}),
+      ...(this.options.approvals ? { approvals: this.options.approvals } : {}),
     });
     try {
       await this.options.identity?.attach(device);

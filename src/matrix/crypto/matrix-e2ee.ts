@@ -9,6 +9,7 @@ import { roomBindings } from "../room-policy.js";
 import { DeviceIdentity } from "./device-identity.js";
 import { DeviceOwner } from "./device-owner.js";
 import { EncryptedRooms } from "./encrypted-rooms.js";
+import { IdentityApprovals } from "./identity-approvals.js";
 import { OutboundEncryption, type CryptoUnavailable } from "./outbound-encryption.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
 import { decodeRecoveryKey } from "./recovery-key.js";
@@ -109,6 +110,7 @@ export class MatrixE2ee {
             call,
             log,
             trust: config.trust,
+            approvals: new IdentityApprovals(redis, keys.matrixOperator(userId, "trust")),
             identity: new DeviceIdentity({
               userId,
               deviceId,
