@@ -4,7 +4,10 @@ import {
   OlmMachine,
   RoomId,
   RoomMessageRequest,
+  ShieldStateCode,
+  TrustRequirement,
   UserId,
+  type DecryptedRoomEvent,
   type RequestType,
 } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { randomUUID } from "node:crypto";
@@ -232,7 +235,7 @@ export class CryptoDevice {
    */
   async decrypt(
     roomId: string,
-    event: { event_id: string; sender: string; content: Record<string, unknown> },
+    event: { event_id: string; sender: string; origin_server_ts?: number; content: Record<string, unknown> },
   ): Promise<DecryptedEvent> {
     return this.exclusive(async () => {
       const trust = this.options.trust ?? "cross-signed";
@@ -256,13 +259,44 @@ export class CryptoDevice {
           return attempt();
         });
       } catch (err) {
-        throw refuse(decryptionFailure(err), err);
+        decrypted = await this.recovered(roomId, event, err);
+        if (!decrypted) throw refuse(decryptionFailure(err), err);
       }
       const changed = trust === "all" ? undefined : await this.unapprovedChange(event.sender);
       if (changed) throw refuse("identity-changed", new Error(`${event.sender} has a new identity`), changed);
       const clear = ClearEventSchema.parse(JSON.parse(decrypted.event));
       return { type: clear.type, content: clear.content, senderDevice: decrypted.senderDevice?.toString() };
     });
+  }
+
+  /**
+   * An event the trust mode refused only because its room key came from the key backup
+   * (its authenticity cannot be checked, as Element's grey shield says), sent before this
+   * device existed: history a new device recovers after a lost store, read once. Anything
+   * sent since must come with a room key its sender's device shared with this device.
+   */
+  private async recovered(
+    roomId: string,
+    event: { event_id: string; origin_server_ts?: number },
+    err: unknown,
+  ): Promise<DecryptedRoomEvent | undefined> {
+    if (decryptionFailure(err) !== "untrusted-device") return undefined;
+    const sent = event.origin_server_ts ?? Number.POSITIVE_INFINITY;
+    if (sent >= this.machine.deviceCreationTimeMs) return undefined;
+    const decrypted = await this.machine
+      .decryptRoomEvent(
+        JSON.stringify(event),
+        new RoomId(roomId),
+        new DecryptionSettings(TrustRequirement.Untrusted),
+      )
+      .catch(() => undefined);
+    const shield = decrypted?.shieldState(false);
+    if (shield?.code !== ShieldStateCode.AuthenticityNotGuaranteed) return undefined;
+    this.options.log.info(
+      { roomId, eventId: event.event_id },
+      "matrix: read an event from before this device with a room key from the key backup",
+    );
+    return decrypted;
   }
 
   /**

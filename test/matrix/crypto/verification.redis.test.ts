@@ -1,4 +1,4 @@
-import type { Sas} from "@matrix-org/matrix-sdk-crypto-wasm";
+import type { Sas } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { DeviceId, UserId, VerificationMethod } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runMatrixVerify } from "../../../src/cli/matrix/run-matrix-verify.js";
