@@ -110,6 +110,7 @@ export const ParkReplySchema = z.union([
       attempts,
       leftPending,
     })),
+  z.tuple([z.literal("over"), flag]).transform(([, leftPending]) => ({ kind: "over" as const, leftPending })),
 ]);
 export type ParkReply = z.infer<typeof ParkReplySchema>;
 

@@ -1,3 +1,4 @@
+import "../crypto-binding.js";
 import type { RedisClient } from "../../sessions/redis-connection.js";
 import { MatrixClient } from "matrix-bot-sdk";
 import type { MatrixConfig } from "../../core/config.js";

@@ -27,12 +27,20 @@
 
   Returns {"lost"} when the lease is not the caller's, {"parked", ms waited so far,
   attempts} when parked, {"dead", ms waited so far, attempts, 1 when the room was
-  left pending for its next event else 0} when dead-lettered.
+  left pending for its next event else 0} when dead-lettered, {"over", 1 when the
+  room was left pending else 0} when the head is no longer ARGV[6] (nothing written).
 ]]
 local now = now_ms()
 local room, token = ARGV[1], ARGV[2]
 local lease, running, pending, turn, inbox = KEYS[1], KEYS[2], KEYS[3], KEYS[7], KEYS[8]
 if not holds(lease, running, room, token, now) then return { "lost" } end
+-- The head is no longer the parked turn's event: a finish of it was applied and its
+-- answer lost (a failover). The turn is over; its buffered writes (its sent parts, its
+-- attempt) must not land on the next turn's record, where a sent part would make the
+-- next turn's answer look sent. The room is handed back, due now.
+if redis.call("LINDEX", inbox, 0) ~= ARGV[6] then
+  return { "over", release(lease, running, pending, inbox, room, now, false) }
+end
 apply_writes({ session = KEYS[4], history = KEYS[5], offers = KEYS[6], turn = turn }, ARGV[3], ARGV[4])
 -- A clean park: the computation (if any) ended here, not in a dead process.
 redis.call("HDEL", turn, "computing")
