@@ -16,6 +16,7 @@ import { runDeadLetters } from "./run-dead-letters.js";
 import { runAuditExport, runPair, runUsersList, runUsersRemove } from "./run-permissions.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
+import { registerMatrixCommands } from "./matrix/matrix-commands.js";
 
 interface CheckOptions {
   config?: string;
@@ -151,6 +152,8 @@ program
   .action(async (opts: { config?: string; since: string }) => {
     process.exitCode = await runAuditExport({ config: configFrom(opts), since: opts.since });
   });
+
+registerMatrixCommands(program);
 
 program
   .command("demo")
