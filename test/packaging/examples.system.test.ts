@@ -130,7 +130,9 @@ describe("deployment files", () => {
     expect(docker).toMatch(/npm prune --omit=dev/);
     expect(docker).toMatch(/^USER node$/m);
     // The health check asks /healthz on the port the configuration names, not a fixed one.
-    expect(docker).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "dist\/cli\/main\.js", "health", "-c", "\/etc\/roomgate\/roomgate\.yaml"\]$/m);
+    expect(docker).toMatch(
+      /^HEALTHCHECK .*\n\s+CMD \["node", "dist\/cli\/main\.js", "health", "-c", "\/etc\/roomgate\/roomgate\.yaml"\]$/m,
+    );
     expect(docker).toMatch(/^ENTRYPOINT \["node", "dist\/cli\/main\.js"\]$/m);
     // Every file the build context copies exists.
     for (const [, from] of docker.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {

@@ -72,6 +72,8 @@ describe("an interactive terminal room", () => {
     expect(before.slice(before.lastIndexOf("half a thou"))).toContain(CLEAR_LINE);
     // And the prompt comes back below it with what was typed, ready to go on.
     await waitFor(
+      // The cursor move after the prompt is ESC [ n G; the regex spells ESC as \x1b on purpose.
+      // eslint-disable-next-line no-control-regex
       () => /feed> (\u001b\[\d+G)?half a thou/.test(printed.slice(answerAt)),
       5_000,
       "the prompt redrawn",
