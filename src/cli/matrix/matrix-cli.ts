@@ -1,3 +1,4 @@
+import "../../matrix/crypto-binding.js";
 import { MatrixClient } from "matrix-bot-sdk";
 import type { Config, MatrixConfig } from "../../core/config.js";
 import { ConfigError } from "../../core/errors.js";
