@@ -1,6 +1,6 @@
 import type { Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
-import { RoomgateError } from "./core/errors.js";
+import { failureReason, StartError, type PartFailure } from "./core/start-failure.js";
 import type { Logger } from "./core/log.js";
 import type { RoomSignals } from "./control/room-signals.js";
 import type { PartList, RuntimePart } from "./core/part.js";
@@ -216,7 +216,8 @@ export function approvalSweepPart(audit: AuditLog, log: Logger): RuntimePart {
  * start fail.
  */
 export function receiverParts(all: Receiver[], log: Logger): RuntimePart[] {
-  let failed = 0;
+  // Every receiver that failed, so that a start where all fail names each of them.
+  const failures: PartFailure[] = [];
   return all.map((receiver, i) => {
     const name = receiver.name ?? `receiver ${i + 1} (${receiver.constructor.name})`;
     let running = false;
@@ -227,11 +228,13 @@ export function receiverParts(all: Receiver[], log: Logger): RuntimePart[] {
           await receiver.start();
           running = true;
         } catch (err) {
-          failed += 1;
-          const reason = err instanceof RoomgateError ? err.userText : String(err);
-          log.error({ err, receiver: name }, "a receiver could not start; the others run");
+          const reason = failureReason(err);
+          failures.push({ part: name, reason });
+          // The reason, not a stack: what failed is the configuration or the network.
+          log.error({ receiver: name, reason }, "a receiver could not start; the others run");
+          log.debug({ err, receiver: name }, "the receiver's error");
           healthStatus.degrade(name, reason);
-          if (failed === all.length) throw err;
+          if (failures.length === all.length) throw new StartError(failures, { cause: err });
         }
       },
       async stop() {

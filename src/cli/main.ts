@@ -8,11 +8,14 @@ import { demoConfig } from "./demo-config.js";
 import { packageVersion } from "./paths.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
+import { runDoctor } from "./run-doctor.js";
+import { runInit, type InitOptions } from "./run-init.js";
 import { runConfigCheck } from "./run-config-check.js";
 import { runDeadLetters } from "./run-dead-letters.js";
 import { runAuditExport, runPair, runUsersList, runUsersRemove } from "./run-permissions.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
+import { registerMatrixCommands } from "./matrix/matrix-commands.js";
 
 interface CheckOptions {
   config?: string;
@@ -40,17 +43,43 @@ const program = new Command()
 const CONFIG_HELP =
   "YAML configuration (default: ./roomgate.yaml, $XDG_CONFIG_HOME/roomgate/, /etc/roomgate/)";
 
+/** The environment file loaded before the command ran, if any (the doctor checks its mode). */
+let envFile: string | undefined;
+
 // Before any command runs: the environment file, so the configuration's ${VAR}s see it.
 program.hook("preAction", (_program, action) => {
   const takesConfig = action.options.some((o) => o.long === "--config");
   const given = action.opts<{ config?: string }>().config;
-  loadEnvFile(program.opts<{ envFile?: string }>().envFile, takesConfig ? findConfigFile(given) : undefined);
+  envFile = loadEnvFile(
+    program.opts<{ envFile?: string }>().envFile,
+    takesConfig ? findConfigFile(given) : undefined,
+  );
 });
 
 /** The configuration a command runs with: `-c`, or the first default file found. */
 function configFrom(opts: { config?: string }): Config {
   return loadConfig(resolveConfigFile(opts.config));
 }
+
+program
+  .command("init")
+  .description(
+    "Write a minimal configuration and a commented .env beside it, asking what is not given; then say what to run next",
+  )
+  .option("-c, --config <file>", "where to write the configuration", "roomgate.yaml")
+  .option("--platform <name>", "telegram or matrix")
+  .option("--token-env <name>", "the environment variable holding the token")
+  .option("--namespace <name>", "the first namespace (feed, runs, kg, sym: the bundled demo)")
+  .option("--command <line>", "its MCP server as a command line")
+  .option("--url <url>", "its MCP server as a Streamable HTTP URL")
+  .option("--users <ids>", "who may talk, comma-separated (Telegram: numeric ids; empty: pair later)")
+  .option("--homeserver <url>", "Matrix: the homeserver")
+  .option("--room <id>", "Matrix: the room id")
+  .option("-y, --yes", "ask nothing: defaults for what is not given")
+  .option("--force", "replace existing files")
+  .action(async (opts: InitOptions) => {
+    process.exitCode = await runInit(opts);
+  });
 
 program
   .command("start")
@@ -123,6 +152,8 @@ program
     process.exitCode = await runAuditExport({ config: configFrom(opts), since: opts.since });
   });
 
+registerMatrixCommands(program);
+
 program
   .command("demo")
   .description("Everything embedded: private Redis, the demo namespaces, a worker and a terminal room")
@@ -155,7 +186,7 @@ program
 program
   .command("check")
   .description(
-    "Check namespace servers: MCP basics, then the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
+    "Check namespace servers: the MCP revision each speaks, then on each revision MCP basics and the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
   )
   .option("-c, --config <file>", CONFIG_HELP)
   .option("-n, --namespace <name>", "only this namespace")
@@ -192,8 +223,20 @@ program
   .command("check")
   .description("Validate a configuration file completely, starting nothing; exit code 1 on errors")
   .option("-c, --config <file>", CONFIG_HELP)
-  .action((opts: { config?: string }) => {
-    process.exitCode = runConfigCheck(resolveConfigFile(opts.config));
+  .option("--online", "also try what needs the network and the servers, as `roomgate doctor` does")
+  .action(async (opts: { config?: string; online?: boolean }) => {
+    const file = resolveConfigFile(opts.config);
+    process.exitCode = opts.online ? await runDoctor({ file, envFile }) : runConfigCheck(file);
+  });
+
+program
+  .command("doctor")
+  .description(
+    "Check everything start needs, trying it: the configuration, ports, namespaces (started and graded), Telegram and Matrix tokens, Redis; one line per finding with its fix, exit 1 on any problem",
+  )
+  .option("-c, --config <file>", CONFIG_HELP)
+  .action(async (opts: { config?: string }) => {
+    process.exitCode = await runDoctor({ file: resolveConfigFile(opts.config), envFile });
   });
 
 program

@@ -39,7 +39,9 @@ export function liveChannel(
   log: Logger,
 ): TurnChannel {
   let sent = 0;
+  const progressRef = sender.progressRef?.(event);
   return {
+    ...(progressRef === undefined ? {} : { progressRef }),
     progress: async (update) => {
       try {
         await sender.progress?.(event, update);

@@ -82,6 +82,11 @@ export interface PlatformSender {
    */
   progress?(event: InboundEvent, update: ProgressUpdate): Promise<void>;
   /**
+   * The ref a person's Stop of this turn's progress carries (a `stop` event's
+   * `progress`), where the platform shows one; undefined where none can be stopped.
+   */
+  progressRef?(event: InboundEvent): string | undefined;
+  /**
    * Fetches a file the adapter left on the platform (`file.ref`), reading no more than
    * `limits.maxBytes` within `limits.timeoutMs`. Optional: without it such files cannot
    * reach a tool. Throws FileFetchError with a line for the person.

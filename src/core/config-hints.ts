@@ -24,9 +24,16 @@ function botBinding(raw: unknown, index: number): string {
  * key first and alone (its value, an unset `${VAR}` included, does not matter, and
  * the key it was meant to be is not reported missing as well); "required" instead of
  * zod's "received undefined"; and for a Telegram user that is not a number, how to
- * find one's id. `envIssues` are the unset variables, `zodIssues` the schema's.
+ * find one's id; a value an empty variable left wrong names the variable.
+ * `envIssues` are the unset variables, `zodIssues` the schema's, `empty` the values
+ * that are one reference to an empty variable.
  */
-export function fieldIssues(envIssues: ConfigIssue[], zodIssues: ConfigIssue[], raw: unknown): ConfigIssue[] {
+export function fieldIssues(
+  envIssues: ConfigIssue[],
+  zodIssues: ConfigIssue[],
+  raw: unknown,
+  empty: ReadonlyMap<string, string> = new Map(),
+): ConfigIssue[] {
   const unknown = zodIssues.filter((i) => i.unknownKey);
   const unknownPaths = new Set(unknown.map((i) => i.path));
   const meant = new Set(
@@ -38,7 +45,13 @@ export function fieldIssues(envIssues: ConfigIssue[], zodIssues: ConfigIssue[], 
   const fields = zodIssues
     .filter((i) => i.unknownKey || !unset.has(i.path))
     .filter((i) => !(meant.has(i.path) && MISSING.test(i.message)))
-    .map((i) => ({ ...i, message: reworded(i, raw) }));
+    .map((i) => {
+      // A value its variable left empty (`TOKEN=` in a .env) is wrong because of the variable.
+      const variable = empty.get(i.path);
+      return variable
+        ? { ...i, message: `environment variable ${variable} is empty (set it, e.g. in .env)` }
+        : { ...i, message: reworded(i, raw) };
+    });
   return [...env, ...fields];
 }
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { LineCounter, parseDocument } from "yaml";
 import { checkAcrossFields } from "./config-checks.js";
 import { checkProactive } from "./config-proactive-checks.js";
-import { expandEnv } from "./config-env.js";
+import { expandEnv, type EnvUse } from "./config-env.js";
 import { secretStrengthIssues, secretsOf } from "./config-secrets.js";
 import { registerSecret } from "./log.js";
 import { fromZodIssues, issueLine, type ConfigIssue } from "./config-issues.js";
@@ -85,16 +85,16 @@ export function checkConfigText(text: string, env: NodeJS.ProcessEnv = process.e
   }
   const raw: unknown = doc.toJS() ?? {};
   const errors: ConfigIssue[] = [];
-  const fromEnv = new Set<string>();
-  const expanded = expandEnv(raw, env, errors, [], fromEnv);
+  const use: EnvUse = { fromEnv: new Set(), empty: new Map() };
+  const expanded = expandEnv(raw, env, errors, [], use);
   // Known as secrets before anything is checked, so no message below can show one.
-  for (const secret of secretsOf(expanded, fromEnv)) registerSecret(secret);
+  for (const secret of secretsOf(expanded, use.fromEnv)) registerSecret(secret);
   const result = ConfigSchema.safeParse(expanded);
   if (!result.success) {
     errors.splice(
       0,
       errors.length,
-      ...fieldIssues(errors, fromZodIssues(ConfigSchema, result.error.issues), expanded),
+      ...fieldIssues(errors, fromZodIssues(ConfigSchema, result.error.issues), expanded, use.empty),
     );
   }
   const across = checkAcrossFields(expanded);

@@ -144,6 +144,11 @@ export const InboundEventSchema = z.preprocess(
         number: z.number().int().positive(),
       }),
       z.object({ ...base, kind: z.literal("file"), file: InboundFileSchema }),
+      /**
+       * The person stopped the progress a running turn shows (Telegram's Stop on a draft):
+       * `progress` is the platform's ref of what was stopped, so only the turn showing it stops.
+       */
+      z.object({ ...base, kind: z.literal("stop"), progress: z.string().min(1) }),
       /** A call held in another room, to be approved here (an approver's direct chat). */
       z.object({ ...base, kind: z.literal("approval"), approval: RelayedApprovalSchema }),
       /**

@@ -1,4 +1,5 @@
 import type { Logger } from "./log.js";
+import { StartError } from "./start-failure.js";
 
 /**
  * One part a roomgate process runs (the Telegram poller, the Matrix sync, the
@@ -33,7 +34,12 @@ export class PartList {
   /** Starts `part` after the ones before it; one that fails to start is stopped with the rest (its stop copes). */
   async start(part: RuntimePart): Promise<void> {
     this.started.push(part);
-    await part.start();
+    try {
+      await part.start();
+    } catch (err) {
+      // Named by its part, in one line (no stack): a port taken, a name not found.
+      throw StartError.of(part.name, err);
+    }
   }
 
   /** Stops every started part, the last started first; a part that fails to stop does not hold up the rest. */

@@ -37,6 +37,17 @@ export const ReplySchema = z.object({
   offerId: z.string().optional(),
   /** Files sent after the text (images as photos, other content as documents). */
   attachments: z.array(AttachmentSchema).optional(),
+  /**
+   * Asked of one member (their pending argument, approval, question): a platform that can
+   * shows the reply to them alone, and the room `note` instead; elsewhere, or when that
+   * fails, the room sees the reply as it always did.
+   */
+  personal: z
+    .object({
+      to: z.object({ id: z.string().min(1), name: z.string().optional() }),
+      note: z.string().optional(),
+    })
+    .optional(),
 });
 export type Reply = z.infer<typeof ReplySchema>;
 

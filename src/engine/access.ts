@@ -4,6 +4,8 @@ import * as rules from "../access/rules.js";
 import type { InboundEvent } from "../core/event.js";
 import type { AuditEntry } from "../sessions/audit-log.js";
 import type { AskedOf } from "../sessions/session.js";
+import type { Reply } from "../core/reply.js";
+import type { Change } from "./changes.js";
 
 /**
  * Who may do what in a turn's room, as the bindings say now (DESIGN §9): the binding,
@@ -83,4 +85,24 @@ export function mayGovern(access: TurnAccess, senderId: string): boolean {
 /** Whether a sender has a command's role in the turn's room. */
 export function hasRole(access: TurnAccess, role: rules.CommandRole, senderId: string): boolean {
   return !access.binding || rules.hasRole(access.binding, role, senderId, { paired: access.paired });
+}
+
+/**
+ * What is asked of one member goes to them alone in a room of several people, where the
+ * platform can (DESIGN §9): the change that marks the turn's reply so, with the line the
+ * room sees instead; nothing in a direct chat or for a turn no person started.
+ */
+export function toThemAlone(access: TurnAccess, person: AskedOf | undefined, note?: string): Change[] {
+  const alone = aloneFor(access, person, note);
+  return alone ? [{ type: "personal", ...alone }] : [];
+}
+
+/** A reply's `personal` mark for one member in a room of several people (see toThemAlone). */
+export function aloneFor(
+  access: TurnAccess,
+  person: AskedOf | undefined,
+  note?: string,
+): Reply["personal"] | undefined {
+  if (!person || !access.binding?.group) return undefined;
+  return { to: person, ...(note === undefined ? {} : { note }) };
 }

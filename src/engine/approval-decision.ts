@@ -1,5 +1,5 @@
 import type { Offer, OfferOption } from "../sessions/session.js";
-import { isApprover, isUser, nameOf, personOf } from "./access.js";
+import { isApprover, isUser, nameOf, personOf, toThemAlone } from "./access.js";
 import { APPROVE, approvalEntry, mayApprove, usedUp } from "./approvals.js";
 import { say, toast, type Change } from "./changes.js";
 import { andThen } from "./composer.js";
@@ -24,7 +24,9 @@ export async function decideApproval(ctx: TurnContext, held: Offer, option: Offe
   const requester = approval.requester;
   const eligible = mayApprove(ctx, approval, who.id);
   const mayDeny = eligible || requester?.id === who.id;
-  const refuse = (line: string): Change[] => (ctx.event.kind === "message" ? [say(line)] : [toast(line)]);
+  // A typed answer that does not count is told to its sender alone, a press in its toast.
+  const refuse = (line: string): Change[] =>
+    ctx.event.kind === "message" ? [say(line), ...toThemAlone(ctx.access, who)] : [toast(line)];
   if (option.option !== APPROVE) {
     if (!mayDeny) return refuse(deniedLine(approval.by, requester ? nameOf(requester) : undefined));
     await ctx.access.closed(held.id);

@@ -4,7 +4,7 @@ import type { ToolInfo } from "../namespace/tool-info.js";
 import { isDestructive } from "../namespace/tool-info.js";
 import { argumentsHash, callArguments, type AuditEntry } from "../sessions/audit-log.js";
 import type { Approval, Offer, OfferOption } from "../sessions/session.js";
-import { askedOfSender, isUser, nameOf, personOf } from "./access.js";
+import { askedOfSender, isUser, nameOf, personOf, toThemAlone } from "./access.js";
 import { offer, quietOffer, say, show, type Change } from "./changes.js";
 import { namespaceTexts } from "./namespace-texts.js";
 import { newOffer } from "./offers.js";
@@ -113,7 +113,11 @@ export async function askApproval(
     ),
     show([{ type: "code", text: JSON.stringify(args, null, 2) }]),
   ];
-  if (rule.by === "requester") return [...ask, say(namespaceTexts.approvalHow), offer(held)];
+  if (rule.by === "requester") {
+    // Theirs to decide: in a group, they alone see the call; the room sees that it waits.
+    const alone = toThemAlone(ctx.access, requester, permissionTexts.waitingFor(nameOf(requester)));
+    return [...ask, say(namespaceTexts.approvalHow), offer(held), ...alone];
+  }
   const relayed = rule.where === "dm" ? await relayToApprovers(ctx, held) : false;
   if (relayed) return [...ask, say(permissionTexts.approvalInDms(rule.count)), quietOffer(held)];
   return [

@@ -1,4 +1,5 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
+import type { InboundEvent } from "../core/event.js";
 import type { CallProgress } from "../namespace/call-options.js";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { isCancel } from "./commands/cancel.js";
@@ -16,12 +17,15 @@ import { sleep } from "../core/retry.js";
  */
 const WATCH_AFTER_MS = 250;
 
+/** How the person ended a running call: `/cancel`, or Stop on its progress. */
+export type CancelledBy = "cancel" | "stop";
+
 /**
- * A call's outcome: its result, that the person cancelled it, or how it failed; with
- * the queued events it took out of band on the way, whatever the outcome.
+ * A call's outcome: its result, that the person cancelled or stopped it, or how it
+ * failed; with the queued events it took out of band on the way, whatever the outcome.
  */
 export type CallOutcome = { taken: TakenEvents } & (
-  { result: CallToolResult } | { cancelled: true } | { failed: unknown }
+  { result: CallToolResult } | { cancelled: CancelledBy } | { failed: unknown }
 );
 
 /** The status line of a running call. */
@@ -36,9 +40,11 @@ export function progressText(tool: string, p: CallProgress): string {
 /**
  * Calls a tool with what MCP offers while it runs (DESIGN §6a): a progressToken
  * whose notifications update one status message, elicitation requests asked in the
- * room, and a /cancel from the room (taken out of band, since it queues behind this
- * turn) that aborts the call, which makes the SDK send notifications/cancelled. The
- * questions and the /cancel are the `owner`'s: the person whose call it is.
+ * room, and a /cancel from the room or a Stop of its progress (taken out of band, since
+ * they queue behind this turn) that aborts the call, which makes the SDK send
+ * notifications/cancelled (a task: tasks/cancel); a result that comes back later is
+ * dropped. The questions, the /cancel and the Stop are the `owner`'s: the person whose
+ * call it is.
  */
 export async function runCall(
   turn: TurnContext,
@@ -74,20 +80,33 @@ export async function runCall(
     });
     return { result, taken };
   } catch (err) {
-    if (controller.signal.aborted) return { cancelled: true, taken };
+    if (controller.signal.aborted) return { cancelled: cancelledBy(controller.signal), taken };
     return { failed: err, taken };
   } finally {
     done.abort();
     await watching;
     await lastProgress;
     if (shown) {
-      const text = controller.signal.aborted ? `✗ ${label}: cancelled` : `✓ ${label}: finished`;
+      const how = controller.signal.aborted ? cancelledBy(controller.signal) : undefined;
+      const text = how ? `✗ ${label}: ${how === "stop" ? "stopped" : "cancelled"}` : `✓ ${label}: finished`;
       await turn.channel.progress({ key, text, done: true });
     }
   }
 }
 
-/** Aborts the call when its owner's /cancel is queued behind the turn (other events stay queued). */
+function cancelledBy(signal: AbortSignal): CancelledBy {
+  return signal.reason === "stop" ? "stop" : "cancel";
+}
+
+/** How a queued event ends this turn's call: its owner's /cancel, or their Stop of its progress. */
+function endsCall(turn: TurnContext, event: InboundEvent): CancelledBy | undefined {
+  if (event.kind === "message" && isCancel(event.text)) return "cancel";
+  const ref = turn.channel.progressRef;
+  if (event.kind === "stop" && ref !== undefined && event.progress === ref) return "stop";
+  return undefined;
+}
+
+/** Aborts the call when its owner's /cancel or Stop is queued behind the turn (other events stay queued). */
 async function watchForCancel(
   turn: TurnContext,
   taken: TakenEvents,
@@ -102,9 +121,10 @@ async function watchForCancel(
     for (let event = await queued.next(stop); event; event = await queued.next(stop)) {
       // Only the person whose call it is cancels it, if the bindings still admit them.
       const theirs = event.sender.id === owner.id && turn.access.admits(event);
-      if (theirs && !taken.has(event) && event.kind === "message" && isCancel(event.text)) {
+      const how = theirs && !taken.has(event) ? endsCall(turn, event) : undefined;
+      if (how) {
         taken.take(event);
-        controller.abort();
+        controller.abort(how);
         return;
       }
       // Other events stay queued for their own turns; an elicitation reads them itself.

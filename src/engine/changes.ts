@@ -1,6 +1,6 @@
 import type { Attachment } from "../core/attachment.js";
-import type { Block, TurnOutcome } from "../core/reply.js";
-import type { HistoryEntry, Offer, Session, SlotState } from "../sessions/session.js";
+import type { Block, Reply, TurnOutcome } from "../core/reply.js";
+import type { AskedOf, HistoryEntry, Offer, Session, SlotState } from "../sessions/session.js";
 
 /** How many offers a session keeps at most; older ones are dropped first. */
 const MAX_OFFERS = 10;
@@ -36,7 +36,9 @@ export type Change =
   /** Queued events a running turn took out of band (an answer, a /cancel): their own turns do nothing. */
   | { type: "take"; eventIds: readonly string[] }
   /** A taken event's own turn came: its mark is dropped. */
-  | { type: "untake"; eventId: string };
+  | { type: "untake"; eventId: string }
+  /** The turn's reply is asked of one member: theirs alone where the platform can, `note` for the room. */
+  | { type: "personal"; to: AskedOf; note?: string };
 
 /** The bot's own words, shown verbatim. */
 export const say = (text: string): Change => ({ type: "say", blocks: [{ type: "text", text }] });
@@ -130,6 +132,7 @@ export function applyChanges(
   let lastOffer: Offer | undefined;
   let toastText: string | undefined;
   let chosen: TurnOutcome["chosen"];
+  let personal: Reply["personal"];
   for (const c of changes) {
     if (c.type === "say") {
       blocks.push(...c.blocks);
@@ -142,6 +145,8 @@ export function applyChanges(
     else if (c.type === "toast") toastText = c.text;
     else if (c.type === "chosen") chosen = { offerId: c.offerId, label: c.label, messageRefs: c.messageRefs };
     else if (c.type === "reset") resetHistory = true;
+    else if (c.type === "personal")
+      personal = { to: c.to, ...(c.note === undefined ? {} : { note: c.note }) };
   }
   const reply = replied
     ? {
@@ -149,6 +154,7 @@ export function applyChanges(
         options: lastOffer?.options.map(({ token, label }) => ({ token, label })) ?? [],
         ...(lastOffer ? { offerId: lastOffer.id } : {}),
         ...(attachments.length > 0 ? { attachments } : {}),
+        ...(personal ? { personal } : {}),
       }
     : null;
   return {

@@ -1,6 +1,6 @@
-import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 import type { InboundEvent } from "../core/event.js";
-import type { ReplyOption } from "../core/reply.js";
+import type { Reply, ReplyOption } from "../core/reply.js";
 import { isCancel } from "./commands/cancel.js";
 import { checkValue, fieldQuestion, formFields, typedValue, type FormField } from "./elicitation-form.js";
 import { elicitTexts } from "./elicitation-texts.js";
@@ -9,7 +9,7 @@ import type { TakenEvents } from "./taken.js";
 import type { QueuedEvents } from "./turn-channel.js";
 import type { TurnContext } from "./turn-context.js";
 import type { AskedOf } from "../sessions/session.js";
-import { nameOf } from "./access.js";
+import { aloneFor, nameOf } from "./access.js";
 import { permissionTexts } from "./permission-texts.js";
 
 type Control = "skip" | "submit" | "decline" | "cancel";
@@ -38,6 +38,8 @@ export async function elicit(
   const fields = formFields(params.requestedSchema as Record<string, unknown>);
   const ns = turn.namespace;
   const deadline = Date.now() + ns.elicitTimeoutMs;
+  // The form is the owner's: in a group they alone see it, and the room that it waits.
+  const note = aloneFor(turn.access, owner, permissionTexts.answeringFor(nameOf(owner)));
   await turn.channel.send({
     blocks: [
       {
@@ -50,6 +52,7 @@ export async function elicit(
       },
     ],
     options: [],
+    ...(note ? { personal: note } : {}),
   });
   const content: Record<string, unknown> = {};
   for (const [i, field] of fields.entries()) {
@@ -79,7 +82,11 @@ export async function elicit(
       );
     }
     if ("timeout" in answer) {
-      await turn.channel.send({ blocks: [{ type: "text", text: elicitTexts.timedOut }], options: [] });
+      await turn.channel.send({
+        blocks: [{ type: "text", text: elicitTexts.timedOut }],
+        options: [],
+        ...theirs(turn, owner),
+      });
       return { action: "cancel" };
     }
     if ("value" in answer) {
@@ -126,7 +133,11 @@ async function ask(
   const queued = await turn.channel.watch("now");
   try {
     const options: ReplyOption[] = asked.options.map(({ token, label }) => ({ token, label }));
-    asked.refs = await turn.channel.send({ blocks: [{ type: "text", text: question }], options });
+    asked.refs = await turn.channel.send({
+      blocks: [{ type: "text", text: question }],
+      options,
+      ...theirs(turn, owner),
+    });
     return await wait(turn, taken, field, asked, queued, deadline, signal, owner);
   } finally {
     queued.close();
@@ -157,9 +168,17 @@ async function wait(
     const answer = answerOf(field, asked, event);
     if (answer === undefined) continue;
     taken.take(event);
+    // Its own turn runs only once this call ends: the press is answered now.
+    if (event.kind === "choice") await turn.channel.notify?.(event);
     return answer;
   }
   return signal.aborted ? { control: "cancel" } : { timeout: true };
+}
+
+/** A question's `personal` mark: the owner's alone in a group (no note: the room was told once). */
+function theirs(turn: TurnContext, owner: AskedOf): Pick<Reply, "personal"> {
+  const personal = aloneFor(turn.access, owner);
+  return personal ? { personal } : {};
 }
 
 /** True for a press or keycap on one of this question's options. */

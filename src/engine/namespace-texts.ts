@@ -16,6 +16,8 @@ export const namespaceTexts = {
     `${tool} is no longer a tool of this room's agent (${ns}), so it was not run.`,
   cancelled: (tool: string) => `Cancelled: ${tool} was stopped, and its server was told so.`,
   nothingToCancel: "Nothing is running here to cancel.",
+  /** The one line a Stop of a running call's progress ends its turn with. */
+  stopped: "Stopped.",
   ambiguous: "That address is ambiguous; the server named these candidates. Choose one to call it:",
   noAllowedCandidates:
     "That address is ambiguous, and none of the candidates the server named is allowed in this room. Nothing was called.",

@@ -18,6 +18,8 @@ export const permissionTexts = {
   approvalInDms: (needed: number) =>
     `${needed === 1 ? "One approver" : `${needed} approvers`} must approve it; they were asked in their direct chats with the bot. Nothing runs until then.`,
   notApprover: "Only this room's approvers may approve this call.",
+  waitingFor: (name: string) => `Waiting for an approval from ${name}.`,
+  answeringFor: (name: string) => `Waiting for ${name} to answer a question (shown to them).`,
   usersOnly: "Only this room's users may choose here.",
   ownApproval:
     "You asked for this call, so your own approval does not count: another of this room's approvers must approve it.",

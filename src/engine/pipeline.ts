@@ -13,6 +13,7 @@ import { proactive } from "./steps/proactive.js";
 import { remembered } from "./steps/remembered.js";
 import { router } from "./steps/router.js";
 import { slotAnswer, slotExpiry } from "./steps/slot.js";
+import { stopped } from "./steps/stopped.js";
 import { alreadyTaken } from "./steps/taken.js";
 
 /**
@@ -45,7 +46,8 @@ export const messageSteps: Step = chain(
 
 /** One turn. */
 export const turnSteps: Step = chain(
-  alreadyTaken, // an answer or /cancel a running call took: nothing more
+  alreadyTaken, // an answer, /cancel or Stop a running call took: nothing more
+  stopped, // a Stop no running call took: nothing
   approvalAsked, // a call held in another room, asked of this approver
   on("proactive", proactive), // a schedule's fire, a webhook, a resource update: no person
   buttonPress, // a pending choice by token

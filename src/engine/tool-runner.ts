@@ -4,7 +4,7 @@ import { callArguments } from "../sessions/audit-log.js";
 import type { AskedOf } from "../sessions/session.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";
 import { fillArguments, validateArguments } from "./arguments.js";
-import { asked, personOf } from "./access.js";
+import { asked, askerOf, personOf, toThemAlone } from "./access.js";
 import { askApproval, needsApproval } from "./approvals.js";
 import { runCall, type CallOutcome } from "./call-runner.js";
 import { attach, offer, remember, say, setSlot, show, type Change } from "./changes.js";
@@ -75,6 +75,7 @@ export async function runTool(
         ...asked(ctx.event),
       }),
       say(texts.askForArgument(tool.title ?? toolName, first.name, first.description, first.type)),
+      ...toThemAlone(ctx.access, askerOf(ctx.event)),
     ];
   }
   return callChecked(ctx, tool, args, options.question ?? "");
@@ -121,7 +122,11 @@ export async function callChecked(
   // What the call took out of band is recorded whatever became of the call.
   const taken = call.taken.changes();
   if ("failed" in call) return [...taken, ...namespaceFailed(ctx, tool, call.failed, taken)];
-  if ("cancelled" in call) return [...taken, say(namespaceTexts.cancelled(tool.title ?? tool.name))];
+  if ("cancelled" in call) {
+    const line =
+      call.cancelled === "stop" ? namespaceTexts.stopped : namespaceTexts.cancelled(tool.title ?? tool.name);
+    return [...taken, say(line)];
+  }
   // Built up in order, so that a failure part-way keeps what was already shown.
   const done: Change[] = [...taken];
   try {

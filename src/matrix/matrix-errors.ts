@@ -1,3 +1,4 @@
+import { networkReason } from "../core/diagnosis.js";
 import { RoomgateError } from "../core/errors.js";
 
 /** A homeserver request failed for good: not worth retrying, or still failing after the retries. */
@@ -7,10 +8,20 @@ export class MatrixRequestError extends RoomgateError {
     readonly status: number | undefined,
     options: { cause?: unknown } = {},
   ) {
-    super(`Matrix ${what} failed${status === undefined ? "" : ` (HTTP ${status})`}`, {
-      ...options,
-      userText: "The Matrix homeserver did not accept a message; the details are in the log.",
-    });
+    // A homeserver nobody could reach is said as such (a DNS failure at start was
+    // once reported as a refused message).
+    const unreachable = networkReason(options.cause);
+    super(
+      `Matrix ${what} failed${status === undefined ? "" : ` (HTTP ${status})`}${unreachable ? `: ${unreachable}` : ""}`,
+      {
+        ...options,
+        userText: unreachable
+          ? `The Matrix homeserver is not reachable: ${unreachable}.`
+          : status === 401
+            ? "The Matrix homeserver refused the access token (401): matrix.accessToken needs a valid token."
+            : "The Matrix homeserver did not accept a message; the details are in the log.",
+      },
+    );
   }
 }
 

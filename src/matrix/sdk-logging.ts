@@ -1,3 +1,4 @@
+import "./crypto-binding.js";
 import { format } from "node:util";
 import { LogLevel, LogService } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";

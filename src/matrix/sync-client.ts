@@ -1,3 +1,4 @@
+import "./crypto-binding.js";
 import { MatrixClient, type IStorageProvider } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";

@@ -102,7 +102,7 @@ export class RoomLease implements LeaseRef {
       this.scripts.park({ lease: this, ...args, turnRecordMs: this.settings.turnRecordMs }),
     );
     if (reply.kind === "lost") await this.lostAfterResend();
-    else await this.end(reply.kind === "dead" && reply.leftPending);
+    else await this.end((reply.kind === "dead" || reply.kind === "over") && reply.leftPending);
     return reply;
   }
 

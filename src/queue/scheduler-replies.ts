@@ -97,6 +97,7 @@ export const ParkReplySchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("lost") }),
   z.object({ kind: z.literal("parked"), waitedMs: z.number(), attempts: z.number() }),
   z.object({ kind: z.literal("dead"), waitedMs: z.number(), attempts: z.number(), leftPending: z.boolean() }),
+  z.object({ kind: z.literal("over"), leftPending: z.boolean() }),
 ]);
 export type ParkReply = z.infer<typeof ParkReplySchema>;
 

@@ -84,6 +84,10 @@ export async function parkTurn(
     log.warn("room lease lost while parking; another worker continues");
     return {};
   }
+  if (reply.kind === "over") {
+    log.info("the turn had ended already (its finish was applied, the answer to it lost); the room goes on");
+    return {};
+  }
   if (reply.kind === "dead") {
     deadLettersTotal.inc({ platform: event.platform });
     turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });

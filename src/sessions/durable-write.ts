@@ -36,7 +36,9 @@ export const NO_WAIT: Durability = {
 export function isUnacknowledged(err: unknown): boolean {
   if (err instanceof ReplicaWaitError) return true;
   const message = err instanceof Error ? err.message : "";
-  return /Connection is closed|ECONNREFUSED|ECONNRESET|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
+  // "Command aborted": ioredis' answer to the rest of a pipeline whose connection closed
+  // after its first replies (the script ran, its WAIT was cut off).
+  return /Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|EPIPE|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
     message,
   );
 }

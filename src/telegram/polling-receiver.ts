@@ -16,7 +16,13 @@ import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
 
 /** The update kinds roomgate reads; everything else is never fetched. */
-export const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"] as const;
+export const ALLOWED_UPDATES = [
+  "message",
+  "edited_message",
+  "callback_query",
+  "my_chat_member",
+  "stopped_message_generation",
+] as const;
 
 /** Tuning of one poller; tests shorten the waits. */
 export interface PollingOptions {

@@ -103,7 +103,9 @@ export class TelegramDrafts {
     draft.lastAt = Date.now();
     this.renewLater(api, draft);
     try {
+      // The person may Stop it (Bot API 10): a `stopped_message_generation` cancels the call.
       await api.sendMessageDraft(chatId, draft.draftId, text, {
+        can_stop: true,
         ...(topicId === undefined ? {} : { message_thread_id: topicId }),
       });
       draft.shown = text;
@@ -139,6 +141,11 @@ export class TelegramDrafts {
     clearTimeout(draft.timer);
     this.drafts.delete(turnId);
   }
+}
+
+/** The ref a Stop of a draft carries to the running turn (a `stop` event's `progress`). */
+export function draftRef(draftId: number): string {
+  return `draft:${draftId}`;
 }
 
 /** A non-zero 31-bit draft id derived from the turn: the same turn always streams into the same draft. */

@@ -1,5 +1,5 @@
 import { GrammyError, type Api } from "grammy";
-import type { InlineKeyboardMarkup, Message } from "grammy/types";
+import type { InlineKeyboardMarkup } from "grammy/types";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { DeliveryContext, FileLimits, PlatformSender } from "../core/adapter.js";
 import { PermanentSendError } from "../core/delivery-errors.js";
@@ -9,18 +9,19 @@ import type { TelegramOrigin } from "../core/origin.js";
 import type { Logger } from "../core/log.js";
 import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
-import { htmlToPlainText } from "../render/html.js";
 import { CHOSEN_BUTTON_DATA } from "../render/telegram-keyboard.js";
-import { renderTelegram, type TelegramMessage } from "../render/telegram.js";
+import { renderTelegram } from "../render/telegram.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
 import { MovedChats } from "./moved-chats.js";
 import { fetchFileForTool, fileRootOf } from "./telegram-files.js";
 import { sendAttachments } from "./telegram-media.js";
-import { TelegramDrafts, type DraftTiming } from "./telegram-drafts.js";
+import { draftIdOf, draftRef, TelegramDrafts, type DraftTiming } from "./telegram-drafts.js";
+import { deliverPersonally } from "./personal-reply.js";
+import { sendPart } from "./reply-part.js";
 import { TelegramProgress } from "./telegram-progress.js";
 import { TelegramOriginError, UnknownBotError } from "./telegram-errors.js";
-import { messageRef, parseMessageRef } from "./telegram-origin.js";
+import { messageRef, parseEphemeralRef, parseMessageRef } from "./telegram-origin.js";
 import { loggableError } from "./loggable-error.js";
 import { classifySendError, DEFAULT_TELEGRAM_LIMITS, inSendScope, installSendLimits } from "./send-limits.js";
 
@@ -93,9 +94,15 @@ export class TelegramSender implements PlatformSender {
     if (outcome.chosen) await this.markChosen(api, origin, outcome.chosen, context);
     if (!outcome.reply) return [];
     const parts = renderTelegram(outcome.reply);
-    const refs: string[] = [];
     // Where the reply goes: the event's chat, or the supergroup it became while the turn ran.
     const target = { ...origin };
+    // Asked of one member: theirs alone where Telegram takes it, else the room's as before.
+    const reply = outcome.reply;
+    const alone = await this.moved.send(target, context, () =>
+      deliverPersonally(api, event, target, reply, parts, context),
+    );
+    if (alone) return alone;
+    const refs: string[] = [];
     for (const [i, part] of parts.entries()) {
       const key = `part:${i}`;
       const sent = await context.ledger.get(key);
@@ -104,7 +111,7 @@ export class TelegramSender implements PlatformSender {
         continue;
       }
       const message = await this.moved.send(target, context, () =>
-        this.sendPart(api, target, part, i === 0, context, key),
+        sendPart(api, target, part, { first: i === 0, key, context }),
       );
       const ref = messageRef(message.chat.id, message.message_id);
       await context.ledger.set(key, ref);
@@ -166,6 +173,12 @@ export class TelegramSender implements PlatformSender {
     await this.status.update(api, origin, update);
   }
 
+  /** The ref a Stop of this turn's progress draft carries; none where progress is not a draft. */
+  progressRef(event: InboundEvent): string | undefined {
+    const origin = originOn(event, "telegram");
+    return origin && this.drafts.applies(origin) ? draftRef(draftIdOf(event.eventId)) : undefined;
+  }
+
   /**
    * Fetches a photo, voice note or file the person sent (its file_id) for the tool that
    * takes it: no more than `limits.maxBytes` read, within `limits.timeoutMs`.
@@ -200,15 +213,21 @@ export class TelegramSender implements PlatformSender {
     chosen: NonNullable<TurnOutcome["chosen"]>,
     context: DeliveryContext,
   ): Promise<void> {
-    // The options sit on the last message of the offer.
-    const target = parseMessageRef(chosen.messageRefs.at(-1) ?? "");
+    // The options sit on the last message of the offer (an ephemeral one: its receiver's).
+    const ref = chosen.messageRefs.at(-1) ?? "";
+    const alone = parseEphemeralRef(ref);
+    const target = alone ? { chatId: alone.chatId, messageId: 0 } : parseMessageRef(ref);
     if (!target || target.chatId !== origin.chatId || (await context.ledger.get("chosen")) !== null) return;
     const markup: InlineKeyboardMarkup = {
       inline_keyboard: [[{ text: `✅ ${chosen.label}`, callback_data: CHOSEN_BUTTON_DATA }]],
     };
     try {
       await inSendScope(context.gate, "chosen", () =>
-        api.editMessageReplyMarkup(target.chatId, target.messageId, { reply_markup: markup }),
+        alone
+          ? api.editEphemeralMessageReplyMarkup(alone.chatId, alone.receiverId, alone.ephemeralId, {
+              reply_markup: markup,
+            })
+          : api.editMessageReplyMarkup(target.chatId, target.messageId, { reply_markup: markup }),
       );
     } catch (err) {
       const why = classifySendError("editMessageReplyMarkup", err);
@@ -221,59 +240,7 @@ export class TelegramSender implements PlatformSender {
           "telegram: could not mark the chosen option",
         );
     }
-    await context.ledger.set("chosen", messageRef(target.chatId, target.messageId));
-  }
-
-  private async sendPart(
-    api: Api,
-    origin: TelegramOrigin,
-    part: TelegramMessage,
-    first: boolean,
-    context: DeliveryContext,
-    key: string,
-  ): Promise<Message.TextMessage> {
-    const other = {
-      link_preview_options: { is_disabled: true },
-      ...(origin.topicId === undefined ? {} : { message_thread_id: origin.topicId }),
-      ...(first && origin.messageId !== undefined
-        ? { reply_parameters: { message_id: origin.messageId, allow_sending_without_reply: true } }
-        : {}),
-      ...(part.keyboard
-        ? {
-            reply_markup: {
-              inline_keyboard: part.keyboard.map((row) =>
-                row.map(({ text, data }) => ({ text, callback_data: data })),
-              ),
-            },
-          }
-        : {}),
-    };
-    // Recorded with the turn, so that a retried turn (the plain attempt may have to wait
-    // for its slot) goes on with plain text instead of trying the refused markup again.
-    const plainKey = `${key}:plain`;
-    if ((await context.ledger.get(plainKey)) === null) {
-      try {
-        return await inSendScope(context.gate, key, () =>
-          api.sendMessage(origin.chatId, part.html, { ...other, parse_mode: "HTML" }),
-        );
-      } catch (err) {
-        if (!(err instanceof GrammyError && err.description.includes("can't parse entities"))) {
-          throw classifySendError("sendMessage", err);
-        }
-        context.log.warn(
-          { err: err.description, chatId: origin.chatId },
-          "telegram: markup refused; sending as plain text",
-        );
-        await context.ledger.set(plainKey, "markup refused");
-      }
-    }
-    try {
-      return await inSendScope(context.gate, key, () =>
-        api.sendMessage(origin.chatId, htmlToPlainText(part.html), other),
-      );
-    } catch (err) {
-      throw classifySendError("sendMessage", err);
-    }
+    await context.ledger.set("chosen", ref);
   }
 }
 

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisServersIn } from "../../src/cli/redis-dir-lock.js";
@@ -149,12 +150,59 @@ describe("a failed roomgate start", () => {
   }, 60_000);
 });
 
+describe("a start that cannot work", () => {
+  it("names every part that failed on its own line, a Matrix DNS failure as such, with no stack and no token", async () => {
+    const shortToken = "998:xyz";
+    const p = RoomgateProcess.start({
+      redis: { url: db.url, prefix: `${db.prefix}-all-failed` },
+      namespaces: { feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } } },
+      telegram: { apiRoot: standin.url, bots: [{ token: shortToken, namespace: "feed", users: [ALICE.id] }] },
+      matrix: {
+        homeserver: "https://homeserver.roomgate-start.invalid",
+        accessToken: "syt_any_token_at_all",
+        rooms: [{ room: "!ops:example.org", namespace: "feed", users: ["@alice:example.org"] }],
+      },
+    });
+    expect(await exited(p)).toBe(1);
+    const fatal = p.output.slice(p.output.indexOf("roomgate: could not start:"));
+    expect(fatal).toMatch(
+      /^roomgate: could not start:\n {2}telegram: Telegram bot 998 could not start .*\n {2}matrix: The Matrix homeserver is not reachable: the name homeserver\.roomgate-start\.invalid was not found \(DNS: (ENOTFOUND|EAI_AGAIN)\)\.\n$/,
+    );
+    expect(p.output).not.toMatch(/\n\s+at /);
+    expect(p.output).not.toContain("did not accept a message");
+    expect(p.output).not.toContain(shortToken);
+  }, 90_000);
+
+  it("says a port in use in one line, without a stack trace", async () => {
+    const busy = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const p = RoomgateProcess.start(
+        config(randomUUID(), [good], {
+          redis: { url: db.url, prefix: `${db.prefix}-busy` },
+          http: { host: "127.0.0.1", port },
+        }),
+      );
+      expect(await exited(p)).toBe(1);
+      expect(p.output).toContain(
+        `roomgate: could not start health server: 127.0.0.1:${port} is in use by another process (set another port, or stop it)\n`,
+      );
+      expect(p.output).not.toMatch(/\n\s+at /);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  }, 60_000);
+});
+
 describe("one bot with a bad token", () => {
-  it("is reported, the other bot keeps answering, and /healthz names it as degraded", async () => {
+  it("is reported, the other bot keeps answering, and /healthz names it as degraded, its 7-character token masked", async () => {
     const port = await freePort();
     const marker = randomUUID();
+    // Seven characters: masking goes by value, however short (a 45-character one always was).
+    const shortToken = "999:abc";
     const p = RoomgateProcess.start(
-      config(marker, [{ token: "999002:refused-token-value" }, good], {
+      config(marker, [{ token: shortToken }, good], {
         redis: { url: db.url, prefix: `${db.prefix}-degraded` },
         http: { host: "127.0.0.1", port },
       }),
@@ -168,9 +216,10 @@ describe("one bot with a bad token", () => {
         degraded: { component: string; reason: string }[];
       };
       expect(health.status).toBe("degraded");
-      expect(health.degraded.map((d) => d.component)).toEqual(["telegram bot 999002 (namespace feed)"]);
+      expect(health.degraded.map((d) => d.component)).toEqual(["telegram bot 999 (namespace feed)"]);
       expect(health.degraded[0]!.reason).toContain("Unauthorized");
-      expect(p.output).not.toContain("refused-token-value");
+      expect(JSON.stringify(health)).not.toContain(shortToken);
+      expect(p.output).not.toContain(shortToken);
     } finally {
       expect(await p.stop()).toBe(0);
     }
@@ -217,6 +266,34 @@ describe("every Telegram bot refused while a Matrix room is bound", () => {
       };
       expect(health.status).toBe("degraded");
       expect(health.degraded.map((d) => d.component)).toContain("telegram bot 999003 (namespace feed)");
+    } finally {
+      expect(await p.stop()).toBe(0);
+      await hs.close();
+    }
+  }, 60_000);
+});
+
+describe("a 7-character Telegram token in a network error", () => {
+  it("is masked in the log and in /healthz, where the error quotes the request's URL", async () => {
+    const hs = await MatrixHomeserverStandin.start();
+    const botUser = hs.registerUser("roomgate");
+    const port = await freePort();
+    const shortToken = "997:pqr";
+    const p = RoomgateProcess.start({
+      redis: { url: db.url, prefix: `${db.prefix}-mask` },
+      http: { host: "127.0.0.1", port },
+      namespaces: { feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } } },
+      // Nothing listens on port 1: grammY's error names the URL, token and all.
+      telegram: { apiRoot: "http://127.0.0.1:1", bots: [{ token: shortToken, namespace: "feed" }] },
+      matrix: { homeserver: hs.url, accessToken: botUser.accessToken, encryption: "off", rooms: [] },
+    });
+    try {
+      await waitFor(() => p.output.includes("a receiver could not start"), 30_000, "the bot's failure");
+      const health = await (await fetch(`http://127.0.0.1:${port}/healthz`)).text();
+      expect(health).toContain("/bot[secret]/getMe");
+      expect(health).not.toContain(shortToken);
+      expect(p.output).toContain("/bot[secret]/getMe");
+      expect(p.output).not.toContain(shortToken);
     } finally {
       expect(await p.stop()).toBe(0);
       await hs.close();

@@ -75,10 +75,10 @@ describe("a running call hears of what another process queued behind it", () => 
     await waitFor(
       () =>
         group
-          .messages()
+          .seenBy(ALICE)
           .some((m) => m.reply_markup?.inline_keyboard.flat().some((b) => b.text.endsWith("Yes"))),
       30_000,
-      "the question",
+      "the question, for Alice alone",
     );
     await group.press(ALICE, "Yes");
     await waitFor(() => said().some((t) => t.includes(`PAID 12 as tg:${ALICE.id}`)), 30_000, "the payment");

@@ -94,7 +94,7 @@ describe("roles in a group, on the Bot API stand-in", () => {
     const own =
       "You asked for this call, so your own approval does not count: another of this room's approvers must approve it.";
     expect(await room.press(ALICE, "Approve")).toBe(own);
-    expect(await room.say(ALICE, "y")).toBe(own);
+    expect(await room.sayAndSee(ALICE, "y")).toBe(own);
     expect(await room.press(BOB, "Approve")).toBe(
       "Approved by Bob (1 of 2); h.wipe waits for one more approval.",
     );

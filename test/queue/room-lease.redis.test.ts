@@ -93,4 +93,34 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
     expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
     expect(lease.active).toBe(true);
   });
+
+  it("a park of a turn whose finish was applied (its answer lost) leaves the next turn's record alone", async () => {
+    // Found by the Sentinel master-kill fault run: the finish of "a" ran on the new master,
+    // its WAIT was cut off with the connection, and the worker parked "a" as failed. The
+    // park wrote a's sent part into b's record, so b's answer looked sent and was never sent.
+    const scripts = new SchedulerScripts(db.redis, db.keys);
+    const lease = await held(scripts, ["a", "b"]);
+    await lease.finish({
+      head: event("a"),
+      idleSeconds: 60,
+      draining: false,
+      wantHistory: false,
+      historyCap: 10,
+    });
+    const reply = await lease.park({
+      writes: { sent: { "part:0": "chat:1" } },
+      head: event("a"),
+      delayMs: 5000,
+      verdict: "retry",
+      reason: "Command aborted due to connection close",
+      deadlineMs: 60_000,
+      letterId: "x",
+    });
+    expect(reply.kind).toBe("over");
+    expect(await db.redis.hgetall(db.keys.turn(room))).toEqual({ computing: "1" });
+    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
+    // Handed back due now, not after the failed attempt's backoff.
+    const due = await db.redis.zscore(db.keys.laneShard(LANE, db.keys.shardOf(room)).pending, room);
+    expect(Number(due)).toBeLessThanOrEqual(Date.now() + 1000);
+  });
 });

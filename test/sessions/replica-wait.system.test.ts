@@ -68,6 +68,61 @@ describe("behind Sentinel (1 master, 2 replicas, 3 sentinels, down-after 1 s)", 
   }, 60_000);
 });
 
+describe("behind Sentinel, the master killed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-wait-sentinel-kill-"));
+  let group: RedisSentinelTopology;
+  let connection: RedisConnection;
+  const { log } = capturingLogger();
+  beforeAll(async () => {
+    group = await RedisSentinelTopology.start({
+      dir,
+      replicas: 2,
+      sentinels: 3,
+      config: ["min-replicas-to-write 1", "min-replicas-max-lag 10"],
+    });
+    connection = new RedisConnection({ kind: "sentinel", name: group.name, nodes: group.urls });
+    await connection.resolveWait("auto", log);
+    // As the runtime does: a client that ioredis ends is replaced (client-watch.ts).
+    connection.watchClients({ deadAfterMs: 30_000, probeEveryMs: 200, log, lost: () => undefined });
+  }, 60_000);
+  afterAll(async () => {
+    connection?.close();
+    await group?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("acknowledges writes on the promoted replica once the other replica follows it, not the dead master", async () => {
+    const durability = connection.durability(log);
+    await waitFor(
+      async () => (await durability.required("k")).replicas === 2,
+      20_000,
+      "two replicas counted",
+    );
+    await acknowledgedAfter(connection, durability, "k");
+    let writing = true;
+    const writers = Array.from({ length: 8 }, async (_, i) => {
+      while (writing) {
+        await durableWrite(connection.client, durability, `w${i}`, [["set", `w${i}`, "x"]]).catch(
+          () => undefined,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    const old = await group.master();
+    await old.kill();
+    const since = Date.now();
+    await group.promotedFrom(old);
+    const promotedAfter = (Date.now() - since) / 1000;
+    const seconds = await acknowledgedAfter(connection, durability, "k");
+    writing = false;
+    await Promise.all(writers);
+    // Writers kept writing through the kill: their queued writes do not hold up the next one.
+    expect(seconds).toBeLessThan(promotedAfter + 5);
+    expect((await durability.required("k")).replicas).toBe(1);
+    expect(old.running).toBe(false);
+  }, 90_000);
+});
+
 describe("on a Redis Cluster (3 masters, 3 replicas, node timeout 2 s)", () => {
   const dir = mkdtempSync(join(tmpdir(), "rg-wait-cluster-"));
   let cluster: RedisClusterTopology;

@@ -64,19 +64,40 @@ export class StandinGroup {
       .join("\n");
   }
 
-  /** `from` presses the button labelled `label` on the newest bot message that has it; resolves with the toast. */
+  /** The bot's messages in the group as one member sees them: the room's, and those for them alone. */
+  seenBy(user: StandinUser): StoredMessage[] {
+    return this.standin.visibleTo(this.bot.token, this.chat.id, user.id);
+  }
+
+  /** `from` says `text`; resolves with the text of the next `parts` bot messages `from` sees (theirs alone included). */
+  async sayAndSee(from: StandinUser, text: string, parts = 1): Promise<string> {
+    const before = this.seenBy(from).length;
+    this.standin.userSends(this.bot.token, { from, chat: this.chat, text });
+    await waitFor(() => this.seenBy(from).length >= before + parts, 30_000, `what ${from.first_name} sees`);
+    return this.seenBy(from)
+      .slice(before, before + parts)
+      .map((m) => m.text ?? "")
+      .join("\n");
+  }
+
+  /**
+   * `from` presses the button labelled `label` on the newest bot message they see that
+   * has it (one for them alone included); resolves with the toast.
+   */
   async press(from: StandinUser, label: string): Promise<string | undefined> {
-    const message = this.messages().findLast((m) =>
+    const message = this.seenBy(from).findLast((m) =>
       m.reply_markup?.inline_keyboard.flat().some((b) => labelled(b.text, label)),
     );
     if (!message) throw new Error(`no message with a "${label}" button`);
     const data = message
       .reply_markup!.inline_keyboard.flat()
       .find((b) => labelled(b.text, label))!.callback_data;
+    const ephemeralId = message.ephemeral_message_id as number | undefined;
     const { callbackQueryId } = this.standin.userPresses(this.bot.token, {
       from,
       chatId: this.chat.id,
       messageId: message.message_id,
+      ...(ephemeralId === undefined ? {} : { ephemeralId }),
       data,
     });
     const answered = await waitFor(
@@ -87,9 +108,9 @@ export class StandinGroup {
     return answered.text;
   }
 
-  /** The callback data of the button labelled `label` on the newest bot message that has it. */
-  buttonData(label: string): string {
-    const message = this.messages().findLast((m) =>
+  /** The callback data of the button labelled `label` on the newest bot message `seenBy` (default: the room) sees. */
+  buttonData(label: string, seenBy?: StandinUser): string {
+    const message = (seenBy ? this.seenBy(seenBy) : this.messages()).findLast((m) =>
       m.reply_markup?.inline_keyboard.flat().some((b) => labelled(b.text, label)),
     );
     return message!.reply_markup!.inline_keyboard.flat().find((b) => labelled(b.text, label))!.callback_data!;

@@ -11,6 +11,7 @@ import {
   type StandinDraft,
   type StandinTopic,
 } from "./telegram-standin-state.js";
+import { visibleTo } from "./telegram-standin-ephemeral.js";
 import { noteUserTopic } from "./telegram-standin-surfaces.js";
 import { deliverByWebhook, getUpdates, wakePoll } from "./telegram-standin-updates.js";
 import {
@@ -158,6 +159,7 @@ export class TelegramApiStandin {
       ...(replied ? { reply_to_message: stripBookkeeping(replied) } : {}),
     };
     room.messages.set(message.message_id, message);
+    room.members.add(input.from.id);
     noteUserTopic(room, input.threadId);
     return { updateId: this.pushUpdate(token, { message: stripBookkeeping(message) }), message };
   }
@@ -183,18 +185,35 @@ export class TelegramApiStandin {
     return this.pushUpdate(token, { edited_message: stripBookkeeping(edited) });
   }
 
-  /** A user presses an inline button on one of the bot's messages; `data` defaults to the first button's. */
+  /**
+   * A user presses an inline button on one of the bot's messages (an ephemeral one by
+   * `ephemeralId`: only its receiver sees it to press); `data` defaults to the first button's.
+   */
   userPresses(
     token: string,
-    input: { from: StandinUser; chatId: number; messageId: number; data?: string },
+    input: { from: StandinUser; chatId: number; messageId: number; ephemeralId?: number; data?: string },
   ): { updateId: number; callbackQueryId: string } {
     const state = this.state(token);
-    const message = state.chats.get(input.chatId)?.messages.get(input.messageId);
+    const room = state.chats.get(input.chatId);
+    const message =
+      input.ephemeralId === undefined
+        ? room?.messages.get(input.messageId)
+        : room?.ephemeral.get(input.ephemeralId);
     if (!message) throw new Error(`no message ${input.messageId} in chat ${input.chatId}`);
+    if (message.sent?.receiver !== undefined && message.sent.receiver !== input.from.id) {
+      throw new Error(`user ${input.from.id} cannot see an ephemeral message for ${message.sent.receiver}`);
+    }
     const data = input.data ?? message.reply_markup?.inline_keyboard[0]?.[0]?.callback_data;
     if (data === undefined) throw new Error("the message has no button to press");
     const id = randomBytes(8).toString("hex");
-    this.shared.callbacks.set(id, { botId: state.bot.id, answered: false });
+    room!.members.add(input.from.id);
+    this.shared.callbacks.set(id, {
+      botId: state.bot.id,
+      answered: false,
+      userId: input.from.id,
+      chatId: input.chatId,
+      at: Date.now(),
+    });
     const updateId = this.pushUpdate(token, {
       callback_query: {
         id,
@@ -299,6 +318,38 @@ export class TelegramApiStandin {
   /** The topics of a chat as the bot made or saw them, by message_thread_id. */
   topics(token: string, chatId: number): Map<number, StandinTopic> {
     return this.state(token).chats.get(chatId)?.topics ?? new Map();
+  }
+
+  /**
+   * The person presses Stop on a draft the bot streams with `can_stop`: the bot gets a
+   * `stopped_message_generation` update (when its allowed_updates take it) and the
+   * draft goes. Returns the update id.
+   */
+  userStops(token: string, chatId: number, draftId: number): number {
+    const room = this.state(token).chats.get(chatId);
+    const draft = room?.drafts.findLast((d) => d.draftId === draftId);
+    if (!room || !draft) throw new Error(`no draft ${draftId} in chat ${chatId}`);
+    if (!draft.canStop) throw new Error(`draft ${draftId} shows no Stop button (can_stop)`);
+    if (draft.endedAt !== undefined || draft.stoppedAt !== undefined)
+      throw new Error(`draft ${draftId} is gone`);
+    for (const d of room.drafts) if (d.draftId === draftId) d.stoppedAt ??= Date.now();
+    return this.pushUpdate(token, {
+      stopped_message_generation: {
+        chat: room.chat,
+        ...(draft.threadId === undefined ? {} : { message_thread_id: draft.threadId }),
+        draft_id: draftId,
+      },
+    });
+  }
+
+  /** A user is in a group without having written there (ephemeral messages reach members only). */
+  addMember(token: string, chat: StandinChat, user: StandinUser): void {
+    chatRoom(this.state(token), chat).members.add(user.id);
+  }
+
+  /** The bot's messages in a chat as one member sees them: everyone's, and the ephemeral ones for them. */
+  visibleTo(token: string, chatId: number, userId: number): StoredMessage[] {
+    return visibleTo(this.state(token).chats.get(chatId), userId);
   }
 
   /** The drafts a bot streamed into a chat, oldest first. */

@@ -5,6 +5,7 @@ import {
   type ChatRoom,
   type SharedState,
 } from "./telegram-standin-state.js";
+import { deleteEphemeral, editEphemeralMarkup, sendEphemeral } from "./telegram-standin-ephemeral.js";
 import {
   checkReachable,
   checkThread,
@@ -86,6 +87,8 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
       return true;
     },
     sendMessageDraft: (state, p) => sendMessageDraft(state, roomOf(state, p), p),
+    editEphemeralMessageReplyMarkup: (state, p) => editEphemeralMarkup(state.chats.get(Number(p.chat_id)), p),
+    deleteEphemeralMessage: (state, p) => deleteEphemeral(state.chats.get(Number(p.chat_id)), p),
     createForumTopic: (state, p) => createForumTopic(state, roomOf(state, p), p),
     setMyCommands: (state, p) => {
       const commands = p.commands as { command: string; description: string }[];
@@ -126,6 +129,9 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
   };
 }
 
+/** The order of the bot's sends, across chats and stand-ins. */
+let sends = 0;
+
 /** The Bot API's download limit for getFile. */
 const DOWNLOAD_MAX_BYTES = 20 * 1024 * 1024;
 
@@ -163,8 +169,9 @@ function sendMessage(shared: SharedState, state: BotState, p: Json): StoredMessa
     }
     state.lastSendAt.set(chatId, now);
   }
+  const ephemeral = p.ephemeral_message_parameters !== undefined;
   const message: StoredMessage = {
-    message_id: room.nextId++,
+    message_id: ephemeral ? 0 : room.nextId++,
     from: botUser(state.bot),
     chat: room.chat,
     date: Math.floor(Date.now() / 1000),
@@ -178,8 +185,10 @@ function sendMessage(shared: SharedState, state: BotState, p: Json): StoredMessa
       ...(p.link_preview_options ? { link_preview_options: p.link_preview_options as Json } : {}),
       ...(replyTo?.message_id !== undefined ? { reply_to: replyTo.message_id } : {}),
       edits: 0,
+      seq: (sends += 1),
     },
   };
+  if (ephemeral) return sendEphemeral(shared, room, message, p);
   room.messages.set(message.message_id, message);
   endDrafts(room, threadId);
   return message;
@@ -218,7 +227,11 @@ function sendUpload(state: BotState, p: Json, field: "photo" | "document", maxBy
     chat: room.chat,
     date: Math.floor(Date.now() / 1000),
     ...(threadId !== undefined ? { message_thread_id: threadId, is_topic_message: true } : {}),
-    sent: { edits: 0, upload: { method: field, name: file.name, size: file.size, content: file.content } },
+    sent: {
+      edits: 0,
+      upload: { method: field, name: file.name, size: file.size, content: file.content },
+      seq: (sends += 1),
+    },
   };
   room.messages.set(message.message_id, message);
   endDrafts(room, threadId);

@@ -21,6 +21,10 @@ export interface StandinDraft {
   at: number;
   /** When a message the bot sent afterwards ended the draft (Telegram removes it then). */
   endedAt?: number;
+  /** `can_stop`: the person sees a Stop button on the draft. */
+  canStop: boolean;
+  /** When the person pressed Stop on this draft (a `stopped_message_generation` went to the bot). */
+  stoppedAt?: number;
 }
 
 /** One chat as one bot sees it: its messages, the next message id, and what the chat became. */
@@ -31,6 +35,11 @@ export interface ChatRoom {
   /** Topics by message_thread_id (the id of the message that created the topic). */
   topics: Map<number, StandinTopic>;
   drafts: StandinDraft[];
+  /** Messages only one member sees (ephemeral_message_parameters), by ephemeral_message_id. */
+  ephemeral: Map<number, StoredMessage>;
+  nextEphemeralId: number;
+  /** Users known to be in the chat: they wrote or pressed here, or a test added them. */
+  members: Set<number>;
   /** Why this chat refuses the bot for good: kicked, blocked, deleted (Telegram's code and description). */
   gone?: { code: 400 | 403; description: string };
   /** The supergroup this group was migrated to: sends here fail with migrate_to_chat_id. */
@@ -56,7 +65,11 @@ export interface BotState {
 /** What all bots of one stand-in share: callback queries, files, and the records tests read. */
 export interface SharedState {
   perChatRate: boolean;
-  callbacks: Map<string, { botId: number; answered: boolean; answer?: Json }>;
+  /** Callback queries: whose press, in which chat, when (an ephemeral reply to one must come within 15 s). */
+  callbacks: Map<
+    string,
+    { botId: number; answered: boolean; answer?: Json; userId: number; chatId: number; at: number }
+  >;
   files: Map<string, { path: string; content: Buffer; doc: Json }>;
   /** Chat id → the supergroup it was migrated to, for every bot (a migration is the chat's, not a bot's). */
   migrations: Map<number, number>;
@@ -85,7 +98,16 @@ export function newBotState(bot: StandinBot, topicsEnabled = false): BotState {
 export function chatRoom(state: BotState, chat: StandinChat): ChatRoom {
   let room = state.chats.get(chat.id);
   if (!room) {
-    room = { chat, nextId: 1, messages: new Map(), topics: new Map(), drafts: [] };
+    room = {
+      chat,
+      nextId: 1,
+      messages: new Map(),
+      topics: new Map(),
+      drafts: [],
+      ephemeral: new Map(),
+      nextEphemeralId: 1,
+      members: new Set(chat.type === "private" ? [chat.id] : []),
+    };
     state.chats.set(chat.id, room);
   }
   return room;

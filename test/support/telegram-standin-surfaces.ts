@@ -84,7 +84,8 @@ export function createForumTopic(state: BotState, room: ChatRoom, p: Json): Json
 
 /**
  * sendMessageDraft: private chats of bots with topic mode enabled only; a non-zero
- * integer draft id; 0–4096 characters of text after parsing (empty shows "Thinking…").
+ * integer draft id; 0–4096 characters of text after parsing (empty shows "Thinking…");
+ * `can_stop` shows the person a Stop button (pressed: `stopped_message_generation`).
  */
 export function sendMessageDraft(state: BotState, room: ChatRoom, p: Json): true {
   checkReachable(room);
@@ -95,7 +96,7 @@ export function sendMessageDraft(state: BotState, room: ChatRoom, p: Json): true
   const text = p.text === undefined || p.text === "" ? "" : parseText(p).text;
   if (text.length > DRAFT_LIMIT) throw new BadRequest("message is too long");
   const threadId = checkThread(state, room, p);
-  room.drafts.push({ draftId, text, threadId, at: Date.now() });
+  room.drafts.push({ draftId, text, threadId, at: Date.now(), canStop: p.can_stop === true });
   return true;
 }
 

@@ -61,6 +61,10 @@ export interface StoredMessage extends Json {
     link_preview_options?: Json;
     reply_to?: number;
     edits: number;
+    /** The order the stand-in took the bot's sends in, across chats (ephemeral messages have no message id to order by). */
+    seq?: number;
+    /** The one member an ephemeral message is for. */
+    receiver?: number;
     /** When each editMessageText of this message arrived (ms), to check edit pacing. */
     editTimes?: number[];
     /** The file a sendPhoto / sendDocument uploaded. */

@@ -16,6 +16,8 @@ export interface WorldOptions {
   /** The stand-in enforces Telegram's ~1 message/s per chat (and per-group) limits. */
   perChatRate?: boolean;
   username?: string;
+  /** BotFather's topic mode for the bot (drafts in private chats need it). */
+  topics?: boolean;
   /** `file`: one Redis and bot for the whole file; `test`: fresh ones for each test. */
   fresh?: "file" | "test";
 }
@@ -93,7 +95,10 @@ export class TelegramWorld {
 
   async fresh(): Promise<void> {
     this.dbValue = await testRedis();
-    this.botValue = this.standin.addBot(this.options.username ? { username: this.options.username } : {});
+    this.botValue = this.standin.addBot({
+      ...(this.options.username ? { username: this.options.username } : {}),
+      ...(this.options.topics ? { topics: true } : {}),
+    });
   }
 
   async done(): Promise<void> {

@@ -19,22 +19,26 @@ let roomgate: RoomgateProcess;
 let group: StandinGroup;
 
 const calls = (tool: string) => team.calls().filter((c) => c.startsWith(`${tool}\t`));
+const seen = (messages: { text?: string }[]) => messages.map((m) => m.text ?? "").join("\n");
 
-/** An event as Mallory (in no list) would have queued it with Redis access: `allowed: true`. */
-function forged(kind: "choice" | "message", value: string, n: number): InboundEvent {
+/**
+ * An event as `who` (Mallory, in no list, unless said) would have queued it with Redis
+ * access, `allowed: true`; or a press of a button `who` cannot see (one for Alice alone).
+ */
+function forged(kind: "choice" | "message", value: string, n: number, who = MALLORY): InboundEvent {
   const base = {
     eventId: `forged:${n}`,
     namespace: "h",
     platform: "telegram" as const,
     receivedAt: Date.now(),
     room: group.room,
-    sender: { id: `tg:${MALLORY.id}`, name: "Mallory", allowed: true },
+    sender: { id: `tg:${who.id}`, name: who.first_name, allowed: true },
     origin: {
       platform: "telegram" as const,
       botId: bot.id,
       chatId: GROUP.id,
       chatType: "supergroup" as const,
-      userId: MALLORY.id,
+      userId: who.id,
     },
   };
   return kind === "choice"
@@ -78,7 +82,9 @@ afterAll(async () => {
 
 describe("pending state belongs to the person it was asked of (a group with two allowed users)", () => {
   it("#2 another member's message does not fill Alice's pending argument, nor cancel it", async () => {
-    expect(await group.say(ALICE, "/call h.transfer")).toContain("To run h.transfer I need to");
+    expect(await group.sayAndSee(ALICE, "/call h.transfer")).toContain("To run h.transfer I need to");
+    // Asked of Alice: she alone sees it (an ephemeral message).
+    expect(seen(group.seenBy(BOB))).not.toContain("To run h.transfer");
     // Bob's messages are ordinary turns: they go to the router.
     expect(await group.say(BOB, "bob-account-666")).toContain("pong: bob-account-666");
     expect(await group.say(BOB, "cancel")).toContain("pong: cancel");
@@ -90,17 +96,24 @@ describe("pending state belongs to the person it was asked of (a group with two 
   });
 
   it("#2 another member's slot does not replace Alice's: each fills their own", async () => {
-    expect(await group.say(ALICE, "/call h.transfer")).toContain("I need to");
-    expect(await group.say(BOB, "/call h.transfer")).toContain("I need to");
+    expect(await group.sayAndSee(ALICE, "/call h.transfer")).toContain("I need to");
+    expect(await group.sayAndSee(BOB, "/call h.transfer")).toContain("I need to");
     expect(await group.say(BOB, "bob-2")).toContain(`SENT to bob-2 as tg:${BOB.id}`);
     expect(await group.say(ALICE, "alice-2")).toContain(`SENT to alice-2 as tg:${ALICE.id}`);
   });
 
   it("#3 another member cannot approve Alice's destructive call, by typing or by pressing", async () => {
-    const held = await group.say(ALICE, "/call h.wipe target=staging");
+    const held = await group.sayAndSee(ALICE, "/call h.wipe target=staging");
     expect(held).toContain("possibly destructive");
+    await waitFor(
+      () => seen(group.messages()).includes("Waiting for an approval from Alice."),
+      30_000,
+      "the room's line",
+    );
+    expect(seen(group.seenBy(BOB))).not.toContain("target=staging");
     expect(await group.say(BOB, "yes")).toContain("pong: yes");
-    expect(await group.press(BOB, "Approve")).toBe("This was asked of Alice.");
+    // Bob does not see Alice's buttons; a press of them (its data replayed) is refused all the same.
+    await forge(db, forged("choice", group.buttonData("Approve", ALICE), 3, BOB));
     await new Promise((r) => setTimeout(r, 500));
     expect(calls("h.wipe")).toEqual([]);
     expect(await group.say(ALICE, "y")).toContain(`WIPED staging as tg:${ALICE.id}`);
@@ -115,26 +128,29 @@ describe("pending state belongs to the person it was asked of (a group with two 
   });
 
   it("#4 #9 another member's press does not answer Alice's question, nor does a forged one; hers does", async () => {
-    const before = group.messages().length;
+    const before = group.seenBy(ALICE).length;
+    const roomBefore = group.messages().length;
     standin.userSends(bot.token, { from: ALICE, chat: GROUP, text: "/call h.pay amount=1000" });
     await waitFor(
       () =>
         group
-          .messages()
+          .seenBy(ALICE)
           .slice(before)
           .some((m) => m.reply_markup?.inline_keyboard.flat().some((b) => b.text.endsWith("Yes"))),
       30_000,
       "the question",
     );
-    const shown = group
-      .messages()
-      .slice(before)
-      .map((m) => m.text)
-      .join("\n");
-    expect(shown).toContain("h asks Alice: Confirm the payment of 1000 EUR?");
-    expect(await group.press(BOB, "Yes")).toBe("This was asked of Alice.");
+    expect(seen(group.seenBy(ALICE).slice(before))).toContain(
+      "h asks Alice: Confirm the payment of 1000 EUR?",
+    );
+    // The room sees that Alice is asked, not what.
+    const roomSaw = seen(group.messages().slice(roomBefore));
+    expect(roomSaw).toContain("Waiting for Alice to answer a question (shown to them).");
+    expect(roomSaw).not.toContain("Confirm the payment");
+    // Bob does not see the question's buttons; a press of them (its data replayed) does not answer it.
+    await forge(db, forged("choice", group.buttonData("Yes", ALICE), 4, BOB));
     // With Redis access one could queue Mallory's press as allowed: the running call re-checks it.
-    await forge(db, forged("choice", group.buttonData("Yes"), 1));
+    await forge(db, forged("choice", group.buttonData("Yes", ALICE), 1));
     await new Promise((r) => setTimeout(r, 1500));
     expect(
       group

@@ -74,7 +74,13 @@ describe("webhook mode", () => {
     expect(standin.callsTo("setWebhook", bot.id)[0]!.params).toMatchObject({
       url: `http://127.0.0.1:${port}/telegram/${bot.id}`,
       secret_token: SECRET,
-      allowed_updates: ["message", "edited_message", "callback_query", "my_chat_member"],
+      allowed_updates: [
+        "message",
+        "edited_message",
+        "callback_query",
+        "my_chat_member",
+        "stopped_message_generation",
+      ],
     });
     const { updateId } = standin.userSends(bot.token, { from: ALICE, text: "via webhook" });
     await waitFor(() => inbox.calls.length === 1, 5000, "the event");

@@ -1,4 +1,5 @@
 import { slotOf, type MissingArg, type SlotState } from "../../sessions/session.js";
+import { personOf, toThemAlone } from "../access.js";
 import { coerceArgument } from "../arguments.js";
 import { say, setSlot, type Change } from "../changes.js";
 import { andThen, pass, type Step } from "../composer.js";
@@ -43,7 +44,8 @@ export const slotAnswer: Step = async (ctx) => {
   }
   const [arg, ...rest] = slot.missing;
   const value = coerceArgument(text, arg!.type);
-  if (!value.ok) return [say(texts.badArgument(arg!.name, arg!.type))];
+  if (!value.ok)
+    return [say(texts.badArgument(arg!.name, arg!.type)), ...toThemAlone(ctx.access, personOf(ctx.event))];
   return continueSlot(ctx, slot, { ...slot.args, [arg!.name]: value.value }, rest);
 };
 
@@ -61,6 +63,7 @@ export async function continueSlot(
     return [
       setSlot(owner, { ...slot, args, missing }),
       say(texts.askForArgument(tool?.title ?? slot.tool, next.name, next.description, next.type)),
+      ...toThemAlone(ctx.access, personOf(ctx.event)),
     ];
   }
   const ended = setSlot(owner, null);

@@ -33,13 +33,22 @@
     letterId      the dead letter's id, should it be one
     turnRecordMs  how long the turn record is kept, ms
   REPLY
-    kind          "lost" (nothing written), "parked" or "dead"
+    kind          "lost" (nothing written), "parked", "dead", or "over" when the head is
+                  no longer `head` (nothing written)
     waitedMs      ms the turn has waited so far
     attempts      failed attempts so far
-    leftPending   (dead) true when the room was left pending for its next event
+    leftPending   (dead, over) true when the room was left pending for its next event
 ]]
 local now = now_ms()
 if not holds(K.lease, K.running, A.room, A.token, now) then return cmsgpack.pack({ kind = "lost" }) end
+-- The head is no longer the parked turn's event: a finish of it was applied and its
+-- answer lost (a failover). The turn is over; its buffered writes (its sent parts, its
+-- attempt) must not land on the next turn's record, where a sent part would make the
+-- next turn's answer look sent. The room is handed back, due now.
+if redis.call("LINDEX", K.inbox, 0) ~= A.head then
+  local left = release(K.lease, K.running, K.pending, K.inbox, A.room, now, nil)
+  return cmsgpack.pack({ kind = "over", leftPending = left })
+end
 local set, del = {}, {}
 if A.commit then apply_commit(K, A.commit, set) end
 if A.sent then record_sent(A.sent, set, del) end

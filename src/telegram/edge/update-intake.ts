@@ -24,6 +24,7 @@ import { migration } from "./migration.js";
 import { pageTurn } from "./page-turn.js";
 import { pairing } from "./pairing.js";
 import { spentPress } from "./spent-press.js";
+import { stop } from "./stop.js";
 import { stranger } from "./stranger.js";
 import { topic } from "./topic.js";
 
@@ -35,6 +36,7 @@ import { topic } from "./topic.js";
  * nothing is downloaded, queued or stored for them.
  */
 const EDGE_STEPS = [
+  stop,
   membership,
   edit,
   spentPress,

@@ -99,8 +99,17 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     }
     case "h.slow": {
       const halves = Math.round(2 * (typeof args.seconds === "number" ? args.seconds : 4));
+      const progressToken = request.params._meta?.progressToken;
       try {
-        for (let i = 1; i <= halves; i++) await sleep(500, undefined, { signal: extra.signal });
+        for (let i = 1; i <= halves; i++) {
+          await sleep(500, undefined, { signal: extra.signal });
+          if (progressToken !== undefined) {
+            await extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken, progress: i, total: halves },
+            });
+          }
+        }
       } catch (err) {
         if (extra.signal.aborted && callLog)
           appendFileSync(callLog, `cancelled:h.slow\t${JSON.stringify(args)}\n`);
