@@ -43,7 +43,8 @@ export function redisPart(connection: RedisConnection, keys: Keys, own: boolean)
       if (own) connection.close();
     },
     stuck() {
-      const silent = connection.clientStates().filter((c) => c.silentMs >= SILENT_CLIENT_MS);
+      // A client in a blocking BLMPOP answers its PING only when that returns: silent that long is idle, not stuck.
+      const silent = connection.clientStates().filter((c) => c.silentMs - c.blocksForMs >= SILENT_CLIENT_MS);
       if (silent.length === 0) return undefined;
       return silent
         .map(

@@ -74,7 +74,8 @@ export class RoomWorker {
     private readonly options: {
       scripts: SchedulerScripts;
       /** A new client of its own, named for logs and health (each lane's blocking pop). */
-      blocker: (name: string) => RedisClient;
+      /** A client of its own for BLMPOP, which holds back its health PING for up to `blocksForMs`. */
+      blocker: (name: string, blocksForMs: number) => RedisClient;
       runner: TurnRunner;
       lanes: (string | LaneSpec)[];
       concurrency: number;
@@ -92,7 +93,7 @@ export class RoomWorker {
     for (const spec of this.options.lanes) {
       const lane = typeof spec === "string" ? new LaneState(spec) : new LaneState(spec.name, spec.active);
       this.lanes.set(lane.name, lane);
-      const blocker = this.options.blocker(`wake-ups (${lane.name})`);
+      const blocker = this.options.blocker(`wake-ups (${lane.name})`, this.peekEveryMs);
       blocker.on("error", () => undefined);
       this.blockers.push(blocker);
       this.loops.push(this.dispatch(lane), this.listen(lane, blocker));
