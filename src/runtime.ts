@@ -219,8 +219,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     modules,
     senders,
     namespaces,
-    turnRecordMs,
     proactive: () => proactive.service,
+    recent: (entry) => inbox.takeRecent(entry),
   });
 
   const parts = new PartList(log);

@@ -271,7 +271,10 @@ export class RoomWorker {
         continue;
       }
       lane.ready.delete(room);
-      if (this.held.has(room)) continue;
+      if (this.held.has(room)) {
+        lane.afterRun.add(room);
+        continue;
+      }
       await this.claim(lane, room);
     }
   }
@@ -293,7 +296,7 @@ export class RoomWorker {
         // A room this process will resume on its own timer needs no look of every shard
         // (a room waiting for its send slot costs nothing until then); the periodic look
         // still finds anything else in that shard.
-        if (look.nextInMs !== undefined && !lane.resuming.has(look.nextRoom))
+        if (look.nextInMs !== undefined && !(look.nextRoom && lane.resuming.has(look.nextRoom)))
           next = Math.min(next ?? Infinity, look.nextInMs);
       }
     } catch (err) {
@@ -361,6 +364,7 @@ export class RoomWorker {
         );
       } finally {
         if (this.held.get(lease.room) === entry) this.held.delete(lease.room);
+        if (lane.afterRun.delete(lease.room) && !this.stopping) lane.ready.add(lease.room);
         lane.signal();
       }
     })();
