@@ -69,7 +69,12 @@ export function permissionDeps(
   redis: RedisClient,
   keys: Keys,
 ): Pick<RuntimeDeps, "paired" | "pairing" | "audit"> {
-  const audit = new AuditLog(redis, keys, config.audit.keepDays * 24 * 3600_000);
+  const audit = new AuditLog(
+    redis,
+    keys,
+    config.audit.keepDays * 24 * 3600_000,
+    config.audit.maxArgumentBytes,
+  );
   const paired = new PairedUsers(
     redis,
     keys,
@@ -214,8 +219,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     modules,
     senders,
     namespaces,
-    turnRecordMs,
     proactive: () => proactive.service,
+    recent: (entry) => inbox.takeRecent(entry),
   });
 
   const parts = new PartList(log);
@@ -244,7 +249,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const workers = workersPart({
     scripts: scheduler,
-    blocker: (name) => connection.create({ name }),
+    blocker: (name, blocksForMs) => connection.create({ name, blocksForMs }),
     runner,
     lanes,
     concurrency: config.worker.concurrency,

@@ -9,12 +9,14 @@ import { packageVersion } from "./paths.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
 import { runDoctor } from "./run-doctor.js";
+import { runHealth } from "./run-health.js";
 import { runInit, type InitOptions } from "./run-init.js";
 import { runConfigCheck } from "./run-config-check.js";
 import { runDeadLetters } from "./run-dead-letters.js";
 import { runAuditExport, runPair, runUsersList, runUsersRemove } from "./run-permissions.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
+import { registerMatrixCommands } from "./matrix/matrix-commands.js";
 
 interface CheckOptions {
   config?: string;
@@ -151,6 +153,8 @@ program
     process.exitCode = await runAuditExport({ config: configFrom(opts), since: opts.since });
   });
 
+registerMatrixCommands(program);
+
 program
   .command("demo")
   .description("Everything embedded: private Redis, the demo namespaces, a worker and a terminal room")
@@ -183,7 +187,7 @@ program
 program
   .command("check")
   .description(
-    "Check namespace servers: MCP basics, then the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
+    "Check namespace servers: the MCP revision each speaks, then on each revision MCP basics and the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
   )
   .option("-c, --config <file>", CONFIG_HELP)
   .option("-n, --namespace <name>", "only this namespace")
@@ -224,6 +228,16 @@ program
   .action(async (opts: { config?: string; online?: boolean }) => {
     const file = resolveConfigFile(opts.config);
     process.exitCode = opts.online ? await runDoctor({ file, envFile }) : runConfigCheck(file);
+  });
+
+program
+  .command("health")
+  .description(
+    "Ask the running process's /healthz on the configured http port; exit 0 when healthy (the image's HEALTHCHECK)",
+  )
+  .option("-c, --config <file>", CONFIG_HELP)
+  .action(async (opts: { config?: string }) => {
+    process.exitCode = await runHealth(configFrom(opts));
   });
 
 program

@@ -1,11 +1,17 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { RedisClient } from "./redis-connection.js";
 import { z } from "zod";
 import { maskSecrets } from "../core/log.js";
+import { declareScript, runScript } from "../scheduler/lua-script.js";
 import type { Keys } from "./keys.js";
 
-const expireScript = readFileSync(new URL("./lua/expire-approvals.lua", import.meta.url), "utf8");
+/** expire-approvals.lua: records the approvals whose time ran out, each exactly once. */
+const EXPIRE_APPROVALS = declareScript({
+  file: new URL("./lua/expire-approvals.lua", import.meta.url),
+  keys: ["open", "info", "trail"],
+  args: z.object({ now: z.number(), minId: z.string(), limit: z.number() }),
+  reply: z.object({ recorded: z.number() }),
+});
 
 /** What one entry of the trail records. */
 export const AuditTypeSchema = z.enum([
@@ -39,6 +45,10 @@ export const AuditEntrySchema = z.object({
   tool: z.string().optional(),
   argumentsHash: z.string().optional(),
   arguments: z.record(z.string(), z.unknown()).optional(),
+  /** Arguments over `audit.maxArgumentBytes`: the first that many bytes of their JSON, in place of `arguments`. */
+  argumentsHead: z.string().optional(),
+  /** The size of those arguments' JSON, in bytes. */
+  argumentsBytes: z.number().int().optional(),
   /** The approval an entry belongs to, to follow one call from request to result. */
   approval: z.string().optional(),
   /** Everyone whose approval the call had, in order. */
@@ -78,7 +88,27 @@ export function callArguments(
   return { argumentsHash: argumentsHash(args), ...(keep ? { arguments: args } : {}) };
 }
 
-type Expire = (keys: number, ...args: (string | number)[]) => Promise<number>;
+/** Default of `audit.maxArgumentBytes`. */
+export const DEFAULT_MAX_ARGUMENT_BYTES = 1024;
+
+/**
+ * An entry whose arguments are larger than `maxBytes` of JSON keeps their hash (what
+ * ties an approval to its call), their size and their first `maxBytes` bytes, not the
+ * whole: who calls decides how large they are, and the trail is kept for months.
+ */
+export function capArguments(entry: AuditEntry, maxBytes: number): AuditEntry {
+  if (entry.arguments === undefined) return entry;
+  const json = canonical(entry.arguments);
+  const bytes = Buffer.byteLength(json);
+  if (bytes <= maxBytes) return entry;
+  const { arguments: _whole, ...rest } = entry;
+  // Cut at a character boundary: a split UTF-8 sequence would decode as U+FFFD.
+  const head = Buffer.from(json)
+    .subarray(0, maxBytes)
+    .toString("utf8")
+    .replace(/\uFFFD$/u, "");
+  return { ...rest, argumentsHead: head, argumentsBytes: bytes };
+}
 
 /**
  * The audit trail in Redis: one stream (`Keys.auditTrail`) trimmed by age on every
@@ -91,13 +121,15 @@ export class AuditLog {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly keepMs: number,
-  ) {
-    if (!("rgExpireApprovals" in redis)) redis.defineCommand("rgExpireApprovals", { lua: expireScript });
-  }
+    /** Largest arguments an entry keeps whole (`audit.maxArgumentBytes`). */
+    private readonly maxArgumentBytes = DEFAULT_MAX_ARGUMENT_BYTES,
+  ) {}
 
   private encode(entry: AuditEntry): string {
-    // Masked before encoding: a secret with a `"` or `\\` in it is escaped by JSON, out of a mask's reach.
-    return JSON.stringify(AuditEntrySchema.parse(maskSecrets(entry)));
+    // Masked before encoding: a secret with a `"` or `\\` in it is escaped by JSON, out of a mask's reach;
+    // and before the arguments are cut, so no cut leaves part of a secret unmasked.
+    const masked = AuditEntrySchema.parse(maskSecrets(entry));
+    return JSON.stringify(capArguments(masked, this.maxArgumentBytes));
   }
 
   private minId(now: number): string {
@@ -140,16 +172,13 @@ export class AuditLog {
 
   /** Records the approvals whose time ran out; returns how many. */
   async sweep(now = Date.now()): Promise<number> {
-    const run = (this.redis as unknown as { rgExpireApprovals: Expire }).rgExpireApprovals.bind(this.redis);
-    return run(
-      3,
-      this.keys.openApprovals,
-      this.keys.openApprovalInfo,
-      this.keys.auditTrail,
-      now,
-      this.minId(now),
-      100,
+    const reply = await runScript(
+      this.redis,
+      EXPIRE_APPROVALS,
+      { open: this.keys.openApprovals, info: this.keys.openApprovalInfo, trail: this.keys.auditTrail },
+      { now, minId: this.minId(now), limit: 100 },
     );
+    return reply.recorded;
   }
 
   /**
