@@ -33,12 +33,16 @@ describe("DeviceLease: one owner of the Matrix device at a time", () => {
     // Renewals (the lease's time to live going up again) keep it a's past its own length.
     let renewals = 0;
     let last = Infinity;
-    await waitFor(async () => {
-      const ttl = await redis.redis.pttl(key);
-      if (ttl > last) renewals += 1;
-      last = ttl;
-      return renewals >= 4;
-    }, undefined, "four renewals");
+    await waitFor(
+      async () => {
+        const ttl = await redis.redis.pttl(key);
+        if (ttl > last) renewals += 1;
+        last = ttl;
+        return renewals >= 4;
+      },
+      undefined,
+      "four renewals",
+    );
     expect(a.isHeld).toBe(true);
     expect(await b.tryAcquire()).toBe(false);
     await a.release();

@@ -30,7 +30,11 @@ describe("Telegram intake with the flood check in the enqueue", () => {
     // Every update handled at the edge, then every queued turn answered: a wrongly
     // queued one would have been answered by now.
     await waitFor(() => world.standin.pendingUpdates(world.bot.token) === 0, undefined, "the updates taken");
-    await waitFor(() => world.db.drained(telegramRoom(world.bot.id, ALICE.id)), undefined, "Alice's room drained");
+    await waitFor(
+      () => world.db.drained(telegramRoom(world.bot.id, ALICE.id)),
+      undefined,
+      "Alice's room drained",
+    );
     const texts = world.standin.botMessages(world.bot.token, ALICE.id).map((m) => m.text);
     expect(texts.filter(tooFast)).toHaveLength(1);
     expect(texts.filter((t) => !tooFast(t))).toHaveLength(2);

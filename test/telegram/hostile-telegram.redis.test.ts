@@ -265,7 +265,8 @@ describe("a stranger, every way in", () => {
       },
     });
     await waitFor(
-      () => logged().some((l) => l.turn === `tg:${bot.id}:forged-1` && l.msg === "sender not allowed; dropped"),
+      () =>
+        logged().some((l) => l.turn === `tg:${bot.id}:forged-1` && l.msg === "sender not allowed; dropped"),
       20_000,
       "the worker dropping it",
     );

@@ -53,7 +53,11 @@ async function ask(from: StandinUser, text: string, count: number) {
 async function settled(...chats: number[]): Promise<void> {
   await waitFor(() => world.standin.pendingUpdates(world.bot.token) === 0, undefined, "the updates taken");
   for (const chat of chats)
-    await waitFor(() => world.db.drained(telegramRoom(world.bot.id, chat)), undefined, `chat ${chat} drained`);
+    await waitFor(
+      () => world.db.drained(telegramRoom(world.bot.id, chat)),
+      undefined,
+      `chat ${chat} drained`,
+    );
 }
 
 function askCalls(): string[] {

@@ -66,7 +66,11 @@ describe("Telegram with server-everything: progress, elicitation, approvals on t
       data: buttons[4]!.callback_data!,
     });
     // The stranger's toast is the edge's last word on the press: nothing of it went further.
-    const toast = await waitFor(() => world.standin.callbackAnswer(stranger.callbackQueryId), undefined, "the toast");
+    const toast = await waitFor(
+      () => world.standin.callbackAnswer(stranger.callbackQueryId),
+      undefined,
+      "the toast",
+    );
     expect(String(toast.text)).toContain("not allowed");
     expect(messages()).toHaveLength(before + 3);
     world.standin.userPresses(world.bot.token, {
