@@ -69,7 +69,12 @@ export function permissionDeps(
   redis: RedisClient,
   keys: Keys,
 ): Pick<RuntimeDeps, "paired" | "pairing" | "audit"> {
-  const audit = new AuditLog(redis, keys, config.audit.keepDays * 24 * 3600_000);
+  const audit = new AuditLog(
+    redis,
+    keys,
+    config.audit.keepDays * 24 * 3600_000,
+    config.audit.maxArgumentBytes,
+  );
   const paired = new PairedUsers(
     redis,
     keys,

@@ -15,6 +15,7 @@ import { runDeadLetters } from "./run-dead-letters.js";
 import { runAuditExport, runPair, runUsersList, runUsersRemove } from "./run-permissions.js";
 import { runService } from "./run-service.js";
 import { runShell } from "./run-shell.js";
+import { registerMatrixCommands } from "./matrix/matrix-commands.js";
 
 interface CheckOptions {
   config?: string;
@@ -151,6 +152,8 @@ program
     process.exitCode = await runAuditExport({ config: configFrom(opts), since: opts.since });
   });
 
+registerMatrixCommands(program);
+
 program
   .command("demo")
   .description("Everything embedded: private Redis, the demo namespaces, a worker and a terminal room")
@@ -183,7 +186,7 @@ program
 program
   .command("check")
   .description(
-    "Check namespace servers: MCP basics, then the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
+    "Check namespace servers: the MCP revision each speaks, then on each revision MCP basics and the Answer contract (every namespace of the configuration, or -n one; without a configuration the demo namespaces; or a server by --command/--url)",
   )
   .option("-c, --config <file>", CONFIG_HELP)
   .option("-n, --namespace <name>", "only this namespace")

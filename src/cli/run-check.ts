@@ -2,13 +2,10 @@ import { NamespaceConfigSchema, type Config, type NamespaceConfig } from "../cor
 import { ConfigError } from "../core/errors.js";
 import { silentLogger } from "../core/log.js";
 import { printable } from "../core/printable.js";
-import {
-  checkNamespace,
-  DEFAULT_PROBES,
-  type ConformanceReport,
-  type Finding,
-} from "../namespace/conformance.js";
+import { DEFAULT_PROBES, type ConformanceReport, type Finding } from "../namespace/conformance.js";
+import { NamespaceBinding } from "../namespace/namespace-binding.js";
 import { NamespaceClient } from "../namespace/namespace-client.js";
+import { checkRevisions, type RevisionGrade } from "../namespace/revision-check.js";
 import { splitCommandLine } from "./command-line.js";
 
 const MARK = { pass: "PASS", fail: "FAIL", warn: "WARN", skip: "SKIP" } as const;
@@ -121,26 +118,41 @@ export async function runCheck(options: CheckOptions): Promise<number> {
 
 async function checkOne(options: CheckOptions): Promise<number> {
   const { name, config } = target(options);
+  const askTool = new NamespaceBinding(name, config).askTool;
   // A configured namespace is checked under the configured limits (a larger maxTools, say).
-  const client = new NamespaceClient(name, config, silentLogger(), options.config?.limits);
-  try {
-    const report = await checkNamespace(
-      client,
-      options.questions.length > 0 ? options.questions : DEFAULT_PROBES,
-    );
-    print("MCP basics", report.basics);
-    if (report.contract.length > 0) {
-      console.log("");
-      print("Answer contract", report.contract);
-    }
-    const problems = [...report.basics, ...report.contract].filter((f) => f.level === "fail").length;
-    const required = options.require ?? "basics";
-    console.log(`\n${verdict(name, report, problems, client.askTool, required)}`);
-    // A router that breaks the contract fails every plain message of the room: usable it is not.
-    const ok =
-      report.meets === "answer" || (report.meets === "basics" && required === "basics" && !report.routed);
-    return ok ? 0 : 1;
-  } finally {
-    await client.close();
+  const limits = options.config?.limits;
+  const { protocol, grades } = await checkRevisions(
+    (revision) => new NamespaceClient(name, config, silentLogger(), limits, revision),
+    options.questions.length > 0 ? options.questions : DEFAULT_PROBES,
+  );
+  const required = options.require ?? "basics";
+  if (protocol.length > 0) {
+    print("MCP revision", protocol);
+    console.log("");
   }
+  for (const grade of grades) printGrade(grade);
+  const verdicts = grades.map((grade) => {
+    const problems = [...grade.report.basics, ...grade.report.contract].filter((f) => f.level === "fail");
+    // With two grades each verdict names its revision; one grade's is named above it.
+    const on = grades.length > 1 ? ` on ${grade.revision}` : "";
+    return `${verdict(name, grade.report, problems.length, askTool, required)}${on}`;
+  });
+  console.log(verdicts.join("\n"));
+  // Rooms use the revision negotiated first: the exit code is its grade.
+  const report = grades[0]!.report;
+  // A router that breaks the contract fails every plain message of the room: usable it is not.
+  const ok =
+    report.meets === "answer" || (report.meets === "basics" && required === "basics" && !report.routed);
+  return ok ? 0 : 1;
+}
+
+/** One revision's two levels, titled with the revision when the server started. */
+function printGrade({ revision, report }: RevisionGrade): void {
+  const on = revision === undefined ? "" : ` (${revision})`;
+  print(`MCP basics${on}`, report.basics);
+  if (report.contract.length > 0) {
+    console.log("");
+    print(`Answer contract${on}`, report.contract);
+  }
+  console.log("");
 }

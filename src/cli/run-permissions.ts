@@ -118,7 +118,12 @@ export async function runUsersRemove(options: Common & { binding: string; user: 
   const removed = await withRedis(options.config, async (redis, keys) => {
     const done = await new PairedUsers(redis, keys, []).remove(binding.name, user);
     if (done) {
-      await new AuditLog(redis, keys, options.config.audit.keepDays * 24 * 3600_000).record({
+      await new AuditLog(
+        redis,
+        keys,
+        options.config.audit.keepDays * 24 * 3600_000,
+        options.config.audit.maxArgumentBytes,
+      ).record({
         type: "pairing.removed",
         at: Date.now(),
         binding: binding.name,
@@ -160,7 +165,12 @@ export async function runAuditExport(options: Common & { since: string }): Promi
   const out = options.out ?? process.stdout;
   const from = sinceMs(options.since);
   await withRedis(options.config, async (redis, keys) => {
-    const trail = new AuditLog(redis, keys, options.config.audit.keepDays * 24 * 3600_000);
+    const trail = new AuditLog(
+      redis,
+      keys,
+      options.config.audit.keepDays * 24 * 3600_000,
+      options.config.audit.maxArgumentBytes,
+    );
     // Approvals whose time ran out while nobody swept are recorded before the export reads.
     await trail.sweep();
     for await (const entry of trail.since(from)) {

@@ -1,6 +1,7 @@
-import { Ajv, type ValidateFunction } from "ajv";
+import type { Ajv, ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { libraryLogger } from "../core/library-log.js";
+import { SchemaDialects } from "../core/schema-dialects.js";
 import type { HistoryEntry, MissingArg } from "../sessions/session.js";
 import { describeSchema } from "./schema-text.js";
 import { validationProblem } from "./validation-text.js";
@@ -139,7 +140,9 @@ export function coerceKeyValues(
 // ajv-formats knows "uri", "email", "date-time"…; a format it does not know is
 // logged (not printed), since servers may use any format name they like.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: true, strict: false, logger: libraryLogger("ajv") }));
+const ajv = new SchemaDialects({ allErrors: true, strict: false, logger: libraryLogger("ajv") }, (each) =>
+  addFormats(each as Ajv),
+);
 const validators = new WeakMap<object, ValidateFunction>();
 
 /** Validates arguments against a tool's input schema; returns a readable problem or undefined. */

@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { InboundEvent } from "../core/event.js";
 import type { CallProgress } from "../namespace/call-options.js";
 import type { ToolInfo } from "../namespace/tool-info.js";

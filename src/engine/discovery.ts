@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import type { ToolInfo } from "../namespace/tool-info.js";
 import { scopeRefusalsTotal } from "../ops/metrics.js";

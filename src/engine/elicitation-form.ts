@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from "ajv";
+import type { ValidateFunction } from "ajv";
+import { SchemaDialects } from "../core/schema-dialects.js";
 import { coerceArgument } from "./arguments.js";
 import { literal, typeText } from "./schema-text.js";
 import { validationProblem } from "./validation-text.js";
@@ -80,12 +81,13 @@ export function fieldQuestion(field: FormField, index: number, count: number): s
   return lines.join("\n");
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
-// The string formats MCP allows in a requested schema, checked as a person would expect.
-ajv.addFormat("email", /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
-ajv.addFormat("uri", (s: string) => URL.canParse(s) && /^[a-z][a-z0-9+.-]*:/i.test(s));
-ajv.addFormat("date", (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)));
-ajv.addFormat("date-time", (s: string) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)));
+const ajv = new SchemaDialects({ strict: false, allErrors: true, logger: false }, (each) => {
+  // The string formats MCP allows in a requested schema, checked as a person would expect.
+  each.addFormat("email", /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
+  each.addFormat("uri", (s: string) => URL.canParse(s) && /^[a-z][a-z0-9+.-]*:/i.test(s));
+  each.addFormat("date", (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)));
+  each.addFormat("date-time", (s: string) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)));
+});
 const validators = new WeakMap<object, ValidateFunction>();
 
 /** Checks a value against a schema; a readable problem, or undefined when it holds. */

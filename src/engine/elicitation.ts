@@ -1,4 +1,4 @@
-import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 import type { InboundEvent } from "../core/event.js";
 import type { Reply, ReplyOption } from "../core/reply.js";
 import { isCancel } from "./commands/cancel.js";
@@ -168,6 +168,8 @@ async function wait(
     const answer = answerOf(field, asked, event);
     if (answer === undefined) continue;
     taken.take(event);
+    // Its own turn runs only once this call ends: the press is answered now.
+    if (event.kind === "choice") await turn.channel.notify?.(event);
     return answer;
   }
   return signal.aborted ? { control: "cancel" } : { timeout: true };

@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { Attachment } from "../core/attachment.js";
 import type { Block } from "../core/reply.js";
 import { contentTexts } from "./content-texts.js";

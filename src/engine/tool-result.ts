@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { AnswerSchema, type Answer } from "../core/answer.js";
 import { MalformedAnswerError } from "../core/errors.js";
 import type { Attachment } from "../core/attachment.js";

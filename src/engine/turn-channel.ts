@@ -32,8 +32,12 @@ export interface TurnChannel {
    * or after what is queued now (`now`: the answers to a question about to be asked).
    */
   watch(from: "turn" | "now"): Promise<QueuedEvents>;
-  /** Answers another queued event at once with a short notice (a press that was not theirs to make: a toast). */
-  notify?(event: InboundEvent, text: string): Promise<void>;
+  /**
+   * Answers another queued event at once: with a short notice (a press that was not
+   * theirs to make: a toast), or with none (a press taken as an answer, so that its
+   * button stops spinning while the call it answered goes on).
+   */
+  notify?(event: InboundEvent, text?: string): Promise<void>;
   /** The bytes of a file the person sent that the adapter left on the platform; throws FileFetchError. */
   fetchFile(file: InboundFile, limits: FileLimits): Promise<Uint8Array>;
 }

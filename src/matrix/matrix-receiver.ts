@@ -11,6 +11,7 @@ import type { CryptoDevice } from "./crypto/crypto-device.js";
 import { DeviceStorageProvider } from "./crypto/device-storage.js";
 import { InboundDecryption } from "./crypto/inbound-decryption.js";
 import { MatrixE2ee, type E2eeParts } from "./crypto/matrix-e2ee.js";
+import { isVerificationEvent } from "./crypto/verification.js";
 import { EditReview } from "./edit-review.js";
 import { EncryptionPolicy } from "./encryption-policy.js";
 import { historyOf } from "./history-guard.js";
@@ -18,7 +19,7 @@ import { answerInvite } from "./invite-handler.js";
 import { InboundBuilder } from "./inbound-builder.js";
 import { MediaReader } from "./media-reader.js";
 import { EdgeNotices } from "./edge-notices.js";
-import { RoomEventSchema } from "./matrix-events.js";
+import { RoomEventSchema, type RoomEvent } from "./matrix-events.js";
 import { MatrixIntake } from "./edge/matrix-intake.js";
 import { withMatrixRetry } from "./matrix-retry.js";
 import { MentionGate } from "./mention-gate.js";
@@ -183,8 +184,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
         ? new InboundDecryption(
             device,
             parts.undecrypted,
-            async (roomId, event, history) =>
-              this.intake?.receive(roomId, event, { history, encrypted: true }),
+            async (roomId, event, history) => this.take(roomId, event, { history, encrypted: true }),
             async (roomId, event, reason, identity) =>
               this.intake?.untrusted(roomId, event, reason, identity),
             log,
@@ -266,6 +266,23 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     if (encrypted && this.decryption && decryptable && parsed.data.sender !== this.botUserId) {
       return this.decryption.handle(roomId, parsed.data, history);
     }
-    await this.intake?.receive(roomId, parsed.data, { history, encrypted: false });
+    await this.take(roomId, parsed.data, { history, encrypted: false });
+  }
+
+  /** A room event to the intake; in-room verification events (never in the clear in an encrypted room) to the device. */
+  private async take(
+    roomId: string,
+    event: RoomEvent,
+    arrival: { history: boolean; encrypted: boolean },
+  ): Promise<void> {
+    const verifications = this.parts?.owner?.verifications;
+    if (verifications && isVerificationEvent(event.type, event.content)) {
+      const readable = arrival.encrypted || this.policy?.isEncrypted(roomId) !== true;
+      if (readable && !arrival.history && event.sender !== this.botUserId && this.bindings.has(roomId)) {
+        verifications.fromRoom(roomId, event);
+      }
+      return;
+    }
+    await this.intake?.receive(roomId, event, arrival);
   }
 }

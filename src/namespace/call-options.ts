@@ -9,11 +9,15 @@ export interface CallProgress {
   status?: boolean;
 }
 
-/** What a namespace's server says about itself at initialisation (MCP serverInfo and instructions). */
+/** What a namespace's server says about itself when connected (MCP serverInfo and instructions). */
 export interface NamespaceAbout {
   title?: string;
   description?: string;
   instructions?: string;
+  /** The MCP revision the connection speaks, e.g. "2026-07-28". */
+  revision?: string;
+  /** The extensions the server offers (e.g. the Tasks extension), by identifier. */
+  extensions?: string[];
 }
 
 /** Options of one call: a timeout (default from config), a signal that cancels it, progress updates. */

@@ -1,6 +1,5 @@
-import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { deserializeMessage, type JSONRPCMessage } from "@modelcontextprotocol/client";
+import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/client/stdio";
 import { replyTooLarge, requestIds, sniffId } from "./reply-cap.js";
 
 /** How much of an oversized line is kept to find its id. */
@@ -84,7 +83,11 @@ export class CappedReadBuffer {
 
 /**
  * The SDK's stdio transport with its line buffer replaced by a CappedReadBuffer
- * (`maxBufferSize` alone would close the connection and kill the child).
+ * (`maxBufferSize` alone would close the connection and kill the child). Being a
+ * subclass, it is probed for its MCP revision in place, on the connection's own
+ * child: no second process per start (the SDK spawns one for its own class), and a
+ * server that exits on the probe is started again as a 2025-11-25 one
+ * (namespace-connection.ts).
  */
 export class CappedStdioTransport extends StdioClientTransport {
   private readonly buffer: CappedReadBuffer;

@@ -1,5 +1,6 @@
-import { Ajv } from "ajv";
+import { SchemaDialects } from "../core/schema-dialects.js";
 import { AnswerSchema, type Answer } from "../core/answer.js";
+import { MODERN_REVISION } from "./mcp-client.js";
 import type { NamespaceClient } from "./namespace-client.js";
 import { NamespaceUnreachableError } from "./namespace-errors.js";
 import { sampleArguments } from "./sample-arguments.js";
@@ -44,7 +45,12 @@ export async function checkNamespace(
   let tools: ToolInfo[];
   try {
     tools = await ns.tools();
-    basics.push({ level: "pass", what: "connects and initializes" });
+    // 2026-07-28 has no initialize handshake: the client learns the server from server/discover.
+    const modern = (await ns.about()).revision === MODERN_REVISION;
+    basics.push({
+      level: "pass",
+      what: modern ? "connects and discovers it (server/discover)" : "connects and initializes",
+    });
   } catch (err) {
     const reason = err instanceof NamespaceUnreachableError ? err.reason : "it failed at start";
     basics.push({
@@ -73,7 +79,7 @@ function listing(ns: NamespaceClient, tools: ToolInfo[]): Finding {
   return { level: "pass", what: `lists ${tools.length} tools${under}` };
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: true, logger: false });
+const ajv = new SchemaDialects({ strict: false, allErrors: true, validateSchema: true, logger: false });
 
 function schemas(tools: ToolInfo[], invalid: string[]): Finding {
   const bad = [...invalid];

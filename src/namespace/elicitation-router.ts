@@ -1,13 +1,14 @@
-import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 
 /** Answers one `elicitation/create` request of a running call: asks the person, resolves to their answer. */
 export type ElicitHandler = (params: ElicitRequest["params"], signal: AbortSignal) => Promise<ElicitResult>;
 
 /**
- * Routes a server's `elicitation/create` to the call that caused it. MCP does not
- * name the call on the wire (over stdio nothing ties the request to a tools/call),
- * so a request is routed only when one call that can ask is in flight on this
- * connection; with several, nobody can tell whose it is, and it is declined.
+ * Routes a 2025-11-25 server's `elicitation/create` to the call that caused it. That
+ * revision does not name the call on the wire (over stdio nothing ties the request to
+ * a tools/call), so a request is routed only when one call that can ask is in flight
+ * on this connection; with several, nobody can tell whose it is, and it is declined.
+ * (On 2026-07-28 the question comes back in the call's own reply: input-rounds.ts.)
  */
 export class ElicitationRouter {
   private readonly handlers = new Map<number, ElicitHandler>();

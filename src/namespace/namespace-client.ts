@@ -1,14 +1,10 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  ElicitRequestSchema,
-  ToolListChangedNotificationSchema,
-  type CallToolResult,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Client } from "@modelcontextprotocol/client";
 import type { NamespaceConfig } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import { START_WAIT_MS } from "./call-recovery.js";
 import type { CallOptions, NamespaceAbout } from "./call-options.js";
 import { ElicitationRouter } from "./elicitation-router.js";
+import { isModern, TASKS_EXTENSION, type RevisionChoice } from "./mcp-client.js";
 import { NamespaceBinding } from "./namespace-binding.js";
 import { NamespaceConnection } from "./namespace-connection.js";
 import { DEFAULT_NAMESPACE_LIMITS, type NamespaceLimits } from "./namespace-limits.js";
@@ -39,19 +35,28 @@ export class NamespaceClient extends NamespaceBinding {
     private readonly log: Logger,
     /** What every namespace is held to (`limits.*`): reply size, listing size. */
     limits: NamespaceLimits = DEFAULT_NAMESPACE_LIMITS,
+    /** The MCP revisions it may speak: the newest both sides do, or one (`roomgate check` grades each). */
+    revision: RevisionChoice = "newest",
   ) {
     super(name, config);
     const maxReplyBytes = limits.maxToolResultBytes;
     this.subscriptions = new ResourceSubscriptions(name, log);
     this.catalog = new ToolCatalog({ name, prefix: this.prefix, patterns: config.tools }, limits, log);
-    this.connection = new NamespaceConnection(name, config, log, maxReplyBytes, {
-      prepare: (client) => this.prepare(client),
-      ready: async (client) => {
-        await this.catalog.refresh(client);
-        await this.subscriptions.attach(client);
+    this.connection = new NamespaceConnection(
+      name,
+      config,
+      log,
+      maxReplyBytes,
+      {
+        prepare: (client) => this.prepare(client),
+        ready: async (client) => {
+          await this.catalog.refresh(client);
+          await this.subscriptions.attach(client);
+        },
+        connected: () => this.connected(),
       },
-      connected: () => this.connected(),
-    });
+      revision,
+    );
     this.calls = new ToolCalls({
       name,
       connection: this.connection,
@@ -95,18 +100,29 @@ export class NamespaceClient extends NamespaceBinding {
     return this.catalog.tools;
   }
 
+  /** The MCP revision of the last connection, or undefined before one was made. */
+  get revision(): string | undefined {
+    return this.connection.about.revision;
+  }
+
   /** What the server said about itself when it was last connected. */
   async about(): Promise<NamespaceAbout> {
     await this.connection.ensureConnected(START_WAIT_MS);
     return this.connection.about;
   }
 
-  /** Whether task tools can run here: a place for task ids, and a server that offers tasks for tool calls. */
+  /**
+   * Whether task tools can run here: a place for task ids, and a server that offers
+   * tasks for tool calls (2025-11-25: `tasks.requests.tools.call`; 2026-07-28: the
+   * Tasks extension).
+   */
   get runsTasks(): boolean {
-    return (
-      this.tasks !== undefined &&
-      this.connection.current?.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined
-    );
+    const client = this.connection.current;
+    if (this.tasks === undefined || client === undefined) return false;
+    const capabilities = client.getServerCapabilities();
+    return isModern(client)
+      ? capabilities?.extensions?.[TASKS_EXTENSION] !== undefined
+      : capabilities?.tasks?.requests?.tools?.call !== undefined;
   }
 
   /** Reads one of the server's resources, shaped as a tool result so it is shown as tool output is. */
@@ -135,10 +151,10 @@ export class NamespaceClient extends NamespaceBinding {
 
   /** The handlers of a fresh client: the server's questions go to the running call, list_changed lists again. */
   private prepare(client: Client): void {
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
-      this.elicitations.handle(request.params, extra.signal),
+    client.setRequestHandler("elicitation/create", (request, ctx) =>
+      this.elicitations.handle(request.params, ctx.mcpReq.signal),
     );
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.catalog.changed(client));
+    client.setNotificationHandler("notifications/tools/list_changed", () => this.catalog.changed(client));
   }
 
   private connected(): void {

@@ -1,11 +1,11 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Client, PriorDiscovery, Transport } from "@modelcontextprotocol/client";
 import type { NamespaceConfig } from "../core/config.js";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";
 import { answersPing } from "./call-recovery.js";
 import type { NamespaceAbout } from "./call-options.js";
+import { createMcpClient, exitedOnProbe, isModern, revisionOf, type RevisionChoice } from "./mcp-client.js";
 import { causeClass, NamespaceRestartingError, NamespaceUnreachableError } from "./namespace-errors.js";
 import { RestartPolicy } from "./restart-policy.js";
 import { createTransport } from "./transport.js";
@@ -35,6 +35,8 @@ export class NamespaceConnection {
   private isClosed = false;
   private readonly restarts = new RestartPolicy();
   private restartTimer: NodeJS.Timeout | undefined;
+  /** The revision the first start found, so that a restart skips the probe. */
+  private verdict: PriorDiscovery | undefined;
 
   constructor(
     private readonly name: string,
@@ -43,6 +45,8 @@ export class NamespaceConnection {
     /** The largest reply read from the server (`limits.maxToolResultBytes`). */
     private readonly maxReplyBytes: number,
     private readonly hooks: ConnectionHooks,
+    /** The revisions the connection may use: by default the newest both sides speak. */
+    private readonly revision: RevisionChoice = "newest",
   ) {}
 
   /** The connected client, if there is one now. */
@@ -137,19 +141,25 @@ export class NamespaceConnection {
 
   private async connect(): Promise<void> {
     const transport = createTransport(this.config, this.maxReplyBytes);
-    // Form elicitation is declared so servers offer the tools that ask questions;
-    // the router hands each request to the running call that can ask the room.
-    const client = new Client(
-      { name: "roomgate", version: "0.1.0" },
-      { capabilities: { elicitation: { form: {} } } },
-    );
+    const timeout = this.config.startTimeoutSeconds * 1000;
+    // The probe for the newest revision waits as long as a start may take: a stdio server
+    // silent to it is taken for a 2025-11-25 one, and a slow one must not be taken for that.
+    const client = createMcpClient(this.revision, timeout);
     this.hooks.prepare(client);
     try {
-      await client.connect(transport, { timeout: this.config.startTimeoutSeconds * 1000 });
+      await client.connect(transport, { timeout, ...(this.verdict ? { prior: this.verdict } : {}) });
       this.pipeStderr(transport);
       await this.hooks.ready(client);
     } catch (err) {
       await client.close().catch(() => undefined);
+      if (this.revision === "newest" && !this.verdict && exitedOnProbe(err)) {
+        // Some stdio servers (rmcp's, for one) exit on any request before `initialize`.
+        this.log.info("the server exited on the revision probe; starting it again as a 2025-11-25 server");
+        this.verdict = { kind: "legacy" };
+        return this.connect();
+      }
+      // The server may have changed (an upgrade, another URL): the next start probes again.
+      this.verdict = undefined;
       const delayMs = this.restarts.failed();
       const error = new NamespaceUnreachableError(this.name, causeClass(err), err);
       this.lastStartFailure = error;
@@ -160,18 +170,33 @@ export class NamespaceConnection {
       throw error;
     }
     client.onclose = () => this.onClosed(client);
+    this.remember(client);
     const info = client.getServerVersion();
     const instructions = client.getInstructions();
     this.serverAbout = {
       ...(info?.title ? { title: info.title } : {}),
       ...(info?.description ? { description: info.description } : {}),
       ...(instructions ? { instructions } : {}),
+      revision: revisionOf(client),
+      extensions: Object.keys(client.getServerCapabilities()?.extensions ?? {}),
     };
+    this.log.info({ revision: revisionOf(client) }, "namespace speaks MCP revision");
     this.client = client;
     this.transport = transport;
     this.restarts.started();
     this.lastStartFailure = undefined;
     this.hooks.connected();
+  }
+
+  /**
+   * Keeps the revision the server was found to speak, for its restarts: the same
+   * server restarted speaks the same revision, and the probe (a second stdio process,
+   * or a request over HTTP) is paid once per roomgate process.
+   */
+  private remember(client: Client): void {
+    if (this.revision !== "newest" || this.verdict) return;
+    const discover = client.getDiscoverResult();
+    this.verdict = isModern(client) && discover ? { kind: "modern", discover } : { kind: "legacy" };
   }
 
   private onClosed(client: Client): void {

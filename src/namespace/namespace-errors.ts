@@ -1,5 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+} from "@modelcontextprotocol/client";
 import { NamespaceError } from "../core/errors.js";
 import { NamespaceLimitError } from "./namespace-limits.js";
 import { formatBytes, isReplyTooLarge } from "./reply-cap.js";
@@ -7,6 +13,10 @@ import { formatBytes, isReplyTooLarge } from "./reply-cap.js";
 /** Why a namespace could not be reached, in words a person can read without internals. */
 export function causeClass(err: unknown): string {
   if (err instanceof NamespaceLimitError) return err.reason;
+  // A revision probe that failed on the way (refused, unreachable) carries that failure.
+  if (err instanceof SdkError && err.code === SdkErrorCode.EraNegotiationFailed && err.cause !== undefined) {
+    return causeClass(err.cause);
+  }
   const e = err as { code?: unknown; cause?: { code?: unknown }; name?: unknown; message?: unknown };
   const code = typeof e?.code === "string" ? e.code : typeof e?.cause?.code === "string" ? e.cause.code : "";
   switch (code) {
@@ -25,12 +35,19 @@ export function causeClass(err: unknown): string {
     case "UND_ERR_CONNECT_TIMEOUT":
       return "the connection timed out";
   }
-  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return "it exited at start";
-  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return "it did not answer at start";
-  if (e?.name === "StreamableHTTPError" || (err as Error)?.constructor?.name === "StreamableHTTPError") {
-    const status = typeof e.code === "number" ? e.code : undefined;
+  if (err instanceof SdkHttpError) {
+    const status = err.status;
     if (status === 401 || status === 403) return `it refused the credentials (HTTP ${status})`;
-    if (status !== undefined) return `its URL answered HTTP ${status}`;
+    return `its URL answered HTTP ${status}`;
+  }
+  if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) return "it exited at start";
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout)
+    return "it did not answer at start";
+  if (
+    (err instanceof SdkError && err.code === SdkErrorCode.EraNegotiationFailed) ||
+    (err instanceof ProtocolError && err.code === ProtocolErrorCode.UnsupportedProtocolVersion)
+  ) {
+    return "it does not speak that MCP revision";
   }
   if (typeof e?.message === "string" && /fetch failed/i.test(e.message)) return "its URL cannot be reached";
   return "it failed at start";
@@ -97,12 +114,14 @@ export class NamespaceCrashedTwiceError extends NamespaceError {
   }
 }
 
-function mcpReason(err: McpError): string {
+function mcpReason(err: ProtocolError | SdkError): string {
   switch (err.code) {
-    case ErrorCode.InvalidParams:
+    case ProtocolErrorCode.InvalidParams:
       return "it rejected the arguments";
-    case ErrorCode.MethodNotFound:
+    case ProtocolErrorCode.MethodNotFound:
       return "it does not support that request";
+    case SdkErrorCode.InvalidResult:
+      return "its reply was malformed";
     default:
       return "it answered with an error";
   }
@@ -123,13 +142,13 @@ export function callFailure(
   const details = `(ref ${ref})`;
   const make = (message: string, userText: string) =>
     Object.assign(new NamespaceError(namespace, message, { cause: err, userText }), { ref });
-  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
     return make(
       `${tool} timed out after ${timeoutMs} ms`,
       `${namespace} did not answer in time (${tool} timed out after ${timeoutMs} ms); please try again ${details}.`,
     );
   }
-  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+  if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) {
     return make(
       `${tool}: connection closed during the call`,
       `${namespace} stopped while answering (it exited during ${tool}) and is being restarted; the operator has the details ${details}.`,
@@ -145,7 +164,10 @@ export function callFailure(
   if (err instanceof Error && err.name === "AbortError") {
     return make(`${tool}: cancelled`, "Cancelled.");
   }
-  const reason = err instanceof McpError ? mcpReason(err) : causeClass(err);
+  const reason =
+    err instanceof ProtocolError || (err instanceof SdkError && err.code === SdkErrorCode.InvalidResult)
+      ? mcpReason(err)
+      : causeClass(err);
   return make(
     `${tool} failed: ${(err as Error)?.message ?? String(err)}`,
     `${namespace} could not run ${tool} (${reason}); the operator has the details ${details}.`,

@@ -1,4 +1,4 @@
-import { McpError, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, type JSONRPCMessage } from "@modelcontextprotocol/client";
 
 /** Default of `limits.maxToolResultBytes`: the largest namespace reply read (DESIGN §9). */
 export const DEFAULT_MAX_REPLY_BYTES = 20_000_000;
@@ -31,8 +31,8 @@ export function replyTooLarge(id: string | number, maxBytes: number): JSONRPCMes
 }
 
 /** True for a call that failed because its reply was over the cap. */
-export function isReplyTooLarge(err: unknown): err is McpError {
-  return err instanceof McpError && err.code === REPLY_TOO_LARGE;
+export function isReplyTooLarge(err: unknown): err is ProtocolError {
+  return err instanceof ProtocolError && err.code === REPLY_TOO_LARGE;
 }
 
 /** Ids of the requests in a JSON-RPC body (one message or a batch); the replies a cap stands in for. */

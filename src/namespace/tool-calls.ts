@@ -1,4 +1,4 @@
-import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { specTypeSchemas, type CallToolResult } from "@modelcontextprotocol/client";
 import { NamespaceError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
@@ -7,11 +7,14 @@ import { START_WAIT_MS, lostToCrash, timedOut } from "./call-recovery.js";
 import { CallGuard, type CallTimes } from "./call-guard.js";
 import type { CallOptions } from "./call-options.js";
 import type { ElicitationRouter } from "./elicitation-router.js";
+import { callWithInputRounds } from "./input-rounds.js";
+import { isModern, isTaskHandle } from "./mcp-client.js";
 import { callFailure, NamespaceCrashedTwiceError } from "./namespace-errors.js";
 import { NamespaceLimitError } from "./namespace-limits.js";
 import type { NamespaceConnection } from "./namespace-connection.js";
 import { readAsResult } from "./resource-subscriptions.js";
 import { callAsTask, runsAsTask, type TaskLedger } from "./task-call.js";
+import { followTaskHandle, resumeExtensionTask, taskHandle } from "./task-extension.js";
 import type { ToolCatalog } from "./tool-catalog.js";
 
 /** A call lost to a crash is sent once more, at once: reconnecting waits out the restart backoff itself. */
@@ -142,44 +145,67 @@ export class ToolCalls {
         userText: `${tool} is not a tool of this room's agent (${name}). Nothing was called.`,
       });
     }
-    const tasks = this.parts.tasks();
-    if (options.task && tasks && runsAsTask(client, info)) {
-      return callAsTask(client, tasks, name, tool, args, { ...options, task: options.task }, timeout, log);
+    const ledger = this.parts.tasks();
+    const owner = { namespace: name, tool, log };
+    const modern = isModern(client);
+    // Tasks run as long as they need: they are followed outside the call's guard.
+    if (!modern && options.task && ledger && runsAsTask(client, info)) {
+      return callAsTask(client, ledger, owner, args, options, timeout);
     }
+    const resumed = modern ? await resumeExtensionTask(client, ledger, owner, options, timeout) : undefined;
+    if (resumed) return resumed;
     const times = this.times(timeout);
     const guard = new CallGuard(name, tool, log, times, options.signal);
     const onProgress = guard.progress(options.onProgress);
-    const unregister = options.onElicit
-      ? this.parts.elicitations.register(guard.questions(options.onElicit))
-      : undefined;
+    const onElicit = options.onElicit ? guard.questions(options.onElicit) : undefined;
+    // 2025-11-25 servers push their questions: the router hands them to this call.
+    const unregister = onElicit && !modern ? this.parts.elicitations.register(onElicit) : undefined;
+    let handle: unknown;
     try {
+      const limits = {
+        timeout: times.idleMs,
+        signal: guard.signal,
+        // Progress extends a call only when the binding allows it more time than its timeout.
+        resetTimeoutOnProgress: times.totalMs > times.idleMs,
+      };
       // The low-level request skips the SDK's own outputSchema check: roomgate
       // validates Answers itself so that a malformed one becomes a clear line.
       // An onprogress handler makes the SDK send a progressToken with every call.
-      const result = await client.request(
-        { method: "tools/call", params: { name: tool, arguments: args } },
-        CallToolResultSchema,
-        {
-          timeout: times.idleMs,
-          signal: guard.signal,
-          // Progress extends a call only when the binding allows it more time than its timeout.
-          resetTimeoutOnProgress: times.totalMs > times.idleMs,
-          onprogress: (p) => onProgress({ progress: p.progress, total: p.total, message: p.message }),
-        },
-      );
+      const result = modern
+        ? await callWithInputRounds(
+            client,
+            name,
+            { name: tool, arguments: args },
+            { signal: guard.signal, onProgress, onElicit },
+            limits,
+          )
+        : await client.request(
+            { method: "tools/call", params: { name: tool, arguments: args } },
+            specTypeSchemas.CallToolResult,
+            {
+              ...limits,
+              onprogress: (p) => onProgress({ progress: p.progress, total: p.total, message: p.message }),
+            },
+          );
       namespaceCalls.inc({ namespace: name, outcome: result.isError ? "tool_error" : "ok" });
       connection.answered(client);
       return result;
     } catch (err) {
-      if (timedOut(err)) void connection.killIfHung(client, tool, timeout);
-      // A call ended by a limit fails with that limit's line, not as a cancelled call.
-      const reason: unknown = guard.signal.reason;
-      if (reason instanceof NamespaceLimitError && !options.signal?.aborted) throw reason;
-      throw err;
+      if (!isTaskHandle(err)) {
+        if (timedOut(err)) void connection.killIfHung(client, tool, timeout);
+        // A call ended by a limit fails with that limit's line, not as a cancelled call.
+        const reason: unknown = guard.signal.reason;
+        if (reason instanceof NamespaceLimitError && !options.signal?.aborted) throw reason;
+        throw err;
+      }
+      // The server answered with a task (2026-07-28, the Tasks extension): followed below.
+      connection.answered(client);
+      handle = err.data;
     } finally {
       guard.finish(options.onProgress);
       unregister?.();
     }
+    return followTaskHandle(client, ledger, owner, taskHandle(name, tool, handle), options, timeout);
   }
 
   /** How long a call may take: its timeout without progress, and up to `maxCallSeconds` with it. */

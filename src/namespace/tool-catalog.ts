@@ -1,4 +1,4 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import type { NamespaceConfig } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";

@@ -1,4 +1,4 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import type { NamespaceConfig } from "../core/config.js";
 import { isReadOnly } from "./call-recovery.js";
 import { listingTooLarge, type NamespaceLimits } from "./namespace-limits.js";

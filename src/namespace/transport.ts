@@ -1,6 +1,5 @@
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import type { NamespaceConfig } from "../core/config.js";
 import { cappedFetch } from "./capped-fetch.js";
 import { CappedStdioTransport } from "./capped-stdio.js";

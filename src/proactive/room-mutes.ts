@@ -14,6 +14,15 @@ export const UnmuteJobSchema = z.object({ room: z.string().min(1) });
 export type AfterMute = "deliver" | "drop";
 
 /**
+ * Held turns are released at the room's pace: no more than this many of them wait in
+ * the room's inbox at once, so a person's message sent meanwhile waits behind a few
+ * posts, not behind everything a month-long mute held.
+ */
+export const RELEASE_BATCH = 5;
+/** How often a room with held turns still to release is looked at again. */
+export const RELEASE_EVERY_MS = 1_000;
+
+/**
  * `/mute <duration>`: a room's proactive turns are held (never a person's answers)
  * until the mute ends; then a bullmq job at that time queues them in order, or
  * drops them, as `proactive.afterMute` says.
@@ -34,7 +43,7 @@ export class RoomMutes {
     await this.queue.add("unmute", { room }, `unmute.${roomToken(room)}.${untilMs}`, untilMs - Date.now());
   }
 
-  /** Ends the room's mute now; held turns are released at once. */
+  /** Ends the room's mute now; held turns are released at the room's pace. */
   async unmute(room: string): Promise<string> {
     await this.redis.del(this.keys.mute(room));
     return this.release(room);
@@ -52,9 +61,10 @@ export class RoomMutes {
 
   /**
    * Queues (or drops) the room's held turns, oldest first, unless it is still muted
-   * (a later /mute moved the end). Each is removed only after it is queued, and only
-   * that one (HDEL of its id), so a crash or a second release at once queues none
-   * twice (the inbox de-duplicates by event id) and loses none.
+   * (a later /mute moved the end): as many as keep the room's inbox at RELEASE_BATCH,
+   * the rest by a job RELEASE_EVERY_MS later, and so on. Each is removed only after it
+   * is queued, and only that one (HDEL of its id), so a crash or a second release at
+   * once queues none twice (the inbox de-duplicates by event id) and loses none.
    */
   async release(room: string): Promise<string> {
     if (await this.inbox.mutedUntil(room)) return "still muted";
@@ -65,14 +75,28 @@ export class RoomMutes {
       if (dropped > 0) this.log.info({ room, dropped }, "mute ended; held proactive turns dropped");
       return `${dropped} held post${dropped === 1 ? "" : "s"} dropped`;
     }
+    const held = heldInOrder(await this.redis.hgetall(key));
+    const space = Math.max(0, RELEASE_BATCH - (await this.redis.llen(this.keys.inbox(room))));
     let queued = 0;
-    for (const { id, event } of heldInOrder(await this.redis.hgetall(key))) {
+    let taken = 0;
+    for (const { id, event } of held) {
+      if (event && queued >= space) break;
       if (event && (await this.inbox.enqueue(event))) queued += 1;
       else if (!event) this.log.error({ room }, "unreadable held event dropped");
       await this.redis.hdel(key, id);
+      taken += 1;
     }
-    if (queued > 0) this.log.info({ room, queued }, "mute ended; held proactive turns queued");
-    return `${queued} held post${queued === 1 ? "" : "s"} delivered`;
+    const left = held.length - taken;
+    if (left > 0) await this.releaseLater(room);
+    if (queued > 0) this.log.info({ room, queued, left }, "mute ended; held proactive turns queued");
+    const delivered = `${queued} held post${queued === 1 ? "" : "s"} delivered`;
+    return left > 0 ? `${delivered}, ${left} more at the room's pace` : delivered;
+  }
+
+  /** The next release of a room with held turns left; one job per room and interval, however many ask. */
+  private async releaseLater(room: string): Promise<void> {
+    const slot = Math.floor(Date.now() / RELEASE_EVERY_MS) + 1;
+    await this.queue.add("unmute", { room }, `unmute.${roomToken(room)}.pace.${slot}`, RELEASE_EVERY_MS);
   }
 }
 

@@ -39,6 +39,10 @@ export const AuditEntrySchema = z.object({
   tool: z.string().optional(),
   argumentsHash: z.string().optional(),
   arguments: z.record(z.string(), z.unknown()).optional(),
+  /** Arguments over `audit.maxArgumentBytes`: the first that many bytes of their JSON, in place of `arguments`. */
+  argumentsHead: z.string().optional(),
+  /** The size of those arguments' JSON, in bytes. */
+  argumentsBytes: z.number().int().optional(),
   /** The approval an entry belongs to, to follow one call from request to result. */
   approval: z.string().optional(),
   /** Everyone whose approval the call had, in order. */
@@ -78,6 +82,28 @@ export function callArguments(
   return { argumentsHash: argumentsHash(args), ...(keep ? { arguments: args } : {}) };
 }
 
+/** Default of `audit.maxArgumentBytes`. */
+export const DEFAULT_MAX_ARGUMENT_BYTES = 1024;
+
+/**
+ * An entry whose arguments are larger than `maxBytes` of JSON keeps their hash (what
+ * ties an approval to its call), their size and their first `maxBytes` bytes, not the
+ * whole: who calls decides how large they are, and the trail is kept for months.
+ */
+export function capArguments(entry: AuditEntry, maxBytes: number): AuditEntry {
+  if (entry.arguments === undefined) return entry;
+  const json = canonical(entry.arguments);
+  const bytes = Buffer.byteLength(json);
+  if (bytes <= maxBytes) return entry;
+  const { arguments: _whole, ...rest } = entry;
+  // Cut at a character boundary: a split UTF-8 sequence would decode as U+FFFD.
+  const head = Buffer.from(json)
+    .subarray(0, maxBytes)
+    .toString("utf8")
+    .replace(/\uFFFD$/u, "");
+  return { ...rest, argumentsHead: head, argumentsBytes: bytes };
+}
+
 type Expire = (keys: number, ...args: (string | number)[]) => Promise<number>;
 
 /**
@@ -91,13 +117,17 @@ export class AuditLog {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly keepMs: number,
+    /** Largest arguments an entry keeps whole (`audit.maxArgumentBytes`). */
+    private readonly maxArgumentBytes = DEFAULT_MAX_ARGUMENT_BYTES,
   ) {
     if (!("rgExpireApprovals" in redis)) redis.defineCommand("rgExpireApprovals", { lua: expireScript });
   }
 
   private encode(entry: AuditEntry): string {
-    // Masked before encoding: a secret with a `"` or `\\` in it is escaped by JSON, out of a mask's reach.
-    return JSON.stringify(AuditEntrySchema.parse(maskSecrets(entry)));
+    // Masked before encoding: a secret with a `"` or `\\` in it is escaped by JSON, out of a mask's reach;
+    // and before the arguments are cut, so no cut leaves part of a secret unmasked.
+    const masked = AuditEntrySchema.parse(maskSecrets(entry));
+    return JSON.stringify(capArguments(masked, this.maxArgumentBytes));
   }
 
   private minId(now: number): string {

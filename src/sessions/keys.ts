@@ -227,6 +227,15 @@ export class Keys {
     return `${this.prefix}:{mx-device:${userId}:${deviceId}}:${what}`;
   }
 
+  /**
+   * Matrix E2EE, operator to device owner: `trust`, the new identities (master keys) the
+   * operator approved per user (`roomgate matrix trust`); `verify`, the emoji verifications
+   * waiting for the operator and the operator's answers.
+   */
+  matrixOperator(userId: string, what: "trust" | "verify" | "verify-answers"): string {
+    return `${this.prefix}:matrix:${userId}:${what}`;
+  }
+
   /** Matrix E2EE: the bound rooms known to be encrypted (encryption is never switched off again). */
   matrixEncryptedRooms(userId: string): string {
     return `${this.prefix}:matrix:${userId}:encrypted-rooms`;

@@ -1,11 +1,19 @@
 import { mkdtempSync, openSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { AnswerSchema } from "../../src/core/answer.js";
 import { MalformedAnswerError } from "../../src/core/errors.js";
-import { createLogger, registerSecret } from "../../src/core/log.js";
 import { waitFor } from "../support/wait.js";
+
+// The unit tier shares one module graph per worker: secrets other files registered (a
+// one-letter test token) would mask these lines too, so each test gets its own registry.
+let createLogger: typeof import("../../src/core/log.js").createLogger;
+let registerSecret: typeof import("../../src/core/log.js").registerSecret;
+beforeEach(async () => {
+  vi.resetModules();
+  ({ createLogger, registerSecret } = await import("../../src/core/log.js"));
+});
 
 describe("the JSON logger", () => {
   it("never writes a registered secret or a token field", async () => {

@@ -269,6 +269,23 @@ export class E2eePeer {
     };
   }
 
+  /** Sends one request the machine made (a verification step, say) and reports the answer to it. */
+  async sendOutgoing(request: ToDeviceRequest | SignatureUploadRequest): Promise<void> {
+    await this.sendRequest(request);
+  }
+
+  /** Syncs until `done()` holds (a verification step arrived), or fails after `timeoutMs`. */
+  async syncUntil(done: () => boolean, timeoutMs = 10_000, look?: () => Promise<void>): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    await look?.();
+    while (!done()) {
+      if (Date.now() > deadline) throw new Error("peer: the awaited state did not come");
+      await this.sync();
+      await look?.();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   private async sendRequest(
     request: Request | KeysClaimRequest | ToDeviceRequest | SignatureUploadRequest | KeysQueryRequest,
   ): Promise<void> {

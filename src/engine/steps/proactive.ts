@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { InboundEvent } from "../../core/event.js";
 import { attach, remember, say, show, type Change } from "../changes.js";
 import { andThen, type StepResult } from "../composer.js";

@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { FileFetchError, NamespaceError } from "../../core/errors.js";
 import { fillArguments } from "../arguments.js";
 import { say } from "../changes.js";

@@ -1,5 +1,17 @@
-import { DecryptionSettings, DeviceId, OlmMachine, RoomId, UserId } from "@matrix-org/matrix-sdk-crypto-wasm";
+import {
+  DecryptionSettings,
+  DeviceId,
+  OlmMachine,
+  RoomId,
+  RoomMessageRequest,
+  ShieldStateCode,
+  TrustRequirement,
+  UserId,
+  type DecryptedRoomEvent,
+  type RequestType,
+} from "@matrix-org/matrix-sdk-crypto-wasm";
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import type { Logger } from "../../core/log.js";
 import {
@@ -19,11 +31,27 @@ const ClearEventSchema = z.looseObject({
   content: z.record(z.string(), z.unknown()).default({}),
 });
 
+/** How long closing waits for the machine's in-memory database to be let go of. */
+const CLOSE_WAIT_MS = 2000;
+
 /** A room key the machine learnt: events of this session in this room can be decrypted now. */
 export interface ArrivedRoomKey {
   roomId: string;
   sessionId: string;
 }
+
+/** A to-device message the machine processed (in the clear or decrypted): verification requests among them. */
+export interface ToDeviceMessage {
+  type: string;
+  sender: string;
+  content: Record<string, unknown>;
+}
+
+const ToDeviceMessageSchema = z.object({
+  type: z.string(),
+  sender: z.string(),
+  content: z.record(z.string(), z.unknown()),
+});
 
 /** A decrypted room event: the clear type and content, and who the machine says sent it. */
 export interface DecryptedEvent {
@@ -64,6 +92,10 @@ export class CryptoDevice {
   private queue: Promise<unknown> = Promise.resolve();
   private generation = 0;
   private readonly keyListeners: ((keys: ArrivedRoomKey[]) => void)[] = [];
+  private readonly toDeviceListeners: ((messages: ToDeviceMessage[]) => void)[] = [];
+  private readonly roomRequestListeners: ((request: RoomMessageRequest) => void)[] = [];
+  /** Room messages the machine asked for that a listener is sending (they stay queued until marked sent). */
+  private readonly roomRequestsInFlight = new Set<string>();
   private closed = false;
 
   private constructor(
@@ -148,6 +180,30 @@ export class CryptoDevice {
     this.keyListeners.push(listener);
   }
 
+  /** Calls `listener` with the to-device messages of each sync (it must only schedule work: the device is busy). */
+  onToDevice(listener: (messages: ToDeviceMessage[]) => void): void {
+    this.toDeviceListeners.push(listener);
+  }
+
+  /**
+   * Calls `listener` with each room message the machine asks to send (in-room
+   * verification); the listener sends it through the room's encryption and reports the
+   * answer with `markSent`.
+   */
+  onRoomRequest(listener: (request: RoomMessageRequest) => void): void {
+    this.roomRequestListeners.push(listener);
+  }
+
+  /** Reports the homeserver's answer to a request sent outside the device (a room message), and saves. */
+  async markSent(id: string, type: RequestType, answer: unknown): Promise<void> {
+    await this.exclusive(async () => {
+      this.roomRequestsInFlight.delete(id);
+      await this.machine.markRequestAsSent(id, type, JSON.stringify(answer ?? {}));
+      await this.flush();
+      await this.persist();
+    });
+  }
+
   /**
    * Feeds one sync response's crypto parts to the machine (to-device messages, device
    * list changes, one-time-key counts), sends what the machine asks for, and saves the
@@ -156,9 +212,16 @@ export class CryptoDevice {
   async receiveSync(raw: unknown): Promise<void> {
     const sync = syncCryptoParts(raw);
     await this.exclusive(async () => {
-      await this.machine
+      const processed = await this.machine
         .receiveSyncChanges(sync.toDevice, sync.lists, sync.keyCounts, sync.fallbackKeys)
         .catch((err: unknown) => Promise.reject(wasmError(err)));
+      const messages: ToDeviceMessage[] = [];
+      for (const event of processed) {
+        const raw = "rawEvent" in event ? event.rawEvent : undefined;
+        const parsed = raw === undefined ? undefined : ToDeviceMessageSchema.safeParse(JSON.parse(raw));
+        if (parsed?.success) messages.push(parsed.data);
+      }
+      if (messages.length > 0) for (const listener of this.toDeviceListeners) listener(messages);
       const sent = await this.flush();
       if (sent || sync.changes) await this.persist();
     });
@@ -172,7 +235,7 @@ export class CryptoDevice {
    */
   async decrypt(
     roomId: string,
-    event: { event_id: string; sender: string; content: Record<string, unknown> },
+    event: { event_id: string; sender: string; origin_server_ts?: number; content: Record<string, unknown> },
   ): Promise<DecryptedEvent> {
     return this.exclusive(async () => {
       const trust = this.options.trust ?? "cross-signed";
@@ -196,13 +259,44 @@ export class CryptoDevice {
           return attempt();
         });
       } catch (err) {
-        throw refuse(decryptionFailure(err), err);
+        decrypted = await this.recovered(roomId, event, err);
+        if (!decrypted) throw refuse(decryptionFailure(err), err);
       }
       const changed = trust === "all" ? undefined : await this.unapprovedChange(event.sender);
       if (changed) throw refuse("identity-changed", new Error(`${event.sender} has a new identity`), changed);
       const clear = ClearEventSchema.parse(JSON.parse(decrypted.event));
       return { type: clear.type, content: clear.content, senderDevice: decrypted.senderDevice?.toString() };
     });
+  }
+
+  /**
+   * An event the trust mode refused only because its room key came from the key backup
+   * (its authenticity cannot be checked, as Element's grey shield says), sent before this
+   * device existed: history a new device recovers after a lost store, read once. Anything
+   * sent since must come with a room key its sender's device shared with this device.
+   */
+  private async recovered(
+    roomId: string,
+    event: { event_id: string; origin_server_ts?: number },
+    err: unknown,
+  ): Promise<DecryptedRoomEvent | undefined> {
+    if (decryptionFailure(err) !== "untrusted-device") return undefined;
+    const sent = event.origin_server_ts ?? Number.POSITIVE_INFINITY;
+    if (sent >= this.machine.deviceCreationTimeMs) return undefined;
+    const decrypted = await this.machine
+      .decryptRoomEvent(
+        JSON.stringify(event),
+        new RoomId(roomId),
+        new DecryptionSettings(TrustRequirement.Untrusted),
+      )
+      .catch(() => undefined);
+    const shield = decrypted?.shieldState(false);
+    if (shield?.code !== ShieldStateCode.AuthenticityNotGuaranteed) return undefined;
+    this.options.log.info(
+      { roomId, eventId: event.event_id },
+      "matrix: read an event from before this device with a room key from the key backup",
+    );
+    return decrypted;
   }
 
   /**
@@ -305,7 +399,15 @@ export class CryptoDevice {
       if (this.closed) return;
       this.closed = true;
       this.machine.close();
-      await deleteDatabases(this.storeName);
+      // The in-memory database is dropped once the machine lets go of it. A listener the
+      // machine still runs (a cancelled verification's) can hold it open: then it is left,
+      // a little memory, rather than the device's stop waiting for ever.
+      const dropped = await Promise.race([
+        deleteDatabases(this.storeName).then(() => true),
+        sleep(CLOSE_WAIT_MS).then(() => false),
+      ]);
+      if (!dropped)
+        this.options.log.debug({ store: this.storeName }, "matrix: the closed machine's database was left");
     });
   }
 
@@ -317,7 +419,11 @@ export class CryptoDevice {
       const requests = await this.machine.outgoingRequests();
       let progressed = false;
       for (const request of requests) {
-        if (await sendMachineRequest(this.machine, request, this.options.call)) progressed = true;
+        if (request instanceof RoomMessageRequest) {
+          if (this.roomRequestsInFlight.has(request.id) || this.roomRequestListeners.length === 0) continue;
+          this.roomRequestsInFlight.add(request.id);
+          for (const listener of this.roomRequestListeners) listener(request);
+        } else if (await sendMachineRequest(this.machine, request, this.options.call)) progressed = true;
         else this.options.log.debug({ type: request.type }, "matrix: crypto request kind not used; left");
       }
       sent ||= progressed;

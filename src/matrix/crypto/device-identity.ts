@@ -15,6 +15,10 @@ export interface DeviceIdentityOptions {
   secrets: SecretStorage | undefined;
   auth: UserAuth;
   log: Logger;
+  /** Replace the account's cross-signing identity (`roomgate matrix setup --reset`). */
+  reset?: boolean;
+  /** Fail on any error instead of serving unsigned (`roomgate matrix setup`, where the operator is watching). */
+  strict?: boolean;
 }
 
 /**
@@ -34,10 +38,11 @@ export class DeviceIdentity {
   /** Sets the freshly owned device up; resolves once it is signed and its backed-up keys are in. */
   async attach(device: CryptoDevice): Promise<void> {
     const { userId, deviceId, call, secrets, auth, log } = this.options;
+    const reset = this.options.reset === true;
     try {
-      await setUpCrossSigning({ device, userId, deviceId, call, secrets, auth, log });
+      await setUpCrossSigning({ device, userId, deviceId, call, secrets, auth, log, reset });
     } catch (err) {
-      if (err instanceof WrongRecoveryKeyError) throw err;
+      if (err instanceof WrongRecoveryKeyError || this.options.strict) throw err;
       log.error({ err, deviceId }, "matrix: the bot's device could not be cross-signed; it serves unsigned");
     }
     const backup = new KeyBackup({ device, call, secrets, log });
@@ -47,7 +52,7 @@ export class DeviceIdentity {
       device.onRoomKeys(() => this.backUpSoon());
       await backup.backUp();
     } catch (err) {
-      if (err instanceof WrongRecoveryKeyError) throw err;
+      if (err instanceof WrongRecoveryKeyError || this.options.strict) throw err;
       log.error({ err, deviceId }, "matrix: key backup could not be started; room keys are not backed up");
     }
   }

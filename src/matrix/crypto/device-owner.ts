@@ -3,13 +3,14 @@ import type { RedisClient } from "../../sessions/redis-connection.js";
 import type { Logger } from "../../core/log.js";
 import { matrixDeviceOwned } from "../../ops/metrics.js";
 import type { Keys } from "../../sessions/keys.js";
-import { CryptoDevice } from "./crypto-device.js";
+import { CryptoDevice, type PinApprovals } from "./crypto-device.js";
 import { CryptoStore } from "./crypto-store.js";
 import type { DeviceIdentity } from "./device-identity.js";
 import { DeviceLease } from "./device-lease.js";
 import { DeviceScripts } from "./device-scripts.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
 import type { TrustMode } from "./trust-policy.js";
+import type { Verifications } from "./verification.js";
 import { loadCrypto } from "./wasm-crypto.js";
 
 /** What the owner runs while it holds the device, and stops when it loses it. */
@@ -34,6 +35,10 @@ export interface DeviceOwnerOptions {
   trust?: TrustMode;
   /** Cross-signs each device this process opens and keeps its room keys backed up. */
   identity?: DeviceIdentity;
+  /** Changed identities the operator approved. */
+  approvals?: PinApprovals;
+  /** Takes part in people's verifications of the bot while this process owns the device. */
+  verifications?: (device: CryptoDevice) => Verifications;
 }
 
 /** How long a process that could not open the device waits before trying again. */
@@ -51,6 +56,7 @@ export class DeviceOwner {
   readonly store: CryptoStore;
   private readonly lease: DeviceLease;
   private current: CryptoDevice | undefined;
+  private verifying: Verifications | undefined;
   private readonly halt = new AbortController();
   private loop: Promise<void> | undefined;
   private hooks: OwnedDeviceHooks | undefined;
@@ -79,6 +85,11 @@ export class DeviceOwner {
   /** The device while this process owns it. */
   get device(): CryptoDevice | undefined {
     return this.lease.isHeld ? this.current : undefined;
+  }
+
+  /** People's verifications of the bot, while this process owns the device (in-room events go here). */
+  get verifications(): Verifications | undefined {
+    return this.device ? this.verifying : undefined;
   }
 
   /** The current lease token, for fenced writes (the sync token). */
@@ -126,6 +137,7 @@ export class DeviceOwner {
       call,
       log,
       ...(this.options.trust ? { trust: this.options.trust } : {}),
+      ...(this.options.approvals ? { approvals: this.options.approvals } : {}),
     });
     try {
       await this.options.identity?.attach(device);
@@ -134,6 +146,7 @@ export class DeviceOwner {
       throw err;
     }
     this.current = device;
+    this.verifying = this.options.verifications?.(device);
     matrixDeviceOwned.set(1);
     this.lostPromise = new Promise<void>((resolve) => (this.lostSignal = resolve));
     log.info({ deviceId, ed25519: device.identityKeys.ed25519 }, "matrix: this process owns the device");
@@ -166,6 +179,8 @@ export class DeviceOwner {
   private async release(): Promise<void> {
     const device = this.current;
     this.current = undefined;
+    this.verifying?.stop();
+    this.verifying = undefined;
     this.lease.stopRenewing();
     matrixDeviceOwned.set(0);
     if (device) {

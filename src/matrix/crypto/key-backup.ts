@@ -84,6 +84,8 @@ export class KeyBackup {
       if (info && mine && info.auth_data.public_key === publicKeyOf(mine)) {
         await this.enable(machine, info.version, mine);
         if (local.backupVersion !== info.version) await machine.saveBackupDecryptionKey(mine, info.version);
+        // A recovery key set up after the backup (or a new one) gets the backup key too.
+        if (secrets && (await secrets.get(SECRET)) === null) await secrets.put(SECRET, mine.toBase64());
         return { version: info.version, restored: 0 };
       }
       const stored = secrets ? await secrets.get(SECRET) : null;

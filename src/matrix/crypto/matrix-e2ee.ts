@@ -6,16 +6,19 @@ import { registerSecret, type Logger } from "../../core/log.js";
 import { Keys } from "../../sessions/keys.js";
 import { withMatrixRetry } from "../matrix-retry.js";
 import { RoomLevels } from "../room-levels.js";
-import { roomBindings } from "../room-policy.js";
+import { isAllowed, roomBindings } from "../room-policy.js";
 import { DeviceIdentity } from "./device-identity.js";
 import { DeviceOwner } from "./device-owner.js";
 import { EncryptedRooms } from "./encrypted-rooms.js";
+import { IdentityApprovals } from "./identity-approvals.js";
 import { OutboundEncryption, type CryptoUnavailable } from "./outbound-encryption.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
 import { decodeRecoveryKey } from "./recovery-key.js";
 import { RoomAudience } from "./room-audience.js";
 import { AccountData, SecretStorage } from "./secret-storage.js";
 import { UndecryptedEvents } from "./undecrypted-events.js";
+import { Verifications } from "./verification.js";
+import { VerificationBoard } from "./verification-board.js";
 
 /** The E2EE parts of one bot account, once its user and device are known. */
 export interface E2eeParts {
@@ -84,6 +87,23 @@ export class MatrixE2ee {
     return this.parts;
   }
 
+  /** Sends a room message the crypto machine asked for (in-room verification), encrypted where the room is. */
+  private async sendToRoom(
+    outbound: OutboundEncryption,
+    roomId: string,
+    type: string,
+    content: Record<string, unknown>,
+    txnId: string,
+  ): Promise<unknown> {
+    const wire = await (await outbound.plan(roomId)).wire(type, content);
+    const path = `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(wire.type)}/${encodeURIComponent(txnId)}`;
+    return withMatrixRetry(
+      "verification message",
+      () => this.api.doRequest("PUT", path, null, wire.content),
+      this.log,
+    );
+  }
+
   private async build(): Promise<E2eeParts> {
     const { config, redis, keys, log } = this;
     const who = await withMatrixRetry("whoami", () => this.api.getWhoAmI(), log);
@@ -91,14 +111,15 @@ export class MatrixE2ee {
     const deviceId = who.device_id ?? "";
     const rooms = new EncryptedRooms(this.api, redis, keys.matrixEncryptedRooms(userId), log);
     const levels = new RoomLevels(this.api, log);
-    const audience = new RoomAudience(this.api, roomBindings(config), levels, () => userId, log);
+    const bindings = roomBindings(config);
+    const audience = new RoomAudience(this.api, bindings, levels, () => userId, log);
     const call: HomeserverCall = (method, path, body) =>
       withMatrixRetry(
         `${method} ${path.split("/").slice(3, 5).join("/")}`,
         () => this.api.doRequest(method, path, null, body),
         log,
       );
-    const owner =
+    const owner: DeviceOwner | undefined =
       this.capable && redis && deviceId !== ""
         ? new DeviceOwner({
             redis,
@@ -110,6 +131,23 @@ export class MatrixE2ee {
             call,
             log,
             trust: config.trust,
+            verifications: (device): Verifications =>
+              new Verifications({
+                device,
+                call,
+                board: new VerificationBoard(
+                  redis,
+                  keys.matrixOperator(userId, "verify"),
+                  keys.matrixOperator(userId, "verify-answers"),
+                ),
+                sendToRoom: (roomId, type, content, txnId): Promise<unknown> =>
+                  this.sendToRoom(outbound, roomId, type, content, txnId),
+                mayVerify: (user) =>
+                  user === userId || [...bindings.values()].some((b) => isAllowed(b, user, undefined)),
+                people: [...bindings.values()].flatMap((b) => (b.users === "anyone" ? [] : [...b.users])),
+                log,
+              }),
+            approvals: new IdentityApprovals(redis, keys.matrixOperator(userId, "trust")),
             identity: new DeviceIdentity({
               userId,
               deviceId,
@@ -126,7 +164,7 @@ export class MatrixE2ee {
             }),
           })
         : undefined;
-    const outbound = new OutboundEncryption({
+    const outbound: OutboundEncryption = new OutboundEncryption({
       api: this.api,
       rooms,
       audience,

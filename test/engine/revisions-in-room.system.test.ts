@@ -1,0 +1,228 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BOARD_URI } from "../support/mcp-2026/events.js";
+import { mcp26Server, type Mcp26Server } from "../support/mcp-2026/harness.js";
+import { testRedis, type TestRedis } from "../support/redis.js";
+import { RoomgateProcess } from "../support/roomgate-process.js";
+import { StandinGroup } from "../support/team.js";
+import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { WAIT_MS, waitFor } from "../support/wait.js";
+
+// `roomgate start` with Telegram rooms of the stand-in, bound to the SDK v2 test server
+// (a real child process) once as a 2026-07-28 server and once as a 2025-11-25 one: the
+// people in the rooms see the same questions, buttons, refusals, expiry, progress,
+// results and resource posts on either revision.
+
+const ALICE = { id: 2601, first_name: "Alice" };
+const BOB = { id: 2602, first_name: "Bob" };
+const STAGE_MS = 1200;
+
+const cases = [
+  { speaks: "both" as const, revision: "2026-07-28", group: -1002601 },
+  { speaks: "2025-11-25" as const, revision: "2025-11-25", group: -1002602 },
+];
+
+describe.each(cases)(
+  "a room on a server speaking $speaks ($revision)",
+  ({ speaks, revision, group: groupId }) => {
+    const modern = revision === "2026-07-28";
+    let standin: TelegramApiStandin;
+    let bot: StandinBot;
+    let hasty: StandinBot;
+    let db: TestRedis;
+    let server: Mcp26Server;
+    let roomgate: RoomgateProcess;
+    let dm: StandinGroup;
+    let group: StandinGroup;
+    let hastyDm: StandinGroup;
+
+    beforeAll(async () => {
+      standin = await TelegramApiStandin.start();
+      bot = standin.addBot({ username: "mt_bot" });
+      hasty = standin.addBot({ username: "mt_hasty_bot" });
+      db = await testRedis();
+      server = mcp26Server(speaks, STAGE_MS);
+      roomgate = RoomgateProcess.start(
+        {
+          redis: { url: db.url, prefix: db.prefix },
+          namespaces: {
+            mt: server.namespace,
+            // The same server where nobody has long to answer.
+            mth: { ...server.namespace, prefix: "mt.", elicitTimeoutSeconds: 3 },
+          },
+          telegram: {
+            apiRoot: standin.url,
+            limits: { groupPerMinute: 600, chatPerSecond: 30 },
+            bots: [
+              {
+                token: "${TELEGRAM_MT_TOKEN}",
+                namespace: "mt",
+                users: [ALICE.id, BOB.id],
+                groups: [{ chat: groupId, users: [ALICE.id, BOB.id], respond: "all" }],
+                subscribe: [BOARD_URI],
+                onUpdate: "show",
+              },
+              { token: "${TELEGRAM_MTH_TOKEN}", namespace: "mth", users: [ALICE.id] },
+            ],
+          },
+        },
+        { TELEGRAM_MT_TOKEN: bot.token, TELEGRAM_MTH_TOKEN: hasty.token, LOG_LEVEL: "info" },
+      );
+      await waitFor(
+        () => standin.isPolling(bot.token) && standin.isPolling(hasty.token),
+        60_000,
+        "the bots to poll",
+      );
+      dm = new StandinGroup(standin, bot, { id: ALICE.id, type: "private", first_name: ALICE.first_name });
+      group = new StandinGroup(standin, bot, { id: groupId, type: "supergroup", title: "Ops" });
+      hastyDm = new StandinGroup(standin, hasty, {
+        id: ALICE.id,
+        type: "private",
+        first_name: ALICE.first_name,
+      });
+    }, 90_000);
+
+    afterAll(async () => {
+      await roomgate?.stop();
+      await db?.cleanup();
+      await standin?.close();
+    });
+
+    /** What the bot showed as a call's status, in order: status messages, their edits, drafts. */
+    const statusShown = (token: StandinBot) =>
+      ["sendMessage", "editMessageText", "sendMessageDraft"]
+        .flatMap((method) => standin.callsTo(method, token.id))
+        .filter((c) => c.ok)
+        .sort((a, b) => a.at - b.at)
+        .map((c) => String((c.params as { text?: unknown }).text ?? ""));
+
+    it("asks the router's question with buttons; the choice goes back and the Answer is shown verbatim", async () => {
+      const asked = await dm.say(ALICE, "deploy please", 2);
+      expect(asked).toBe("mt asks: Deploy where?\n(1/1) Target\nWhere the build goes\nChoose one.");
+      const question = dm.messages().at(-1)!;
+      expect(question.reply_markup!.inline_keyboard.flat().map((b) => b.text)).toEqual([
+        "1. staging",
+        "2. production",
+        "3. Decline",
+        "4. Cancel",
+      ]);
+      const before = dm.messages().length;
+      await dm.press(ALICE, "production");
+      await waitFor(() => dm.messages().length > before, WAIT_MS, "the Answer");
+      const answer = dm.messages().at(-1)!.text!;
+      expect(answer.split("\n")[0]).toBe('Deployed to production <now> & "live".');
+      expect(answer).toContain("deploy-1");
+      expect(answer).toContain("Rollback stays open for *one* hour.");
+      const calls = server.events("call").filter((e) => e.question === "deploy please");
+      expect(calls.map((e) => e.responses)).toEqual([[], ["target"]]);
+      expect(calls[0]!.era).toBe(modern ? "modern" : "legacy");
+    });
+
+    it("in a group, only the person asked can answer: another member's press is refused", async () => {
+      const asked = await group.say(ALICE, "deploy for the team", 2);
+      expect(asked).toContain("mt asks Alice: Deploy where?");
+      expect(await group.press(BOB, "staging")).toBe("This was asked of Alice.");
+      const before = group.messages().length;
+      await group.press(ALICE, "production");
+      await waitFor(() => group.messages().length > before, WAIT_MS, "the Answer");
+      expect(group.messages().at(-1)!.text!.split("\n")[0]).toBe('Deployed to production <now> & "live".');
+      const answered = server.events("call").filter((e) => e.question === "deploy for the team");
+      expect(answered.map((e) => e.responses)).toEqual([[], ["target"]]);
+    });
+
+    it("a question nobody answers expires, and the server hears it was cancelled", async () => {
+      const asked = await hastyDm.say(ALICE, "deploy later", 2);
+      expect(asked).toContain("mth asks: Deploy where?");
+      const before = hastyDm.messages().length;
+      await waitFor(() => hastyDm.messages().length >= before + 2, WAIT_MS, "the expiry and the Answer");
+      expect(
+        hastyDm
+          .messages()
+          .slice(before)
+          .map((m) => m.text),
+      ).toEqual([
+        "No answer came in time, so the question was cancelled.",
+        "Not deployed: the question was declined.",
+      ]);
+    });
+
+    it("/call fills the missing argument, then asks two rounds of the server's questions", async () => {
+      await dm.say(ALICE, "/tools");
+      expect(await dm.say(ALICE, "/call mt.release")).toContain("To run mt.release I need");
+      const channel = await dm.say(ALICE, "1.2.3", 2);
+      expect(channel).toContain("mt asks: Release 1.2.3: which channel?");
+      expect(channel).toContain("(1/2) Channel\nChoose one.");
+      const notes = dm.messages().length;
+      await dm.press(ALICE, "stable");
+      await waitFor(() => dm.messages().length > notes, WAIT_MS, "the second field");
+      expect(dm.messages().at(-1)!.text).toContain("(2/2) Release notes (optional)");
+      const confirm = await dm.say(ALICE, "first cut", 2);
+      expect(confirm).toContain("mt asks: Release 1.2.3 to stable?");
+      expect(confirm).toContain("Go ahead\nYes or No?");
+      const before = dm.messages().length;
+      await dm.press(ALICE, "Yes");
+      await waitFor(() => dm.messages().length > before, WAIT_MS, "the result");
+      expect(dm.messages().at(-1)!.text).toContain("Released 1.2.3 to stable (first cut).");
+    }, 60_000);
+
+    it("shows a build's progress in one status, then its result (a task on 2026-07-28)", async () => {
+      await group.say(ALICE, "/tools");
+      const before = statusShown(bot).length;
+      const from = group.messages().length;
+      await group.say(ALICE, "/call mt.build");
+      await waitFor(
+        () =>
+          group
+            .messages()
+            .slice(from)
+            .some((m) => m.text?.includes("build of main ready: 42 files")),
+        WAIT_MS,
+        "the build's result",
+      );
+      const shown = statusShown(bot).slice(before);
+      if (modern) {
+        expect(shown.some((t) => /^⏳ mt\.build: started \(task [0-9a-f-]{36}\)$/.test(t))).toBe(true);
+        expect(shown.some((t) => /^⏳ mt\.build: working — \w+ \(\d\/3\)$/.test(t))).toBe(true);
+        expect(server.events("task-created").map((e) => e.tool)).toEqual(["mt.build"]);
+      } else {
+        expect(shown.some((t) => /^⏳ mt\.build: \d\/3 \(\d+%\) — \w+$/.test(t))).toBe(true);
+        expect(server.events("task-created")).toEqual([]);
+      }
+      expect(shown).toContain("✓ mt.build: finished");
+    });
+
+    it.runIf(modern)(
+      "asks a running task's question in the room and answers it with tasks/update",
+      async () => {
+        await group.say(ALICE, "/call mt.ship", 1);
+        await waitFor(
+          () => group.messages().some((m) => m.text?.includes("mt asks Alice: Sign the release?")),
+          WAIT_MS,
+          "the task's question",
+        );
+        const before = group.messages().length;
+        await group.press(ALICE, "Yes");
+        await waitFor(
+          () =>
+            group
+              .messages()
+              .slice(before)
+              .some((m) => m.text?.includes("shipped, signed")),
+          WAIT_MS,
+          "the shipped result",
+        );
+        expect(server.events("tasks/update").map((e) => e.keys)).toEqual([["sign"]]);
+      },
+    );
+
+    it("posts an update of the subscribed resource into the bound room", async () => {
+      server.setNote(`board is green on ${revision}`);
+      await waitFor(
+        () => dm.messages().some((m) => m.text?.startsWith(`🔔 Resource updated: ${BOARD_URI}`)),
+        WAIT_MS,
+        "the resource post",
+      );
+      const post = dm.messages().findLast((m) => m.text?.startsWith("🔔 Resource updated"))!;
+      expect(post.text).toContain(`board is green on ${revision}`);
+    });
+  },
+);
