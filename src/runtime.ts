@@ -219,8 +219,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     modules,
     senders,
     namespaces,
-    turnRecordMs,
     proactive: () => proactive.service,
+    recent: (entry) => inbox.takeRecent(entry),
   });
 
   const parts = new PartList(log);
@@ -249,7 +249,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const workers = workersPart({
     scripts: scheduler,
-    blocker: (name) => connection.create({ name }),
+    blocker: (name, blocksForMs) => connection.create({ name, blocksForMs }),
     runner,
     lanes,
     concurrency: config.worker.concurrency,

@@ -10,18 +10,21 @@ import { checkRedis } from "./doctor/doctor-redis.js";
 
 const MARK = { ok: "ok     ", note: "note   ", problem: "PROBLEM" } as const;
 
-/** The environment file must be the service user's alone: it holds the tokens. */
+/**
+ * The environment file holds the tokens: its owner (and the service's group, as the
+ * systemd steps set it) may read it, nobody else.
+ */
 function envFilePrivacy(file: string | undefined): Diagnosis[] {
   if (file === undefined) return [];
   const mode = statSync(file).mode & 0o777;
-  return mode & 0o077
+  return mode & 0o007
     ? [
         problem(
-          `${file} can be read by other users (mode ${mode.toString(8)}): it holds the tokens`,
+          `${file} can be read by every user (mode ${mode.toString(8)}): it holds the tokens`,
           `chmod 600 ${file}`,
         ),
       ]
-    : [ok(`${file}: loaded, private to its owner`)];
+    : [ok(`${file}: loaded, not readable by other users`)];
 }
 
 /** Everything `config check` finds, as diagnoses; the configuration when it is valid. */

@@ -19,6 +19,11 @@ export class LaneState {
   readonly timers = new Set<NodeJS.Timeout>();
   /** Rooms this process parked (or found not yet due) and will claim on its own timer. */
   readonly resuming = new Set<string>();
+  /**
+   * Rooms that became ready while this process still held them (a wake-up for an event
+   * queued just after the holder let go): tried again once the run ends.
+   */
+  readonly afterRun = new Set<string>();
   /** Slots kept for claims made with an enqueue (RoomWorker.ticket), until they are answered. */
   claiming = 0;
   lastPeek = 0;
@@ -67,6 +72,7 @@ export class LaneState {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.resuming.clear();
+    this.afterRun.clear();
     clearTimeout(this.peekTimer);
     this.signal();
   }

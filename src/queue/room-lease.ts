@@ -22,28 +22,10 @@ export interface LeaseSettings {
 }
 
 /** What a finish needs besides the lease: the handled head and what to store with it. */
-export interface FinishArgs {
-  writes: TurnWrites;
-  head: string;
-  session: string;
-  offerLinks: string;
-  idleSeconds: number;
-  draining: boolean;
-  wantHistory: boolean;
-}
+export type FinishArgs = Omit<Parameters<SchedulerScripts["finish"]>[0], "lease" | "turnRecordMs">;
 
 /** What a park needs besides the lease. */
-export interface ParkArgs {
-  writes: TurnWrites;
-  /** The send slot booked for a part that waits for it, kept for the next holder. */
-  booked?: { part: string; member: string } | undefined;
-  head: string;
-  delayMs: number;
-  kind: "wait" | "fail" | "final";
-  reason: string;
-  deadlineMs: number;
-  letterId: string;
-}
+export type ParkArgs = Omit<Parameters<SchedulerScripts["park"]>[0], "lease" | "turnRecordMs">;
 
 /**
  * One worker's hold on one room: the fencing token and whether the worker knows it
@@ -106,11 +88,10 @@ export class RoomLease implements LeaseRef {
   async finish(args: FinishArgs): Promise<FinishReply> {
     this.assertActive();
     const reply = await this.acknowledged(() =>
-      this.scripts.finish({ lease: this, ...args, ...this.settings }),
+      this.scripts.finish({ lease: this, ...args, turnRecordMs: this.settings.turnRecordMs }),
     );
     if (reply.kind === "lost") await this.lostAfterResend();
     if (reply.kind === "released") await this.end(reply.leftPending);
-    if (reply.kind === "next") this.confirm(Date.now());
     return reply;
   }
 

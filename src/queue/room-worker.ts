@@ -74,7 +74,8 @@ export class RoomWorker {
     private readonly options: {
       scripts: SchedulerScripts;
       /** A new client of its own, named for logs and health (each lane's blocking pop). */
-      blocker: (name: string) => RedisClient;
+      /** A client of its own for BLMPOP, which holds back its health PING for up to `blocksForMs`. */
+      blocker: (name: string, blocksForMs: number) => RedisClient;
       runner: TurnRunner;
       lanes: (string | LaneSpec)[];
       concurrency: number;
@@ -92,7 +93,7 @@ export class RoomWorker {
     for (const spec of this.options.lanes) {
       const lane = typeof spec === "string" ? new LaneState(spec) : new LaneState(spec.name, spec.active);
       this.lanes.set(lane.name, lane);
-      const blocker = this.options.blocker(`wake-ups (${lane.name})`);
+      const blocker = this.options.blocker(`wake-ups (${lane.name})`, this.peekEveryMs);
       blocker.on("error", () => undefined);
       this.blockers.push(blocker);
       this.loops.push(this.dispatch(lane), this.listen(lane, blocker));
@@ -270,7 +271,10 @@ export class RoomWorker {
         continue;
       }
       lane.ready.delete(room);
-      if (this.held.has(room)) continue;
+      if (this.held.has(room)) {
+        lane.afterRun.add(room);
+        continue;
+      }
       await this.claim(lane, room);
     }
   }
@@ -292,7 +296,7 @@ export class RoomWorker {
         // A room this process will resume on its own timer needs no look of every shard
         // (a room waiting for its send slot costs nothing until then); the periodic look
         // still finds anything else in that shard.
-        if (look.nextInMs !== undefined && !lane.resuming.has(look.nextRoom))
+        if (look.nextInMs !== undefined && !(look.nextRoom && lane.resuming.has(look.nextRoom)))
           next = Math.min(next ?? Infinity, look.nextInMs);
       }
     } catch (err) {
@@ -360,6 +364,7 @@ export class RoomWorker {
         );
       } finally {
         if (this.held.get(lease.room) === entry) this.held.delete(lease.room);
+        if (lane.afterRun.delete(lease.room) && !this.stopping) lane.ready.add(lease.room);
         lane.signal();
       }
     })();

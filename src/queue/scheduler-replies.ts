@@ -2,135 +2,119 @@ import { z } from "zod";
 import { FloodLimitSchema } from "../core/admission.js";
 
 /**
- * The scheduler scripts' replies (src/queue/lua), parsed from the flat arrays Lua
- * returns into discriminated unions on `kind`. Each script's header documents the
- * array; these schemas are the only place that reads positions.
+ * The scheduler scripts' replies (src/queue/lua): each script packs one table, named
+ * in its header's REPLY, and these schemas read it into a discriminated union on
+ * `kind`. Redis' cmsgpack packs an empty table as an empty list, so the maps below
+ * accept one.
  */
 
-const flag = z.union([z.literal(0), z.literal(1)]).transform((n) => n === 1);
-const nullableText = z.string().nullable();
-const flatRecord = z.array(z.string()).transform(toRecord);
+/** A string map from Lua (a turn record): an empty one arrives as an empty list. */
+const luaMap = z.preprocess(
+  (v) => (Array.isArray(v) && v.length === 0 ? {} : v),
+  z.record(z.string(), z.string()),
+);
 
-/** A flat HGETALL list as an object. */
-function toRecord(flat: string[]): Record<string, string> {
-  const record: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i]!] = flat[i + 1]!;
-  return record;
-}
+/** A list from Lua (possibly absent when empty). */
+const luaList = <T extends z.ZodType>(item: T) => z.array(item).default([]);
 
 /** A flood refusal (flood.lua): which limit, and whether its one notice is due now. */
-const Refused = z
-  .tuple([z.literal("refused"), FloodLimitSchema, flag])
-  .transform(([, limit, noticeDue]) => ({ kind: "refused" as const, limit, noticeDue }));
+const Refused = z.object({ kind: z.literal("refused"), limit: FloodLimitSchema, noticeDue: z.boolean() });
 
-/** enqueue-event.lua */
-export const EnqueueReplySchema = z.union([
-  z
-    .tuple([z.literal("queued"), flag])
-    .transform(([, becamePending]) => ({ kind: "queued" as const, becamePending })),
-  z.tuple([z.literal("duplicate")]).transform(() => ({ kind: "duplicate" as const })),
+/** What one event of an enqueue got (enqueue-events.lua). */
+export const EnqueueReplySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("queued"), becamePending: z.boolean() }),
+  z.object({ kind: z.literal("duplicate") }),
   Refused,
 ]);
 export type EnqueueReply = z.infer<typeof EnqueueReplySchema>;
 
 /** check-flood.lua */
-export const FloodReplySchema = z.union([
-  z.tuple([z.literal("admitted")]).transform(() => ({ kind: "admitted" as const })),
+export const FloodReplySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("admitted") }),
   Refused,
 ]);
 export type FloodReply = z.infer<typeof FloodReplySchema>;
 
-/** claim-room.lua */
-export const ClaimReplySchema = z.union([
-  z
-    .tuple([z.literal("claimed"), z.string(), nullableText, flatRecord, flag, z.number()])
-    .transform(([, head, session, record, takeover, now]) => ({
-      kind: "claimed" as const,
-      head,
-      session,
-      record,
-      takeover,
-      now,
-    })),
-  z.tuple([z.literal("later"), z.number()]).transform(([, dueInMs]) => ({ kind: "later" as const, dueInMs })),
-  z.tuple([z.literal("held")]).transform(() => ({ kind: "held" as const })),
-  z.tuple([z.literal("gone")]).transform(() => ({ kind: "gone" as const })),
+/** claim-room.lua, and each claim of enqueue-events.lua (claim.lua). */
+export const ClaimReplySchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("claimed"),
+    head: z.string(),
+    session: z
+      .string()
+      .optional()
+      .transform((s) => s ?? null),
+    record: luaMap,
+    takeover: z.boolean(),
+    now: z.number(),
+  }),
+  z.object({ kind: z.literal("later"), dueInMs: z.number() }),
+  z.object({ kind: z.literal("held") }),
+  z.object({ kind: z.literal("gone") }),
 ]);
 export type ClaimReply = z.infer<typeof ClaimReplySchema>;
 
+/** enqueue-events.lua: each event's outcome, and each claim's, in order. */
+export const EnqueueEventsReplySchema = z.object({
+  events: luaList(EnqueueReplySchema),
+  claims: luaList(ClaimReplySchema),
+});
+export type EnqueueEventsReply = z.infer<typeof EnqueueEventsReplySchema>;
+
 /** peek-shard.lua */
-export const PeekReplySchema = z
-  .tuple([z.array(z.string()), z.array(z.string()), z.number(), z.string()])
-  .transform(([due, expired, next, nextRoom]) => ({
-    due,
-    expired,
-    nextInMs: next < 0 ? undefined : next,
-    /** The pending room coming due next, when that is what comes next ("" otherwise). */
-    nextRoom,
-  }));
+export const PeekReplySchema = z.object({
+  due: luaList(z.string()),
+  expired: luaList(z.string()),
+  nextInMs: z.number().optional(),
+  /** The pending room coming due next, when that is what comes next. */
+  nextRoom: z.string().optional(),
+});
 export type PeekReply = z.infer<typeof PeekReplySchema>;
 
 /** turn-step.lua */
-export const StepReplySchema = z.union([
-  z.tuple([z.literal("stepped")]).transform(() => ({ kind: "stepped" as const })),
-  z.tuple([z.literal("lost")]).transform(() => ({ kind: "lost" as const })),
-]);
+export const StepReplySchema = z.object({ kind: z.enum(["stepped", "lost"]) });
 export type StepReply = z.infer<typeof StepReplySchema>;
 
 /** finish-turn.lua */
-export const FinishReplySchema = z.union([
-  z.tuple([z.literal("lost")]).transform(() => ({ kind: "lost" as const })),
-  z
-    .tuple([z.literal("released"), flag])
-    .transform(([, leftPending]) => ({ kind: "released" as const, leftPending })),
-  z
-    .tuple([z.literal("next"), z.string(), nullableText, flatRecord, z.array(z.string()), z.number()])
-    .transform(([, head, session, record, history, now]) => ({
-      kind: "next" as const,
-      head,
-      session,
-      record,
-      history,
-      now,
-    })),
+export const FinishReplySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("lost") }),
+  z.object({ kind: z.literal("released"), leftPending: z.boolean() }),
+  z.object({
+    kind: z.literal("next"),
+    head: z.string(),
+    history: luaList(z.string()),
+    /** This finish had been applied already: the next turn's record and session as they are. */
+    again: z.boolean(),
+    record: luaMap.optional(),
+    session: z.string().optional(),
+    now: z.number(),
+  }),
 ]);
 export type FinishReply = z.infer<typeof FinishReplySchema>;
 
 /** park-turn.lua */
-export const ParkReplySchema = z.union([
-  z.tuple([z.literal("lost")]).transform(() => ({ kind: "lost" as const })),
-  z
-    .tuple([z.literal("parked"), z.number(), z.number()])
-    .transform(([, waitedMs, attempts]) => ({ kind: "parked" as const, waitedMs, attempts })),
-  z
-    .tuple([z.literal("dead"), z.number(), z.number(), flag])
-    .transform(([, waitedMs, attempts, leftPending]) => ({
-      kind: "dead" as const,
-      waitedMs,
-      attempts,
-      leftPending,
-    })),
-  z.tuple([z.literal("over"), flag]).transform(([, leftPending]) => ({ kind: "over" as const, leftPending })),
+export const ParkReplySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("lost") }),
+  z.object({ kind: z.literal("parked"), waitedMs: z.number(), attempts: z.number() }),
+  z.object({ kind: z.literal("dead"), waitedMs: z.number(), attempts: z.number(), leftPending: z.boolean() }),
+  z.object({ kind: z.literal("over"), leftPending: z.boolean() }),
 ]);
 export type ParkReply = z.infer<typeof ParkReplySchema>;
 
 /** release-room.lua */
-export const ReleaseReplySchema = z.union([
-  z.tuple([z.literal("lost")]).transform(() => ({ kind: "lost" as const })),
-  z
-    .tuple([z.literal("released"), flag])
-    .transform(([, leftPending]) => ({ kind: "released" as const, leftPending })),
+export const ReleaseReplySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("lost") }),
+  z.object({ kind: z.literal("released"), leftPending: z.boolean() }),
 ]);
 export type ReleaseReply = z.infer<typeof ReleaseReplySchema>;
 
-/** renew-leases.lua: one flag per room. */
-export const RenewReplySchema = z.array(flag);
+/** renew-leases.lua: one flag per lease, in order. */
+export const RenewReplySchema = z.object({ renewed: luaList(z.boolean()) });
+export type RenewReply = z.infer<typeof RenewReplySchema>;
 
 /** requeue-dead-letter.lua */
-export const RequeueReplySchema = z.union([
-  z
-    .tuple([z.literal("requeued"), flag])
-    .transform(([, becamePending]) => ({ kind: "requeued" as const, becamePending })),
-  z.tuple([z.literal("missing")]).transform(() => ({ kind: "missing" as const })),
+export const RequeueReplySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("requeued"), becamePending: z.boolean() }),
+  z.object({ kind: z.literal("missing") }),
 ]);
 export type RequeueReply = z.infer<typeof RequeueReplySchema>;

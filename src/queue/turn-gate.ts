@@ -4,10 +4,9 @@ import { LeaseLostError, SendDeferredError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
-import type { CommitRecord } from "../sessions/session-store.js";
 import { resentUnknownPartsTotal } from "../ops/metrics.js";
 import type { RoomLease } from "./room-lease.js";
-import type { TurnWrites } from "./scheduler-args.js";
+import type { CommitRecord, TurnWrites } from "./scheduler-args.js";
 
 /**
  * Waits shorter than this are waited out in the step; longer ones are booked, and the
@@ -70,12 +69,17 @@ export class TurnGate implements DeliveryLedger, SendGate {
     this.commit = commit;
   }
 
-  /** The buffered writes as script arguments ("" when none). */
+  /** The buffered writes, as the next fenced call carries them. */
   writes(): TurnWrites {
     return {
-      commit: this.commit ? JSON.stringify(this.commit) : "",
-      sent: Object.keys(this.sent).length > 0 ? JSON.stringify(this.sent) : "",
+      ...(this.commit ? { commit: this.commit } : {}),
+      ...(Object.keys(this.sent).length > 0 ? { sent: this.sent } : {}),
     };
+  }
+
+  /** The buffered commit, if no step carried it yet. */
+  pendingCommit(): CommitRecord | undefined {
+    return this.commit;
   }
 
   /** The slot booked for a part that waits for it (the part and the slot's member), if any. */

@@ -4,17 +4,54 @@ import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import { deadLettersTotal, deferralsTotal, turnsTotal } from "../ops/metrics.js";
 import type { RoomLease } from "./room-lease.js";
+import type { ParkVerdict } from "./scheduler-args.js";
 import type { TurnGate } from "./turn-gate.js";
 import type { TurnInput, TurnResult, TurnRunnerSettings } from "./turn-runner.js";
 
+/** What becomes of a turn that stopped on an error: nothing (lost), or a park with a verdict and a delay. */
+type Verdict = { verdict: "lost" } | { verdict: ParkVerdict; delayMs: number };
+
+type Settings = Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">;
+
 /**
- * Gives a turn that cannot go on now back to the scheduler: parked until it may
- * resume (a send window, a 429's retry_after, a retry backoff after a failure), or
- * to the dead letters (a refusal no retry can fix, a deadline missed), with the
- * turn's buffered writes. A lost lease writes nothing: another worker has the room.
+ * The one table from what stopped a turn to what becomes of it, first match wins:
+ * a lost lease writes nothing (another worker has the room); a deferral (a send
+ * window, a 429's retry_after, a restarting namespace) waits, not counted as an
+ * attempt; a refusal no retry can fix goes to the dead letters at once; anything
+ * else is a failed attempt, retried with a jittered backoff that doubles from 0.5 s.
+ */
+const VERDICTS: {
+  when: (err: unknown) => boolean;
+  then: (err: unknown, attempts: number, s: Settings) => Verdict;
+}[] = [
+  { when: (err) => err instanceof LeaseLostError, then: () => ({ verdict: "lost" }) },
+  {
+    when: (err) => err instanceof SendDeferredError,
+    then: (err) => ({ verdict: "wait", delayMs: (err as SendDeferredError).waitMs }),
+  },
+  { when: (err) => err instanceof PermanentSendError, then: () => ({ verdict: "dead", delayMs: 0 }) },
+  {
+    when: () => true,
+    then: (_, attempts, s) => {
+      const backoff = Math.min(s.retryMaxMs, 500 * 2 ** attempts);
+      return { verdict: "retry", delayMs: backoff / 2 + Math.random() * (backoff / 2) };
+    },
+  },
+];
+
+/** What the table says of `err` for a turn that failed `attempts` times before. */
+export function verdictOf(err: unknown, attempts: number, settings: Settings): Verdict {
+  return VERDICTS.find((v) => v.when(err))!.then(err, attempts, settings);
+}
+
+/**
+ * Gives a turn that cannot go on now back to the scheduler, as the verdict table
+ * says: parked until it may resume (a send window, a 429's retry_after, a retry
+ * backoff after a failure), or to the dead letters (a refusal no retry can fix, a
+ * deadline missed), with the turn's buffered writes. A lost lease writes nothing.
  */
 export async function parkTurn(
-  settings: Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">,
+  settings: Settings,
   held: RoomLease,
   input: TurnInput,
   event: InboundEvent,
@@ -22,27 +59,14 @@ export async function parkTurn(
   err: unknown,
   log: Logger,
 ): Promise<TurnResult> {
-  if (err instanceof LeaseLostError || held.lost) {
+  const attempts = Number(recordOf(input.record, event.eventId).attempts ?? "0");
+  const verdict: Verdict = held.lost ? { verdict: "lost" } : verdictOf(err, attempts, settings);
+  if (verdict.verdict === "lost") {
     log.warn("room lease lost mid-turn; stopped before any further side effect");
     return {};
   }
-  const attempts = Number(recordOf(input.record, event.eventId).attempts ?? "0");
-  let kind: "wait" | "fail" | "final";
-  let delay: number;
   if (err instanceof SendDeferredError) {
-    kind = "wait";
-    delay = err.waitMs;
-    deferralsTotal.inc({
-      platform: event.platform,
-      reason: err.reason.startsWith("429") ? "429" : "window",
-    });
-  } else if (err instanceof PermanentSendError) {
-    kind = "final";
-    delay = 0;
-  } else {
-    kind = "fail";
-    const backoff = Math.min(settings.retryMaxMs, 500 * 2 ** attempts);
-    delay = backoff / 2 + Math.random() * (backoff / 2);
+    deferralsTotal.inc({ platform: event.platform, reason: err.reason.startsWith("429") ? "429" : "window" });
   }
   const reason = err instanceof Error ? err.message : String(err);
   const id = randomUUID();
@@ -50,8 +74,8 @@ export async function parkTurn(
     writes: gate.writes(),
     booked: gate.bookedSlot(),
     head: input.head,
-    delayMs: delay,
-    kind,
+    delayMs: verdict.delayMs,
+    verdict: verdict.verdict,
     reason: reason.slice(0, 500),
     deadlineMs: settings.deadlineMs,
     letterId: id,
@@ -64,35 +88,33 @@ export async function parkTurn(
     log.info("the turn had ended already (its finish was applied, the answer to it lost); the room goes on");
     return {};
   }
-  if (reply.kind === "dead" && kind === "final") {
-    deadLettersTotal.inc({ platform: event.platform });
-    turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
-    // A kick, a block, a chat that is gone: an answer the platform refuses for good, not a missed deadline.
-    log.warn(
-      { refusal: reason, deadLetter: id, attempts: reply.attempts },
-      "turn refused by the platform and no retry can fix it; moved to the dead letters at once",
-    );
-    return {};
-  }
   if (reply.kind === "dead") {
     deadLettersTotal.inc({ platform: event.platform });
     turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
-    log.error(
-      { err, deadLetter: id, waitedMs: reply.waitedMs, attempts: reply.attempts },
-      "turn could not be delivered by its deadline; moved to the dead letters (`roomgate dead-letters`)",
-    );
+    if (verdict.verdict === "dead") {
+      // A kick, a block, a chat that is gone: an answer the platform refuses for good, not a missed deadline.
+      log.warn(
+        { refusal: reason, deadLetter: id, attempts: reply.attempts },
+        "turn refused by the platform and no retry can fix it; moved to the dead letters at once",
+      );
+    } else {
+      log.error(
+        { err, deadLetter: id, waitedMs: reply.waitedMs, attempts: reply.attempts },
+        "turn could not be delivered by its deadline; moved to the dead letters (`roomgate dead-letters`)",
+      );
+    }
     return {};
   }
-  if (kind === "fail") {
+  if (verdict.verdict === "retry") {
     turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "failed" });
     log.warn(
-      { err, attempt: reply.attempts, retryInMs: Math.round(delay) },
+      { err, attempt: reply.attempts, retryInMs: Math.round(verdict.delayMs) },
       "turn delivery failed; retrying",
     );
   } else {
-    log.debug({ waitMs: Math.round(delay), reason }, "turn waits; room parked");
+    log.debug({ waitMs: Math.round(verdict.delayMs), reason }, "turn waits; room parked");
   }
-  return { resumeInMs: Math.ceil(delay) };
+  return { resumeInMs: Math.ceil(verdict.delayMs) };
 }
 
 /** The head turn's record, or an empty one when it belongs to another event. */

@@ -10,24 +10,35 @@ import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
 import { deadLettersTotal } from "../ops/metrics.js";
 import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { CommitRecord } from "./scheduler-args.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
 import { QUARANTINED, requeuedOutcomeOf } from "./dead-letters.js";
 import type { RoomLease } from "./room-lease.js";
 import { deliverWaitingForSlots, type SlotPause } from "./slot-wait.js";
+import { historyCap, turnCommit, type KeptSession } from "./turn-commit.js";
 import { TurnGate } from "./turn-gate.js";
 import { parkTurn, recordOf } from "./turn-park.js";
 
 /** What the claim (or the previous turn's finish) read for the room's head turn. */
 export interface TurnInput {
   head: string;
+  /** The session as stored, when it was read (a claim); the holder's own is `kept`. */
   session: string | null;
   /** The head turn's record (field → value). */
   record: Record<string, string>;
   history?: string[];
   /** Redis' clock when it was read (ms), to tell how long the turn has waited. */
   now?: number;
+  /** The session this holder committed last, when it has held the room since. */
+  kept?: KeptSession;
 }
+
+/**
+ * Events this process queued lately, by their inbox entry as written: a turn of one
+ * of them takes the event as it was built instead of parsing it again.
+ */
+export type RecentEvents = (entry: string) => InboundEvent | undefined;
 
 /** What one turn left: the room's next turn when the worker keeps it, or when a parked room resumes. */
 export interface TurnResult {
@@ -76,6 +87,7 @@ export class TurnRunner {
       settings: TurnRunnerSettings;
       /** The live channel of a turn (progress, early replies, out-of-band events); none in plain setups. */
       channel?: (event: InboundEvent, sender: PlatformSender) => TurnChannel;
+      recent?: RecentEvents;
     },
   ) {}
 
@@ -87,20 +99,23 @@ export class TurnRunner {
   async runOne(held: RoomLease, input: TurnInput, draining: boolean, pause?: SlotPause): Promise<TurnResult> {
     const { log: baseLog } = this.deps;
     const json = safeJson(input.head);
-    const parsed = InboundEventSchema.safeParse(json);
-    if (!parsed.success) {
-      baseLog.error(
-        { room: held.room, issues: parsed.error.issues.slice(0, 3) },
-        "unreadable event dropped from inbox",
-      );
-      return this.finish(held, input.head, undefined, draining, "", "");
+    let event = this.deps.recent?.(input.head);
+    if (!event) {
+      const parsed = InboundEventSchema.safeParse(json);
+      if (!parsed.success) {
+        baseLog.error(
+          { room: held.room, issues: parsed.error.issues.slice(0, 3) },
+          "unreadable event dropped from inbox",
+        );
+        return this.finish(held, input, undefined, draining);
+      }
+      event = parsed.data;
     }
-    const event = parsed.data;
     const log = baseLog.child({ turn: event.eventId, room: event.room });
     // Adapters refuse strangers at the edge; one queued anyway is dropped without any state.
     if (!this.deps.engine.admits(event)) {
       log.warn({ sender: event.sender.id }, "sender not allowed; dropped");
-      return this.finish(held, input.head, undefined, draining, "", "");
+      return this.finish(held, input, undefined, draining);
     }
     const record = recordOf(input.record, event.eventId);
     const gate = new TurnGate({ limiter: this.deps.limiter, log, platform: event.platform }, held, record);
@@ -109,20 +124,21 @@ export class TurnRunner {
       const sender = this.deps.senders.get(event.platform);
       if (!sender) throw new PermanentSendError(`no sender for platform ${event.platform} in this process`);
       let outcome = this.deps.store.parseOutcome(record.outcome) ?? requeuedOutcomeOf(json);
-      let session: Session | undefined;
+      let kept: KeptSession | undefined;
       const redelivery = outcome !== null;
-      let quarantine = quarantineOf(record.outcome);
+      // A set-aside turn's record says why, so a retried delivery still dead-letters it after.
+      let quarantine = record.quarantine;
       if (!outcome) {
         const computed = await this.computeOrSetAside(held, event, input, sender, record, log);
-        const commit = this.deps.store.record(event.eventId, computed);
-        // A set-aside turn's line carries why, so a retried delivery still dead-letters it after.
-        if (computed.quarantine)
-          commit.outcome = JSON.stringify({ ...computed.outcome, rgQuarantine: computed.quarantine });
-        gate.setCommit(commit);
+        const built = turnCommit(event.eventId, computed, input.kept, this.deps.store.settings);
+        gate.setCommit({
+          ...built.commit,
+          ...(computed.quarantine ? { quarantine: computed.quarantine } : {}),
+        });
         outcome = computed.outcome;
-        session = computed.session;
+        kept = built.kept;
         quarantine = computed.quarantine;
-        if (!quarantine) log.info({ kind: event.kind, ms: Date.now() - started }, "turn computed");
+        log.debug({ kind: event.kind, ms: Date.now() - started }, "turn computed");
       }
       if (held.lost) throw new LeaseLostError(held.room);
       const context = { turnId: event.eventId, ledger: gate, log, gate };
@@ -144,8 +160,13 @@ export class TurnRunner {
         { platform: event.platform, namespace: event.namespace },
         (Date.now() - started) / 1000,
       );
-      const [sessionJson, links] = this.offerLinks(held.room, event, outcome, refs, session, input.session);
-      return await this.finish(held, input.head, event, draining, sessionJson, links, gate.writes().commit);
+      const links = this.offerLinks(held.room, event, outcome, refs, kept, input);
+      return await this.finish(held, input, event, draining, {
+        commit: gate.pendingCommit(),
+        kept: links.kept ?? kept,
+        session: links.session,
+        offerLinks: links.links,
+      });
     } catch (err) {
       return parkTurn(this.deps.settings, held, input, event, gate, err, log);
     }
@@ -173,7 +194,7 @@ export class TurnRunner {
     resetHistory?: boolean;
     quarantine?: string;
   }> {
-    const stored = () => this.deps.store.parse(held.room, event.namespace, input.session, []).session;
+    const stored = () => this.sessionOf(held.room, event.namespace, input);
     const line = (text: string, quarantine?: string) => ({
       session: stored(),
       append: [],
@@ -222,7 +243,7 @@ export class TurnRunner {
       writes: gate.writes(),
       head: input.head,
       delayMs: 0,
-      kind: "final",
+      verdict: "dead",
       reason: `${QUARANTINED}${why}`,
       deadlineMs: this.deps.settings.deadlineMs,
       letterId: id,
@@ -243,7 +264,13 @@ export class TurnRunner {
     try {
       const history =
         input.history ?? ((await historyWanted(event.namespace)) ? await store.history(held.room) : []);
-      const state = store.parse(held.room, event.namespace, input.session, history);
+      const kept = input.kept?.session.namespace === event.namespace ? input.kept.session : undefined;
+      const state = kept
+        ? {
+            session: kept,
+            history: store.parse(held.room, event.namespace, input.kept!.json, history).history,
+          }
+        : store.parse(held.room, event.namespace, input.session, history);
       const result = await this.deps.engine.run(event, state, this.deps.channel?.(event, sender));
       return {
         session: result.session,
@@ -257,44 +284,59 @@ export class TurnRunner {
     }
   }
 
-  /** The session to store again with the offer's message refs, and the ref → offer links. */
+  /** The room's session as this holder has it: the one it kept, else the one read with the claim. */
+  private sessionOf(room: string, namespace: string, input: TurnInput): Session {
+    if (input.kept?.session.namespace === namespace) return input.kept.session;
+    return this.deps.store.parse(room, namespace, input.session, []).session;
+  }
+
+  /**
+   * The offer's message refs, when the reply carried an offer: the session to store
+   * again with them (and keep), and the ref → offer links.
+   */
   private offerLinks(
     room: string,
     event: InboundEvent,
     outcome: TurnOutcome,
     refs: string[],
-    computed: Session | undefined,
-    stored: string | null,
-  ): [string, string] {
+    computed: KeptSession | undefined,
+    input: TurnInput,
+  ): { session?: string; links?: Record<string, string>; kept?: KeptSession } {
     const offerId = outcome.reply?.offerId;
     const last = refs.at(-1);
-    if (!offerId || !last) return ["", ""];
-    const session = computed ?? this.deps.store.parse(room, event.namespace, stored, []).session;
+    if (!offerId || !last) return {};
+    const session = computed?.session ?? this.sessionOf(room, event.namespace, input);
     const offer = session.offers.find((o) => o.id === offerId);
-    if (offer) offer.messageRefs = [...new Set([...offer.messageRefs, last])];
-    return [offer ? JSON.stringify(session) : "", JSON.stringify({ [last]: offerId })];
+    if (!offer) return { links: { [last]: offerId } };
+    offer.messageRefs = [...new Set([...offer.messageRefs, last])];
+    const json = JSON.stringify(session);
+    return { session: json, links: { [last]: offerId }, kept: { session, json, writtenAt: Date.now() } };
   }
 
   private async finish(
     held: RoomLease,
-    head: string,
+    input: TurnInput,
     event: InboundEvent | undefined,
     draining: boolean,
-    sessionJson: string,
-    links: string,
-    commit = "",
+    end: {
+      commit?: CommitRecord | undefined;
+      kept?: KeptSession | undefined;
+      session?: string | undefined;
+      offerLinks?: Record<string, string> | undefined;
+    } = {},
   ): Promise<TurnResult> {
-    const { settings, historyWanted } = this.deps;
+    const { settings, historyWanted, store } = this.deps;
     if (held.lost) return {};
     const wantHistory = event ? await historyWanted(event.namespace, true) : false;
     const reply = await held.finish({
-      writes: { commit, sent: "" },
-      head,
-      session: sessionJson,
-      offerLinks: links,
+      head: input.head,
+      ...(end.commit ? { commit: end.commit } : {}),
+      ...(end.session ? { session: end.session } : {}),
+      ...(end.offerLinks ? { offerLinks: end.offerLinks } : {}),
       idleSeconds: settings.idleSeconds,
       draining,
       wantHistory,
+      historyCap: historyCap(store.settings),
     });
     if (reply.kind === "lost") {
       this.deps.log.warn(
@@ -304,12 +346,16 @@ export class TurnRunner {
       return {};
     }
     if (reply.kind === "released") return {};
+    // Sent again after its reply was lost: the next turn starts from what Redis has.
+    const kept = reply.again ? undefined : (end.kept ?? input.kept);
     return {
       next: {
         head: reply.head,
-        session: reply.session,
-        record: reply.record,
+        session: reply.again ? (reply.session ?? null) : null,
+        record: reply.again ? (reply.record ?? {}) : { computing: "1" },
         ...(wantHistory ? { history: reply.history } : {}),
+        now: reply.now,
+        ...(kept ? { kept } : {}),
       },
     };
   }
@@ -324,10 +370,3 @@ const poisonTexts = {
     "This message was set aside: working on it stopped the worker more than once, so it is not tried again. " +
     "The other conversations go on, and an operator can look at it.",
 };
-
-/** The set-aside reason a committed outcome carries (the raw JSON's `rgQuarantine`), if any. */
-function quarantineOf(raw: string | undefined): string | undefined {
-  if (!raw) return undefined;
-  const why = (safeJson(raw) as { rgQuarantine?: unknown } | undefined)?.rgQuarantine;
-  return typeof why === "string" ? why : undefined;
-}

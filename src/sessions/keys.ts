@@ -9,7 +9,6 @@ export interface RoomKeys {
   room: string;
   shard: number;
   inbox: string;
-  seen: string;
   lease: string;
   turn: string;
   session: string;
@@ -77,7 +76,6 @@ export class Keys {
       room,
       shard: this.shardOf(room),
       inbox: this.inbox(room),
-      seen: this.seen(room),
       lease: this.lease(room),
       turn: this.turn(room),
       session: this.session(room),
@@ -148,9 +146,13 @@ export class Keys {
     return this.inShard(this.shardOf(room), `turn-rate:${platformUserId}`);
   }
 
-  /** Platform event ids received in the room lately (zset by Redis ms), so a redelivered event is not enqueued twice. */
-  seen(room: string): string {
-    return this.ofRoom(room, "seen");
+  /**
+   * Platform event ids received lately in the rooms of one shard (a zset of "<room> <id>"
+   * by Redis ms), so a redelivered event is not enqueued twice; one set per shard,
+   * trimmed by each enqueue.
+   */
+  seen(shard: number): string {
+    return this.inShard(shard, "seen");
   }
 
   /**

@@ -1,19 +1,24 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
-import { durableWrite, isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
+import { declareScript, runScript } from "../scheduler/lua-script.js";
+import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
 import type { RedisClient } from "./redis-connection.js";
 
-/** The send-slot script's text as sent (sessions/lua/windows.lua + reserve-slot.lua). */
-export const reserveSlotScript =
-  readFileSync(new URL("./lua/windows.lua", import.meta.url), "utf8") +
-  "\n" +
-  readFileSync(new URL("./lua/reserve-slot.lua", import.meta.url), "utf8");
-
-/** {wait ms, tight 0|1}, as reserve-slot.lua answers. */
-const ReplySchema = z.tuple([z.coerce.number(), z.coerce.number()]);
+/** reserve-slot.lua (with the windows' functions, windows.lua): one send slot, a 429's hold, an answer time. */
+export const RESERVE_SLOT = declareScript({
+  file: new URL("./lua/reserve-slot.lua", import.meta.url),
+  includes: [new URL("./lua/windows.lua", import.meta.url)],
+  keys: ["first"],
+  args: z.object({
+    windows: z.array(z.object({ key: z.string(), max: z.number(), windowMs: z.number() })),
+    member: z.string(),
+    mode: z.enum(["take", "book", "booked", "answered", "hold"]),
+    ms: z.number(),
+  }),
+  reply: z.object({ waitMs: z.number(), tight: z.boolean() }),
+});
 
 /**
  * A slot write not acknowledged (its replicas lag, the bot's master is failing over) is
@@ -78,9 +83,7 @@ export class RedisRateLimiter {
   constructor(
     private readonly redis: RedisClient,
     private readonly durability: Durability = NO_WAIT,
-  ) {
-    if (!("rgReserve" in redis)) redis.defineCommand("rgReserve", { lua: reserveSlotScript });
-  }
+  ) {}
 
   private async call(
     windows: SendWindow[],
@@ -88,24 +91,26 @@ export class RedisRateLimiter {
     mode: "take" | "book" | "booked" | "answered" | "hold",
     ms = 0,
   ): Promise<SlotReply> {
-    const args = windows.flatMap((w) => [w.max, w.windowMs]);
+    const list = windows.map((w) => ({ key: w.key, max: w.max, windowMs: w.windowMs }));
     let sentAt = 0;
-    const reply = await retry(
-      async (attempt) => {
+    const { waitMs, tight } = await retry(
+      (attempt) => {
         sentAt = Date.now();
         // A retried booking may have been recorded: it is asked for as the member's own.
         const as = mode === "book" && attempt > 1 ? "booked" : mode;
-        const [written] = await durableWrite(this.redis, this.durability, windows[0]!.key, [
-          ["rgReserve", windows.length, ...windows.map((w) => w.key), member, as, ms, ...args],
-        ]);
-        return written;
+        return runScript(
+          this.redis,
+          RESERVE_SLOT,
+          { first: windows[0]!.key },
+          { windows: list, member, mode: as, ms },
+          { durability: this.durability },
+        );
       },
       (err) => (isUnacknowledged(err) ? "retry" : "fail"),
       UNACKNOWLEDGED,
     );
-    const [wait, tight] = ReplySchema.parse(reply);
-    if (mode !== "answered") this.note(windows, mode === "hold" ? ms : wait, mode !== "hold" && tight === 1);
-    return { waitMs: wait, tight: tight === 1, lateMs: this.lateness(Date.now() - sentAt) };
+    if (mode !== "answered") this.note(windows, mode === "hold" ? ms : waitMs, mode !== "hold" && tight);
+    return { waitMs, tight, lateMs: this.lateness(Date.now() - sentAt) };
   }
 
   /** How much longer than the fastest of the recent slot calls one took (0 when not). */

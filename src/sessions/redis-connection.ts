@@ -88,6 +88,8 @@ export interface ClientOptions {
   lazy?: boolean;
   /** What the client is for, as logs, metrics and health name it. */
   name?: string;
+  /** A blocking command may hold the client this long, its health PING waiting behind it. */
+  blocksForMs?: number;
 }
 
 /**
@@ -198,7 +200,7 @@ export class RedisConnection {
       ...(options.failFast ? { maxRetriesPerRequest: 1 } : {}),
       ...(options.lazy ? { lazyConnect: true } : {}),
     };
-    return this.watch.add(options.name ?? "client", () => this.build(extra));
+    return this.watch.add(options.name ?? "client", () => this.build(extra), options.blocksForMs);
   }
 
   private build(extra: RedisOptions): RedisClient {

@@ -4,13 +4,13 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { AnswerSchema } from "../../src/core/answer.js";
 import { MalformedAnswerError } from "../../src/core/errors.js";
-import type * as Log from "../../src/core/log.js";
+import type * as LogModule from "../../src/core/log.js";
 import { waitFor } from "../support/wait.js";
 
 // The unit tier shares one module graph per worker: secrets other files registered (a
 // one-letter test token) would mask these lines too, so each test gets its own registry.
-let createLogger: typeof Log.createLogger;
-let registerSecret: typeof Log.registerSecret;
+let createLogger: typeof LogModule.createLogger;
+let registerSecret: typeof LogModule.registerSecret;
 beforeEach(async () => {
   vi.resetModules();
   ({ createLogger, registerSecret } = await import("../../src/core/log.js"));

@@ -53,10 +53,10 @@ describe("DeviceLease: one owner of the Matrix device at a time", () => {
     // Each of b's tries: when it was sent, when it was answered, and whether it took the lease.
     const tries: { sent: number; answered: number; took: boolean }[] = [];
     const watched = new (class extends DeviceScripts {
-      override async run(...args: Parameters<DeviceScripts["run"]>): Promise<boolean> {
+      override async acquire(...args: Parameters<DeviceScripts["acquire"]>): Promise<boolean> {
         const sent = Date.now();
-        const took = await super.run(...args);
-        if (args[0] === "rgMxAcquireDevice") tries.push({ sent, answered: Date.now(), took });
+        const took = await super.acquire(...args);
+        tries.push({ sent, answered: Date.now(), took });
         return took;
       }
     })(redis.redis);

@@ -79,6 +79,8 @@ describe("the flood check inside the enqueue script (one round trip), on real Re
     // A refused event is not remembered as seen: once the window allows, it may still be queued.
     const refused = message(room);
     expect(await gate.enqueue(inbox, refused, "tg:9")).toMatchObject({ admit: false });
-    expect(await db.redis.zscore(db.keys.seen(room), refused.eventId)).toBeNull();
+    expect(
+      await db.redis.zscore(db.keys.seen(db.keys.shardOf(room)), `${room} ${refused.eventId}`),
+    ).toBeNull();
   });
 });

@@ -50,10 +50,10 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
     const lease = await held(scripts, ["a"]);
     await db.redis.del(db.keys.wake(LANE));
     const reply = await lease.park({
-      writes: { commit: "", sent: "" },
+      writes: {},
       head: event("a"),
       delayMs: 0,
-      kind: "wait",
+      verdict: "wait",
       reason: "send window full",
       deadlineMs: 60_000,
       letterId: "x",
@@ -70,7 +70,7 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
   it("a finish that already ended the turn ends it once: the history gets the turn once, the next turn is kept", async () => {
     const scripts = new SchedulerScripts(db.redis, db.keys, flakyReplicas(1));
     const lease = await held(scripts, ["a", "b"]);
-    const commit = JSON.stringify({
+    const commit = {
       session: JSON.stringify({ turns: 1 }),
       idleSeconds: 60,
       append: [JSON.stringify({ role: "user", text: "a" }), JSON.stringify({ role: "bot", text: "echo: a" })],
@@ -78,18 +78,17 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
       reset: false,
       outcome: "{}",
       eventId: "a",
-      turnMs: 60_000,
-    });
+    };
     const reply = await lease.finish({
-      writes: { commit, sent: "" },
+      commit,
       head: event("a"),
-      session: "",
-      offerLinks: "",
       idleSeconds: 60,
       draining: false,
       wantHistory: false,
+      historyCap: 10,
     });
-    expect(reply).toMatchObject({ kind: "next", head: event("b"), record: { computing: "1" } });
+    // The first attempt applied: the retry reads the next turn's record as it is.
+    expect(reply).toMatchObject({ kind: "next", head: event("b"), again: true, record: { computing: "1" } });
     expect(await db.redis.llen(db.keys.history(room))).toBe(2);
     expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
     expect(lease.active).toBe(true);
@@ -102,19 +101,17 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
     const scripts = new SchedulerScripts(db.redis, db.keys);
     const lease = await held(scripts, ["a", "b"]);
     await lease.finish({
-      writes: { commit: "", sent: JSON.stringify({ "part:0": "chat:1" }) },
       head: event("a"),
-      session: "",
-      offerLinks: "",
       idleSeconds: 60,
       draining: false,
       wantHistory: false,
+      historyCap: 10,
     });
     const reply = await lease.park({
-      writes: { commit: "", sent: JSON.stringify({ "part:0": "chat:1" }) },
+      writes: { sent: { "part:0": "chat:1" } },
       head: event("a"),
       delayMs: 5000,
-      kind: "fail",
+      verdict: "retry",
       reason: "Command aborted due to connection close",
       deadlineMs: 60_000,
       letterId: "x",

@@ -12,7 +12,7 @@ let s: SchedulerScripts;
 let n = 0;
 let room: string;
 const LANE = "telegram";
-const NO_WRITES = { commit: "", sent: "" };
+const NO_WRITES = {};
 const event = (id: string) => JSON.stringify({ eventId: id });
 
 beforeAll(async () => {
@@ -30,19 +30,61 @@ const enqueue = (id: string) =>
   s.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
 const claim = (token: string) => s.claim({ room, lane: LANE, token, leaseMs: 5000, turnRecordMs: 60_000 });
 const lease = (token: string): LeaseRef => ({ room, lane: LANE, token });
-const commit = (eventId: string) =>
-  JSON.stringify({
-    session: JSON.stringify({ v: eventId }),
-    idleSeconds: 60,
-    append: [JSON.stringify({ turn: eventId })],
-    historyCap: 10,
-    reset: false,
-    outcome: JSON.stringify({ o: eventId }),
-    eventId,
-    turnMs: 60_000,
+const commit = (eventId: string) => ({
+  session: JSON.stringify({ v: eventId }),
+  idleSeconds: 60,
+  append: [JSON.stringify({ turn: eventId })],
+  historyCap: 10,
+  reset: false,
+  outcome: JSON.stringify({ o: eventId }),
+  eventId,
+});
+
+describe("enqueue-events", () => {
+  it("queues a batch in order, once per event id in the shard, and claims a room once its events are in", async () => {
+    const other = `${room}:b`;
+    const batch = await s.enqueueEvents(LANE, db.keys.shardOf(room), 60_000, [
+      {
+        room,
+        eventId: "a1",
+        entry: event("a1"),
+        claim: { token: "t1", leaseMs: 5000, turnRecordMs: 60_000 },
+      },
+      { room, eventId: "a2", entry: event("a2") },
+      { room, eventId: "a1", entry: event("a1") },
+    ]);
+    expect(batch.events).toEqual([
+      { kind: "queued", becamePending: true },
+      { kind: "queued", becamePending: false },
+      { kind: "duplicate" },
+    ]);
+    expect(batch.claims).toEqual([
+      { room, reply: expect.objectContaining({ kind: "claimed", head: event("a1"), takeover: false }) },
+    ]);
+    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("a1"), event("a2")]);
+    // Held now: a later event neither makes it pending nor is claimed again.
+    const later = await s.enqueueEvents(LANE, db.keys.shardOf(room), 60_000, [
+      {
+        room,
+        eventId: "a3",
+        entry: event("a3"),
+        claim: { token: "t2", leaseMs: 5000, turnRecordMs: 60_000 },
+      },
+    ]);
+    expect(later).toEqual({
+      events: [{ kind: "queued", becamePending: false }],
+      claims: [{ room, reply: { kind: "held" } }],
+    });
+    expect(await db.redis.zscore(lane().pending, room)).toBeNull();
+    // An id is its room's: another room's event with the same id is queued.
+    expect(
+      await s.enqueue({ room: other, lane: LANE, eventId: "a1", entry: event("a1"), dedupeMs: 60_000 }),
+    ).toEqual({
+      kind: "queued",
+      becamePending: true,
+    });
   });
 
-describe("enqueue-event", () => {
   it("queues once per event id, makes an idle room pending once, and refuses over the flood limits", async () => {
     expect(await enqueue("a")).toEqual({ kind: "queued", becamePending: true });
     expect(await enqueue("a")).toEqual({ kind: "duplicate" });
@@ -119,7 +161,7 @@ describe("peek-shard", () => {
     const held = await s.peek({ lane: LANE, shard: db.keys.shardOf(room), limit: 100 });
     expect(held.due).not.toContain(room);
     expect(held.nextInMs).toBeGreaterThan(0);
-    expect(held.nextRoom).toBe("");
+    expect(held.nextRoom).toBeUndefined();
   });
 
   it("names the pending room that comes due next", async () => {
@@ -130,7 +172,7 @@ describe("peek-shard", () => {
       writes: NO_WRITES,
       head: event("a"),
       delayMs: 3000,
-      kind: "wait",
+      verdict: "wait",
       reason: "send window full; slot booked",
       deadlineMs: 60_000,
       letterId: `dl-${room}`,
@@ -146,7 +188,7 @@ describe("turn-step", () => {
   it("commits once and marks the part, only for the lease holder", async () => {
     await enqueue("a");
     await claim("t1");
-    const writes = { commit: commit("a"), sent: "" };
+    const writes = { commit: commit("a") };
     expect(await s.step({ lease: lease("t1"), writes, part: "p0" })).toEqual({ kind: "stepped" });
     // Retried after a lost reply: the history does not get the turn twice.
     expect(await s.step({ lease: lease("t1"), writes, part: "p0" })).toEqual({ kind: "stepped" });
@@ -158,14 +200,16 @@ describe("turn-step", () => {
 });
 
 describe("finish-turn", () => {
+  const more = { idleSeconds: 60, draining: false, wantHistory: false, historyCap: 10, turnRecordMs: 60_000 };
+
   it("pops the head and returns the next turn while events are left, then lets go", async () => {
     await enqueue("a");
     await enqueue("b");
     await claim("t1");
-    const base = { writes: NO_WRITES, session: "", offerLinks: "", idleSeconds: 60, leaseMs: 5000 };
-    const more = { ...base, draining: false, wantHistory: false, turnRecordMs: 60_000 };
     const next = await s.finish({ lease: lease("t1"), head: event("a"), ...more });
-    expect(next).toMatchObject({ kind: "next", head: event("b") });
+    expect(next).toMatchObject({ kind: "next", head: event("b"), again: false });
+    // The next turn is being computed from now on: a process death is counted.
+    expect(await db.redis.hgetall(db.keys.turn(room))).toEqual({ computing: "1" });
     expect(await s.finish({ lease: lease("t1"), head: event("b"), ...more })).toEqual({
       kind: "released",
       leftPending: false,
@@ -173,27 +217,22 @@ describe("finish-turn", () => {
     expect(await db.redis.exists(db.keys.lease(room), db.keys.inbox(room), db.keys.turn(room))).toBe(0);
     expect(await s.finish({ lease: lease("t1"), head: event("b"), ...more })).toEqual({ kind: "lost" });
   });
-  it("sent again after its reply was lost, writes nothing twice and keeps the next turn's record", async () => {
+
+  it("sent again after its reply was lost, writes nothing twice and returns the next turn's record as it is", async () => {
     await enqueue("a");
     await enqueue("b");
     await claim("t1");
-    const args = {
-      lease: lease("t1"),
-      head: event("a"),
-      writes: { commit: commit("a"), sent: JSON.stringify({ p0: "1:10" }) },
-      session: "",
-      offerLinks: "",
-      idleSeconds: 60,
-      leaseMs: 5000,
-      draining: false,
-      wantHistory: false,
-      turnRecordMs: 60_000,
-    };
-    const first = await s.finish(args);
-    expect(first).toMatchObject({ kind: "next", head: event("b"), record: { computing: "1" } });
+    const args = { lease: lease("t1"), head: event("a"), commit: commit("a"), ...more };
+    expect(await s.finish(args)).toMatchObject({ kind: "next", head: event("b"), again: false });
     // What the next turn's holder wrote meanwhile stays as it is.
     await db.redis.hset(db.keys.turn(room), "sending:p0", "1 t1");
-    expect(await s.finish(args)).toMatchObject({ kind: "next", head: event("b") });
+    expect(await s.finish(args)).toMatchObject({
+      kind: "next",
+      head: event("b"),
+      again: true,
+      record: { computing: "1", "sending:p0": "1 t1" },
+      session: JSON.stringify({ v: "a" }),
+    });
     expect(await db.redis.llen(db.keys.history(room))).toBe(1);
     expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
     expect(await db.redis.hgetall(db.keys.turn(room))).toEqual({ computing: "1", "sending:p0": "1 t1" });
@@ -201,14 +240,14 @@ describe("finish-turn", () => {
 });
 
 describe("park-turn", () => {
-  const park = (token: string, kind: "wait" | "fail" | "final", deadlineMs = 60_000) =>
+  const park = (token: string, verdict: "wait" | "retry" | "dead", deadlineMs = 60_000) =>
     s.park({
       lease: lease(token),
       writes: NO_WRITES,
       head: event("a"),
       delayMs: 5000,
-      kind,
-      reason: `${kind} reason`,
+      verdict,
+      reason: `${verdict} reason`,
       deadlineMs,
       letterId: `dl-${room}`,
       turnRecordMs: 60_000,
@@ -218,7 +257,7 @@ describe("park-turn", () => {
     await enqueue("a");
     await claim("t1");
     await s.step({ lease: lease("t1"), writes: NO_WRITES, part: "p0" });
-    expect(await park("t1", "fail")).toMatchObject({ kind: "parked", attempts: 1 });
+    expect(await park("t1", "retry")).toMatchObject({ kind: "parked", attempts: 1 });
     expect(await db.redis.hget(db.keys.turn(room), "sending:p0")).toMatch(/^\d+ t1$/);
     expect(Number(await db.redis.zscore(lane().pending, room))).toBeGreaterThan(Date.now() + 3000);
     expect(await claim("t2")).toMatchObject({ kind: "later" });
@@ -233,7 +272,7 @@ describe("park-turn", () => {
       booked: { part: "p0", member: "slot-1" },
       head: event("a"),
       delayMs: 0,
-      kind: "wait",
+      verdict: "wait",
       reason: "send window full; slot booked",
       deadlineMs: 60_000,
       letterId: `dl-${room}`,
@@ -245,14 +284,14 @@ describe("park-turn", () => {
     expect(await db.redis.hget(db.keys.turn(room), "booked:p0")).toBeNull();
   });
 
-  it("dead-letters a final failure in the room's shard, keeping its lane, and moves on", async () => {
+  it("dead-letters a failure no retry can fix in the room's shard, keeping its lane, and moves on", async () => {
     await enqueue("a");
     await enqueue("b");
     await claim("t1");
-    expect(await park("t1", "final")).toMatchObject({ kind: "dead", leftPending: true });
+    expect(await park("t1", "dead")).toMatchObject({ kind: "dead", leftPending: true });
     const shard = db.keys.shardOf(room);
     const letter = JSON.parse((await db.redis.hget(db.keys.deadLetters(shard), `dl-${room}`))!);
-    expect(letter).toMatchObject({ room, lane: LANE, event: event("a"), reason: "final reason" });
+    expect(letter).toMatchObject({ room, lane: LANE, event: event("a"), reason: "dead reason" });
     expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
   });
 });

@@ -1,8 +1,8 @@
 --[[
-  Prepended to every scheduler script (not run on its own): Redis' own clock, the
+  Prepended to the scheduler's scripts (not run on its own): Redis' own clock, the
   lease fence, the turn writes a worker buffers until its next call, and letting go
-  of a room. Every key is passed in KEYS by the caller (src/queue/scheduler-scripts.ts);
-  a script touches the keys of one shard only, so it runs on one Redis Cluster slot.
+  of a room. Every key a script touches is in its room's shard, so it runs on one
+  Redis Cluster slot.
 
   A room is held by the worker whose token is in the room's lease key while the
   room's entry in its lane's `running` zset (score = lease expiry, Redis ms) is in
@@ -29,46 +29,59 @@ local function holds(lease, running, room, token, now)
   return false
 end
 
+-- A history over its cap by fewer entries than this is left as it is (readers take the
+-- last `cap`): one LTRIM every few turns instead of one a turn.
+local HISTORY_SLACK = 16
+
 --[[
-  Applies buffered writes (JSON, "" for none):
-  commit = {session, idleSeconds, append = [json…], historyCap, reset, outcome, eventId, turnMs}
-  sent   = {partKey = ref, …}
-  A commit already recorded for the same event (a step retried after its reply was
-  lost) is not applied twice, so the history never gets a turn twice.
+  Applies a turn's commit (a table: session, idleSeconds, append = {json…}, historyCap,
+  reset, outcome, eventId, quarantine) to the room's session and history, unless a
+  commit of the same event was recorded already (a step sent again after its reply was
+  lost), so the history never gets a turn twice. `session` is left out when the
+  holder's session is unchanged and was written lately. Returns true when it applied
+  the commit; the caller records `id`, `outcome` and `quarantine` in the turn record
+  (`set`, an HSET field list).
 ]]
-local function apply_writes(keys, commit_json, sent_json)
-  if commit_json ~= "" then
-    local c = cjson.decode(commit_json)
-    local recorded = redis.call("HMGET", keys.turn, "id", "outcome")
-    if not (recorded[1] == c.eventId and recorded[2]) then
-      if c.reset then redis.call("DEL", keys.history, keys.offers) end
-      redis.call("SET", keys.session, c.session, "EX", c.idleSeconds)
-      if #c.append > 0 then
-        redis.call("RPUSH", keys.history, unpack(c.append))
-        redis.call("LTRIM", keys.history, -c.historyCap, -1)
-      end
-      redis.call("EXPIRE", keys.history, c.idleSeconds)
-      redis.call("EXPIRE", keys.offers, c.idleSeconds)
-      redis.call("HSET", keys.turn, "id", c.eventId, "outcome", c.outcome)
-      redis.call("PEXPIRE", keys.turn, c.turnMs)
-    end
+local function apply_commit(k, c, set)
+  local recorded = redis.call("HMGET", k.turn, "id", "outcome")
+  if recorded[1] == c.eventId and recorded[2] then return false end
+  if c.reset then redis.call("DEL", k.history, k.offers) end
+  if c.session then redis.call("SET", k.session, c.session, "EX", c.idleSeconds) end
+  if #c.append > 0 then
+    local length = redis.call("RPUSH", k.history, unpack(c.append))
+    if length > c.historyCap + HISTORY_SLACK then redis.call("LTRIM", k.history, -c.historyCap, -1) end
   end
-  if sent_json ~= "" then
-    for part, ref in pairs(cjson.decode(sent_json)) do
-      redis.call("HSET", keys.turn, "part:" .. part, ref)
-      redis.call("HDEL", keys.turn, "sending:" .. part)
-    end
+  if c.session or #c.append > 0 then redis.call("EXPIRE", k.history, c.idleSeconds) end
+  set[#set + 1], set[#set + 2] = "id", c.eventId
+  set[#set + 1], set[#set + 2] = "outcome", c.outcome
+  if c.quarantine then set[#set + 1], set[#set + 2] = "quarantine", c.quarantine end
+  return true
+end
+
+-- Parts recorded sent ({part = message ref}): into the turn record's fields (`set`),
+-- their "sending" marks removed (`del`).
+local function record_sent(sent, set, del)
+  for part, ref in pairs(sent) do
+    set[#set + 1], set[#set + 2] = "part:" .. part, ref
+    del[#del + 1] = "sending:" .. part
   end
 end
 
--- Lets go of a room; puts it back in `pending` at `due` when it still has events (or
--- must resume). Returns 1 when the room was made pending, so the caller wakes a worker.
-local function release(lease, running, pending, inbox, room, due, force)
+-- The turn record as a table (HGETALL).
+local function record_of(turn)
+  local flat = redis.call("HGETALL", turn)
+  local record = {}
+  for i = 1, #flat, 2 do record[flat[i]] = flat[i + 1] end
+  return record
+end
+
+-- Lets go of a room, and puts it back in `pending` at `due` when `again` is true (nil:
+-- when its inbox still has events). Returns whether the room was made pending, so the
+-- caller wakes a worker.
+local function release(lease, running, pending, inbox, room, due, again)
   redis.call("DEL", lease)
   redis.call("ZREM", running, room)
-  if force or redis.call("LLEN", inbox) > 0 then
-    redis.call("ZADD", pending, due, room)
-    return 1
-  end
-  return 0
+  if again == nil then again = redis.call("LLEN", inbox) > 0 end
+  if again then redis.call("ZADD", pending, due, room) end
+  return again
 end

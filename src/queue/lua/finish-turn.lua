@@ -1,60 +1,76 @@
 --[[
-  Ends a delivered turn in one fenced call: applies the buffered writes, links
-  offer messages, removes the event from the inbox and the turn's record, then
-  either lets go of the room (inbox empty, or the worker is draining) or keeps
-  the lease and returns what the next turn needs. Sent again for the same event
-  because its reply was lost, it writes nothing more.
+  finish-turn: ends a delivered turn in one fenced call: applies the buffered commit
+  (when no step carried it), stores the session again with its offer's message refs,
+  links offer messages, pops the event from the inbox and drops the turn's record,
+  then either lets go of the room (inbox empty, or the worker is draining) or keeps it
+  and returns the next turn's event. The holder keeps the session it committed for as
+  long as it holds the room (the lease fences every write), so it is not read again.
+  The lease itself is kept alive by the holder's renewals. Sent again for the same
+  event because its reply was lost, it writes nothing more and returns the next
+  turn's record and session as they are.
 
-  KEYS[1..8]  the room's lease, the lane's running zset, the lane's pending zset,
-              the room's session, history, offer refs, turn record and inbox
-  ARGV[1]  room
-  ARGV[2]  lease token
-  ARGV[3]  commit JSON or ""
-  ARGV[4]  sent parts JSON or ""
-  ARGV[5]  the handled event JSON (the inbox head)
-  ARGV[6]  session JSON to store again (offer refs added), or ""
-  ARGV[7]  offer links JSON {messageRef: offerId} or ""
-  ARGV[8]  session idle expiry, seconds
-  ARGV[9]  lease length, ms
-  ARGV[10] "1" when the worker is draining (let go even with events left)
-  ARGV[11] "1" to return the history with the next turn
-  ARGV[12] how long a turn record is kept, ms
-
-  Returns {"lost"} when the lease is not the caller's (nothing written),
-  {"released", 1 when the room was left pending (wake a worker) else 0}, or
-  {"next", event JSON, session JSON or false, turn record list, history list, Redis
-  ms now} when the caller keeps the room for its next turn.
+  KEYS
+    lease         the room's lease
+    running       the lane's running zset
+    pending       the lane's pending zset
+    session       the room's session
+    history       the room's history
+    offers        the room's offer refs
+    turn          the room's turn record
+    inbox         the room's inbox
+  ARGS
+    room          the room
+    token         the caller's lease token
+    head          the handled event JSON (the inbox head the turn was for)
+    commit        the turn's commit when no step carried it (fence.lua), or nil
+    session       the session JSON to store again (offer refs added), or nil
+    offerLinks    {message ref = offer id} to record, or nil
+    idleSeconds   session idle expiry, seconds
+    draining      true to let go even with events left
+    wantHistory   true to return the history with the next turn
+    historyCap    how many history entries a turn reads
+    turnRecordMs  how long a turn record is kept, ms
+  REPLY
+    kind          "lost" (nothing written), "released" or "next"
+    leftPending   (released) true when the room was left pending (wake a worker)
+    head          (next) the next event JSON
+    history       (next, with wantHistory) the room's history
+    again         (next) true when this finish had been applied already: then
+    record        the next turn's record, and
+    session       its session JSON (absent when none)
+    now           (next) Redis ms
 ]]
 local now = now_ms()
-local room, token = ARGV[1], ARGV[2]
-if not holds(KEYS[1], KEYS[2], room, token, now) then return { "lost" } end
-local turn, inbox = KEYS[7], KEYS[8]
+if not holds(K.lease, K.running, A.room, A.token, now) then return cmsgpack.pack({ kind = "lost" }) end
 -- The head is no longer the handled event: this finish was applied already and is sent
 -- again because its reply was lost (a failover, too few replicas acknowledging). Nothing
--- is written twice: not the history, not the sent parts, not the next turn's record.
-local again = redis.call("LINDEX", inbox, 0) ~= ARGV[5]
-if not again then
-  apply_writes({ session = KEYS[4], history = KEYS[5], offers = KEYS[6], turn = turn }, ARGV[3], ARGV[4])
-  if ARGV[6] ~= "" then redis.call("SET", KEYS[4], ARGV[6], "KEEPTTL") end
-  if ARGV[7] ~= "" then
-    for ref, offer in pairs(cjson.decode(ARGV[7])) do redis.call("HSET", KEYS[6], ref, offer) end
-    redis.call("EXPIRE", KEYS[6], tonumber(ARGV[8]))
+-- is written twice: not the history, not the next turn's record.
+local popped = redis.call("LPOP", K.inbox)
+local again = popped ~= A.head
+if again then
+  if popped then redis.call("LPUSH", K.inbox, popped) end
+else
+  if A.commit then apply_commit(K, A.commit, {}) end
+  if A.session then redis.call("SET", K.session, A.session, "KEEPTTL") end
+  if A.offerLinks then
+    for ref, offer in pairs(A.offerLinks) do redis.call("HSET", K.offers, ref, offer) end
+    redis.call("EXPIRE", K.offers, A.idleSeconds)
   end
-  redis.call("LPOP", inbox)
-  redis.call("DEL", turn)
+  redis.call("DEL", K.turn)
 end
-local head = redis.call("LINDEX", inbox, 0)
-if not head or ARGV[10] == "1" then
-  return { "released", release(KEYS[1], KEYS[2], KEYS[3], inbox, room, now, false) }
+local head = redis.call("LINDEX", K.inbox, 0)
+if not head or A.draining then
+  local left = release(K.lease, K.running, K.pending, K.inbox, A.room, now, head ~= false)
+  return cmsgpack.pack({ kind = "released", leftPending = left })
 end
-local lease_ms = tonumber(ARGV[9])
-redis.call("SET", KEYS[1], token, "PX", lease_ms)
-redis.call("ZADD", KEYS[2], now + lease_ms, room)
-if not again then
-  -- The next turn has no outcome yet: it is being computed from now on (see claim-room.lua).
-  redis.call("HINCRBY", turn, "computing", 1)
-  redis.call("PEXPIRE", turn, tonumber(ARGV[12]))
+local reply = { kind = "next", head = head, again = again, now = now }
+if again then
+  reply.record = record_of(K.turn)
+  reply.session = redis.call("GET", K.session) or nil
+else
+  -- The next turn has no outcome yet: it is being computed from now on (see claim.lua).
+  redis.call("HINCRBY", K.turn, "computing", 1)
+  redis.call("PEXPIRE", K.turn, A.turnRecordMs)
 end
-local history = {}
-if ARGV[11] == "1" then history = redis.call("LRANGE", KEYS[5], 0, -1) end
-return { "next", head, redis.call("GET", KEYS[4]), redis.call("HGETALL", turn), history, now }
+if A.wantHistory then reply.history = redis.call("LRANGE", K.history, -A.historyCap, -1) end
+return cmsgpack.pack(reply)

@@ -1,24 +1,25 @@
 --[[
-  Extends the leases one worker process holds in one lane of one shard, in one call.
+  renew-leases: extends the leases one worker process holds in one lane of one shard,
+  in one call.
 
-  KEYS[1]     the lane's running zset
-  KEYS[2..]   the rooms' lease keys, in the order of the pairs below
-  ARGV[1]     lease length, ms
-  ARGV[2], ARGV[3], …  room and lease token pairs
-
-  Returns one 1 (renewed) or 0 (lost: another worker may have it) per room.
+  KEYS
+    running   the lane's running zset
+  ARGS
+    leaseMs   lease length, ms
+    leases    {room, token, lease (the room's lease key)}, in order
+  REPLY
+    renewed   per lease, in order: true when renewed, false when lost (another worker
+              may have it)
 ]]
 local now = now_ms()
-local lease_ms = tonumber(ARGV[1])
-local out = {}
-for i = 2, #KEYS do
-  local room, token = ARGV[2 * i - 2], ARGV[2 * i - 1]
-  if holds(KEYS[i], KEYS[1], room, token, now) then
-    redis.call("PEXPIRE", KEYS[i], lease_ms)
-    redis.call("ZADD", KEYS[1], now + lease_ms, room)
-    out[#out + 1] = 1
+local renewed = {}
+for i, l in ipairs(A.leases) do
+  if holds(l.lease, K.running, l.room, l.token, now) then
+    redis.call("PEXPIRE", l.lease, A.leaseMs)
+    redis.call("ZADD", K.running, now + A.leaseMs, l.room)
+    renewed[i] = true
   else
-    out[#out + 1] = 0
+    renewed[i] = false
   end
 end
-return out
+return cmsgpack.pack({ renewed = renewed })

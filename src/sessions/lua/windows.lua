@@ -111,14 +111,11 @@ local function windows_hold(keys, window, ms, now)
   end
 end
 
--- Splits KEYS from `first` on and their (max, window) pairs in ARGV from `argv_first` on.
-local function windows_args(first, argv_first)
+-- The windows of a call ({key, max, windowMs}, in order) as three lists.
+local function windows_of(list)
   local keys, max, window = {}, {}, {}
-  for i = first, #KEYS do
-    local j = argv_first + 2 * (i - first)
-    keys[#keys + 1] = KEYS[i]
-    max[#max + 1] = tonumber(ARGV[j])
-    window[#window + 1] = tonumber(ARGV[j + 1])
+  for i, w in ipairs(list) do
+    keys[i], max[i], window[i] = w.key, w.max, w.windowMs
   end
   return keys, max, window
 end
