@@ -171,6 +171,8 @@ describe.each(cases)(
         "No answer came in time, so the question was cancelled.",
         "Not deployed: the question was declined.",
       ]);
+      const answered = server.events("answered").filter((e) => e.question === "deploy later");
+      expect(answered.map((e) => e.action)).toEqual(["cancel"]);
     });
 
     it("/call fills the missing argument, then asks two rounds of the server's questions", async () => {
