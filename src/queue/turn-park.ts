@@ -8,14 +8,25 @@ import type { ParkVerdict } from "./scheduler-args.js";
 import type { TurnGate } from "./turn-gate.js";
 import type { TurnInput, TurnResult, TurnRunnerSettings } from "./turn-runner.js";
 
-/** What becomes of a turn that stopped on an error: nothing (lost), or a park with a verdict and a delay. */
-type Verdict = { verdict: "lost" } | { verdict: ParkVerdict; delayMs: number };
+/** What becomes of a turn that stopped on an error: a park with a verdict and a delay. */
+interface Verdict {
+  verdict: ParkVerdict;
+  delayMs: number;
+}
+
+/**
+ * A lease not confirmed lately (Redis could not take its renewals: a failover) but not
+ * known to be another worker's: nothing more is sent, and the room is handed back at
+ * once with what was sent recorded (fenced), so whoever takes the turn on does not send
+ * it again.
+ */
+const UNCONFIRMED: Verdict = { verdict: "wait", delayMs: 0 };
 
 type Settings = Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">;
 
 /**
  * The one table from what stopped a turn to what becomes of it, first match wins:
- * a lost lease writes nothing (another worker has the room); a deferral (a send
+ * an unconfirmed lease hands the room back (UNCONFIRMED); a deferral (a send
  * window, a 429's retry_after, a restarting namespace) waits, not counted as an
  * attempt; a refusal no retry can fix goes to the dead letters at once; anything
  * else is a failed attempt, retried with a jittered backoff that doubles from 0.5 s.
@@ -24,7 +35,7 @@ const VERDICTS: {
   when: (err: unknown) => boolean;
   then: (err: unknown, attempts: number, s: Settings) => Verdict;
 }[] = [
-  { when: (err) => err instanceof LeaseLostError, then: () => ({ verdict: "lost" }) },
+  { when: (err) => err instanceof LeaseLostError, then: () => UNCONFIRMED },
   {
     when: (err) => err instanceof SendDeferredError,
     then: (err) => ({ verdict: "wait", delayMs: (err as SendDeferredError).waitMs }),
@@ -48,7 +59,10 @@ export function verdictOf(err: unknown, attempts: number, settings: Settings): V
  * Gives a turn that cannot go on now back to the scheduler, as the verdict table
  * says: parked until it may resume (a send window, a 429's retry_after, a retry
  * backoff after a failure), or to the dead letters (a refusal no retry can fix, a
- * deadline missed), with the turn's buffered writes. A lost lease writes nothing.
+ * deadline missed), with the turn's buffered writes. A lease Redis says is another
+ * worker's writes nothing; one only unconfirmed (renewals not taken for a lease: a
+ * failover) hands the room back with what was sent recorded, fenced, so a worker taking
+ * over does not send it again.
  */
 export async function parkTurn(
   settings: Settings,
@@ -59,12 +73,16 @@ export async function parkTurn(
   err: unknown,
   log: Logger,
 ): Promise<TurnResult> {
-  const attempts = Number(recordOf(input.record, event.eventId).attempts ?? "0");
-  const verdict: Verdict = held.lost ? { verdict: "lost" } : verdictOf(err, attempts, settings);
-  if (verdict.verdict === "lost") {
+  if (held.taken) {
     log.warn("room lease lost mid-turn; stopped before any further side effect");
     return {};
   }
+  const attempts = Number(recordOf(input.record, event.eventId).attempts ?? "0");
+  const verdict = held.lost ? UNCONFIRMED : verdictOf(err, attempts, settings);
+  if (verdict === UNCONFIRMED)
+    log.warn(
+      "room lease unconfirmed mid-turn; nothing more is sent, what was sent is recorded and the room handed back",
+    );
   if (err instanceof SendDeferredError) {
     deferralsTotal.inc({ platform: event.platform, reason: err.reason.startsWith("429") ? "429" : "window" });
   }

@@ -149,7 +149,8 @@ export class TurnRunner {
         held,
         draining ? undefined : pause,
       );
-      if (held.lost) throw new LeaseLostError(held.room);
+      // Everything is sent: the finish records it, fenced, even while the lease is unconfirmed.
+      if (held.taken) throw new LeaseLostError(held.room);
       if (quarantine) return await this.setAside(held, input, event, gate, quarantine, log);
       turnsTotal.inc({
         platform: event.platform,
@@ -326,7 +327,7 @@ export class TurnRunner {
     } = {},
   ): Promise<TurnResult> {
     const { settings, historyWanted, store } = this.deps;
-    if (held.lost) return {};
+    if (held.taken) return {};
     const wantHistory = event ? await historyWanted(event.namespace, true) : false;
     const reply = await held.finish({
       head: input.head,
