@@ -3,14 +3,14 @@ import type { DeliveryLedger, SendGate, SendWindow } from "../core/adapter.js";
 import { LeaseLostError, SendDeferredError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "./rate-limiter.js";
 import { resentUnknownPartsTotal } from "../ops/metrics.js";
 import type { RoomLease } from "./room-lease.js";
 import type { CommitRecord, TurnWrites } from "./scheduler-args.js";
 
 /**
  * Waits shorter than this are waited out in the step; longer ones are booked, and the
- * turn waits for the booking outside the worker's slots or parks (src/queue/slot-wait.ts),
+ * turn waits for the booking outside the worker's slots or parks (src/scheduler/slot-wait.ts),
  * so that a wait holds a worker slot only when many rooms already wait (DESIGN §8).
  */
 const PARK_AFTER_MS = 20;

@@ -9,7 +9,7 @@ import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
 import { deadLettersTotal } from "../ops/metrics.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "./rate-limiter.js";
 import type { CommitRecord } from "./scheduler-args.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
@@ -94,7 +94,7 @@ export class TurnRunner {
   /**
    * Runs one turn; returns the room's next turn when the worker keeps the room, and
    * `resumeInMs` when the room was parked to resume that much later. `pause` lets a
-   * send slot booked for soon be waited for without parking (src/queue/slot-wait.ts).
+   * send slot booked for soon be waited for without parking (src/scheduler/slot-wait.ts).
    */
   async runOne(held: RoomLease, input: TurnInput, draining: boolean, pause?: SlotPause): Promise<TurnResult> {
     const { log: baseLog } = this.deps;

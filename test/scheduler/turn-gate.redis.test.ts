@@ -3,11 +3,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { SendDeferredError } from "../../src/core/delivery-errors.js";
 import { silentLogger } from "../../src/core/log.js";
 import { sleep } from "../../src/core/retry.js";
-import { RoomLease } from "../../src/queue/room-lease.js";
-import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
-import { TurnGate } from "../../src/queue/turn-gate.js";
-import type { Durability } from "../../src/sessions/durable-write.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { RoomLease } from "../../src/scheduler/room-lease.js";
+import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
+import { TurnGate } from "../../src/scheduler/turn-gate.js";
+import type { Durability } from "../../src/scheduler/durable-write.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { slowRedis, type SlowRedis } from "../support/slow-redis.js";
 
