@@ -6,6 +6,7 @@ import { sleep } from "../../src/core/retry.js";
 import { RoomLease } from "../../src/scheduler/room-lease.js";
 import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
 import { TurnGate } from "../../src/scheduler/turn-gate.js";
+import { TurnLifecycle } from "../../src/scheduler/turn-lifecycle.js";
 import type { Durability } from "../../src/scheduler/durable-write.js";
 import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
@@ -52,7 +53,12 @@ it("asks again for a slot that went by while its step was held up, so the chat s
     SETTINGS,
   );
   const limiter = new RedisRateLimiter(db.redis);
-  const gate = new TurnGate({ limiter, log: silentLogger(), platform: "telegram" }, lease, {});
+  const gate = new TurnGate(
+    { limiter, log: silentLogger(), platform: "telegram" },
+    lease,
+    {},
+    new TurnLifecycle(),
+  );
   const chat = [{ key: db.keys.rate("gate-test", "chat:901"), max: 1, windowMs: 1000 }];
 
   const held = gate.reserve(chat, "p1").then(() => Date.now());
@@ -82,7 +88,12 @@ async function behindProxy(
     expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
     const lease = new RoomLease(new SchedulerScripts(redis, db.keys), room, LANE, "t1", SETTINGS);
     const limiter = new RedisRateLimiter(redis);
-    const gate = new TurnGate({ limiter, log: silentLogger(), platform: "telegram" }, lease, {});
+    const gate = new TurnGate(
+      { limiter, log: silentLogger(), platform: "telegram" },
+      lease,
+      {},
+      new TurnLifecycle(),
+    );
     await test({ gate, limiter, proxy });
   } finally {
     redis.disconnect();
