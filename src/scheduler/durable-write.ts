@@ -15,8 +15,12 @@ export class ReplicaWaitError extends RoomgateError {
 /** How acknowledged writes are made durable: how many replicas a write's master must WAIT for. */
 export interface Durability {
   timeoutMs: number;
-  /** The master a write whose first key is `key` goes to, and the replicas it must reach. */
-  required(key: string): Promise<{ node: string; replicas: number }>;
+  /**
+   * The master a write whose first key is `key` goes to, the replicas it must reach, and
+   * how long its WAIT may take when not `timeoutMs` (shorter while a replica is known
+   * not to be in sync: every WAIT holds its connection until it times out).
+   */
+  required(key: string): Promise<{ node: string; replicas: number; timeoutMs?: number }>;
   /** What the WAIT answered, so the count can follow the master's replicas. */
   observe(node: string, acknowledged: number, required: number): void;
 }
@@ -64,7 +68,7 @@ export async function durableWrite(
   key: string,
   writes: readonly Write[],
 ): Promise<unknown[]> {
-  const { node, replicas } = await durability.required(key);
+  const { node, replicas, timeoutMs = durability.timeoutMs } = await durability.required(key);
   if (replicas === 0 && writes.length === 1) {
     const [command, ...args] = writes[0]!;
     return [await (redis as unknown as Commands)[command]!.call(redis, ...args)];
@@ -72,8 +76,12 @@ export async function durableWrite(
   const pipeline = redis.pipeline();
   for (const [command, ...args] of writes)
     (pipeline as unknown as Commands)[command]!.call(pipeline, ...args);
-  if (replicas > 0) pipeline.call("WAIT", replicas, durability.timeoutMs);
+  if (replicas > 0) pipeline.call("WAIT", replicas, timeoutMs);
   const replies = (await pipeline.exec()) ?? [];
+  // What the WAIT answered is told first, even when a write failed (NOREPLICAS): the
+  // count learns of a missing replica from every attempt.
+  const wait = replicas > 0 ? replies[writes.length] : undefined;
+  if (wait && !wait[0]) durability.observe(node, Number(wait[1]), replicas);
   for (const [err] of replies) {
     if (!err) continue;
     // ioredis follows MOVED for a pipeline only when all its commands are reads; this one
@@ -81,10 +89,7 @@ export async function durableWrite(
     if (redis instanceof Cluster && err.message.startsWith("MOVED ")) redis.refreshSlotsCache();
     throw err;
   }
-  if (replicas > 0) {
-    const acknowledged = Number(replies[writes.length]?.[1]);
-    durability.observe(node, acknowledged, replicas);
-    if (acknowledged < replicas) throw new ReplicaWaitError(acknowledged, replicas);
-  }
+  const acknowledged = Number(wait?.[1]);
+  if (replicas > 0 && acknowledged < replicas) throw new ReplicaWaitError(acknowledged, replicas);
   return replies.slice(0, writes.length).map(([, reply]) => reply);
 }

@@ -18,7 +18,8 @@ export async function renewLeases(
 ): Promise<void> {
   const groups = new Map<string, RoomLease[]>();
   for (const lease of held) {
-    if (!lease.active) continue;
+    // An unconfirmed lease is renewed too: Redis may take it again (no claim since).
+    if (!lease.renewable) continue;
     const key = `${lease.shard} ${lease.lane}`;
     groups.set(key, [...(groups.get(key) ?? []), lease]);
   }
@@ -30,7 +31,7 @@ export async function renewLeases(
         const renewed = await scripts.renew({ lane, shard, leases, leaseMs });
         leases.forEach((lease, i) => {
           if (renewed[i]) lease.confirm(sent);
-          else if (!lease.lost) {
+          else if (!lease.taken) {
             lease.markLost();
             log.warn({ room: lease.room }, "room lease lost; its turn stops before any further side effect");
           }

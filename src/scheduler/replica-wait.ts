@@ -18,8 +18,17 @@ const ASK_EVERY_MS = 250;
 /** A master's count is read again in the background when it is older than this. */
 const REFRESH_MS = 5000;
 
+/**
+ * How long a WAIT may take while a replica the write must reach is known not to be in
+ * sync: the write fails fast and is retried, instead of holding the shared connection
+ * (and every command behind it) for the whole timeout, one write after another.
+ */
+const BEHIND_WAIT_MS = 50;
+
 interface NodeState {
   required: number;
+  /** Fewer replicas are in sync than required, by the last report. */
+  behind: boolean;
   /** Since when (local ms) writes to the node have been acknowledged by too few replicas. */
   shortSince?: number;
   askedAt: number;
@@ -59,7 +68,7 @@ export class ReplicaWait {
     client.on("ready", () => {
       // A (new) master connected: what it has is read again on the next write.
       this.nodes.clear();
-      failUnanswered(client);
+      failStaleCommands(client);
       this.connected?.resolve();
       this.connected = undefined;
     });
@@ -85,7 +94,7 @@ export class ReplicaWait {
   }
 
   /** The master a write whose first key is `key` goes to, and how many replicas it must reach. */
-  async required(key: string): Promise<{ node: string; replicas: number }> {
+  async required(key: string): Promise<{ node: string; replicas: number; timeoutMs?: number }> {
     const node = this.nodeOf(key);
     if (this.setting !== "auto") return { node, replicas: this.setting };
     if (this.floor === 0) return { node, replicas: 0 };
@@ -93,12 +102,18 @@ export class ReplicaWait {
     let state = this.nodes.get(node);
     if (!state) {
       const report = await this.report(node);
-      state = this.nodes.get(node) ?? { required: this.firstCount(node, report), askedAt: Date.now() };
+      const required = this.firstCount(node, report);
+      this.log.debug({ node, required, ...report }, "replica count of a master read");
+      state = this.nodes.get(node) ?? {
+        required,
+        behind: report.online.length < required,
+        askedAt: Date.now(),
+      };
       this.nodes.set(node, state);
     } else if (Date.now() - state.askedAt > REFRESH_MS) {
       this.ask(node, state);
     }
-    return { node, replicas: state.required };
+    return { node, replicas: state.required, ...(state.behind ? { timeoutMs: BEHIND_WAIT_MS } : {}) };
   }
 
   /** Records what a WAIT answered: more replicas raise the count; too few ask the topology why. */
@@ -108,6 +123,7 @@ export class ReplicaWait {
     if (!state) return;
     if (acknowledged >= required) {
       state.shortSince = undefined;
+      state.behind = false;
       if (acknowledged > state.required) state.required = acknowledged;
       return;
     }
@@ -141,8 +157,11 @@ export class ReplicaWait {
   private decide(node: string, state: NodeState, report: ReplicaReport): void {
     if (report.online.length > state.required) {
       state.required = report.online.length;
+      state.behind = false;
       return;
     }
+    state.behind = report.online.length < state.required;
+    this.log.debug({ node, required: state.required, ...report }, "replica count of a master checked");
     if (state.shortSince === undefined) return;
     const alive = new Set([...report.alive, ...report.online]).size;
     let lowered: number | undefined;
@@ -164,6 +183,7 @@ export class ReplicaWait {
     else this.log.warn(line, "a Redis master has fewer replicas than before: writes wait for the ones left");
     state.required = lowered;
     state.shortSince = undefined;
+    state.behind = report.online.length < lowered;
   }
 
   private async report(node: string): Promise<ReplicaReport> {
@@ -180,21 +200,36 @@ export class ReplicaWait {
 }
 
 /**
- * Fails the commands that were in flight when the connection dropped, instead of
- * letting ioredis send them again to whichever master the client reached: their WAITs
- * count replicas of the old master. Each is a write its caller sends again
- * (`isUnacknowledged`), with a count read for the new master. Called while the client
- * emits "ready", before ioredis resends them.
+ * Keeps a reconnected client from carrying counts of the master it lost: the commands
+ * that were in flight when the connection dropped are failed instead of sent again by
+ * ioredis, and so is every WAIT queued while it was down. A WAIT counts replicas of
+ * the old master; on the new one it fails, holding the connection (and every command
+ * behind it) for its whole timeout, one after another. Each is part of a write its
+ * caller sends again (`isUnacknowledged`), with a count read for the new master.
+ * Called while the client emits "ready", before ioredis sends either queue.
  */
-function failUnanswered(client: RedisClient): void {
-  const queue = (client as unknown as { prevCommandQueue?: { shift(): { command: Command } | undefined } })
-    .prevCommandQueue;
-  if (!queue) return;
-  for (let item = queue.shift(); item; item = queue.shift())
-    item.command.reject(new Error("Connection is closed."));
+function failStaleCommands(client: RedisClient): void {
+  const queues = client as unknown as { prevCommandQueue?: Queue; offlineQueue?: Queue };
+  const closed = () => new Error("Connection is closed.");
+  const inFlight = queues.prevCommandQueue;
+  for (let item = inFlight?.shift(); item; item = inFlight?.shift()) item.command.reject(closed());
+  const offline = queues.offlineQueue;
+  if (!offline) return;
+  const kept: QueuedCommand[] = [];
+  for (let item = offline.shift(); item; item = offline.shift()) {
+    if (item.command.name.toLowerCase() === "wait") item.command.reject(closed());
+    else kept.push(item);
+  }
+  for (const item of kept) offline.push(item);
 }
 
-/** The part of an ioredis command the connection's queue holds. */
-interface Command {
-  reject(err: Error): void;
+/** What an ioredis connection queues per command. */
+interface QueuedCommand {
+  command: { name: string; reject(err: Error): void };
+}
+
+/** ioredis' command queues (denque). */
+interface Queue {
+  shift(): QueuedCommand | undefined;
+  push(item: QueuedCommand): void;
 }

@@ -56,10 +56,28 @@ export class RoomLease implements LeaseRef {
     return this.scripts.keys.shardOf(this.room);
   }
 
-  /** True once the room is known lost (another worker may hold it): stop before any side effect. */
+  /**
+   * True while the room may be another worker's: Redis said so, or no renewal has been
+   * confirmed for a lease (less a margin). Nothing is sent then. The second can end: a
+   * renewal that Redis takes again (after a failover) confirms the lease anew, as long as
+   * no worker claimed the room meanwhile.
+   */
   get lost(): boolean {
-    if (!this.lostFlag && !this.ended && Date.now() > this.confirmedUntil) this.lostFlag = true;
+    return this.lostFlag || (!this.ended && Date.now() > this.confirmedUntil);
+  }
+
+  /**
+   * True once Redis said the room is not this worker's (another token). Its fenced writes
+   * (recording what was sent, handing the room back) are still tried until then: they
+   * change nothing once another worker claimed the room.
+   */
+  get taken(): boolean {
     return this.lostFlag;
+  }
+
+  /** Whether renewals should still be asked for: not ended and not known taken. */
+  get renewable(): boolean {
+    return !this.ended && !this.lostFlag;
   }
 
   /** True while the room is ours to work on. */
@@ -86,8 +104,8 @@ export class RoomLease implements LeaseRef {
 
   /** Ends the head turn; keeps the room for the next (`next`) or lets go of it. */
   async finish(args: FinishArgs): Promise<FinishReply> {
-    this.assertActive();
-    const reply = await this.acknowledged(() =>
+    this.assertNotTaken();
+    const reply = await this.fenced(() =>
       this.scripts.finish({ lease: this, ...args, turnRecordMs: this.settings.turnRecordMs }),
     );
     if (reply.kind === "lost") await this.lostAfterResend();
@@ -97,8 +115,8 @@ export class RoomLease implements LeaseRef {
 
   /** Gives the room back until its head turn may resume, or dead-letters the turn. */
   async park(args: ParkArgs): Promise<ParkReply> {
-    this.assertActive();
-    const reply = await this.acknowledged(() =>
+    this.assertNotTaken();
+    const reply = await this.fenced(() =>
       this.scripts.park({ lease: this, ...args, turnRecordMs: this.settings.turnRecordMs }),
     );
     if (reply.kind === "lost") await this.lostAfterResend();
@@ -116,10 +134,23 @@ export class RoomLease implements LeaseRef {
 
   /** Runs a fenced write until acknowledged, while the lease is still known to be ours. */
   private acknowledged<T>(write: () => Promise<T>): Promise<T> {
+    return this.retried(write, () => this.lost);
+  }
+
+  /**
+   * Runs a fenced write that sends nothing (a finish, a park) until acknowledged, until
+   * Redis says the room is another worker's: it records what was sent and hands the
+   * room on, and the fence makes it change nothing once another worker claimed it.
+   */
+  private fenced<T>(write: () => Promise<T>): Promise<T> {
+    return this.retried(write, () => this.lostFlag);
+  }
+
+  private retried<T>(write: () => Promise<T>, stop: () => boolean): Promise<T> {
     return retry(
       write,
       (err) => {
-        if (!isUnacknowledged(err) || this.lost) return "fail";
+        if (!isUnacknowledged(err) || stop()) return "fail";
         this.resent = true;
         return "retry";
       },
@@ -146,6 +177,10 @@ export class RoomLease implements LeaseRef {
 
   private assertActive(): void {
     if (!this.active) throw new LeaseLostError(this.room);
+  }
+
+  private assertNotTaken(): void {
+    if (this.ended || this.lostFlag) throw new LeaseLostError(this.room);
   }
 
   private lose(): never {

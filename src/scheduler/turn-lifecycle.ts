@@ -57,15 +57,27 @@ export class TurnLifecycle {
 }
 
 /**
- * What becomes of a turn that stopped on an error: nothing more (lost); a park that
- * waits (not an attempt) or retries (an attempt) after `delayMs`; the dead letters at
- * once; or, for a computation that cannot be done, a line the person gets as the
- * turn's outcome (`setAside`: the turn then goes to the dead letters).
+ * What becomes of a turn that stopped on an error: a park that waits (not an attempt)
+ * or retries (an attempt) after `delayMs`; the dead letters at once; or, for a
+ * computation that cannot be done, a line the person gets as the turn's outcome
+ * (`setAside`: the turn then goes to the dead letters). A lease Redis says is another
+ * worker's is none of these: the turn is lost before any verdict, nothing is written.
  */
 export type Verdict = ParkingVerdict | { verdict: "line"; text: string; setAside?: string };
 
-/** A verdict of an error outside the computation: the turn is lost or parked, never answered with a line. */
-export type ParkingVerdict = { verdict: "lost" } | { verdict: "wait" | "retry" | "dead"; delayMs: number };
+/** A verdict of an error outside the computation: the turn is parked, never answered with a line. */
+export interface ParkingVerdict {
+  verdict: "wait" | "retry" | "dead";
+  delayMs: number;
+}
+
+/**
+ * A lease not confirmed lately (Redis could not take its renewals: a failover) but not
+ * known to be another worker's: nothing more is sent, and the room is handed back at
+ * once with what was sent recorded (fenced), so whoever takes the turn on does not send
+ * it again.
+ */
+export const UNCONFIRMED: ParkingVerdict = { verdict: "wait", delayMs: 0 };
 
 /** What the verdict table reads besides the error. */
 export interface VerdictContext {
@@ -84,7 +96,7 @@ export const NAMESPACE_WAIT_MS = 120_000;
 
 /**
  * The one table from what stopped a turn to what becomes of it, first match wins:
- * a lost lease writes nothing (another worker has the room); a deferral (a send
+ * an unconfirmed lease hands the room back (UNCONFIRMED); a deferral (a send
  * window, a 429's retry_after) waits, not counted as an attempt; a refusal no retry
  * can fix goes to the dead letters at once; while computing, a message that crashed
  * its namespace twice is set aside with its line, and a restarting namespace is
@@ -96,7 +108,7 @@ const VERDICTS: {
   when: (err: unknown, c: VerdictContext) => boolean;
   then: (err: never, c: VerdictContext) => Verdict;
 }[] = [
-  { when: (err) => err instanceof LeaseLostError, then: () => ({ verdict: "lost" }) },
+  { when: (err) => err instanceof LeaseLostError, then: () => UNCONFIRMED },
   {
     when: (err) => err instanceof SendDeferredError,
     then: (err: SendDeferredError) => ({ verdict: "wait", delayMs: err.waitMs }),

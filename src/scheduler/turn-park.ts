@@ -5,7 +5,7 @@ import type { Logger } from "../core/log.js";
 import { deadLettersTotal, deferralsTotal, turnsTotal } from "../ops/metrics.js";
 import type { RoomLease } from "./room-lease.js";
 import type { TurnGate } from "./turn-gate.js";
-import { verdictOf, type ParkingVerdict, type TurnLifecycle } from "./turn-lifecycle.js";
+import { UNCONFIRMED, verdictOf, type TurnLifecycle } from "./turn-lifecycle.js";
 import type { TurnInput, TurnResult, TurnRunnerSettings } from "./turn-runner.js";
 
 type Settings = Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">;
@@ -14,7 +14,10 @@ type Settings = Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">;
  * Gives a turn that cannot go on now back to the scheduler, as the verdict table
  * (src/scheduler/turn-lifecycle.ts) says: parked until it may resume (a send window, a 429's retry_after, a retry
  * backoff after a failure), or to the dead letters (a refusal no retry can fix, a
- * deadline missed), with the turn's buffered writes. A lost lease writes nothing.
+ * deadline missed), with the turn's buffered writes. A lease Redis says is another
+ * worker's writes nothing; one only unconfirmed (renewals not taken for a lease: a
+ * failover) hands the room back with what was sent recorded, fenced, so a worker taking
+ * over does not send it again.
  */
 export async function parkTurn(
   settings: Settings,
@@ -26,6 +29,12 @@ export async function parkTurn(
   err: unknown,
   log: Logger,
 ): Promise<TurnResult> {
+  const from = turn.state;
+  if (held.taken) {
+    turn.to("lost");
+    log.warn({ state: from }, "room lease lost mid-turn; stopped before any further side effect");
+    return {};
+  }
   const record = recordOf(input.record, event.eventId);
   const context = {
     attempts: Number(record.attempts ?? "0"),
@@ -33,14 +42,13 @@ export async function parkTurn(
     retryMaxMs: settings.retryMaxMs,
     computing: false as const,
   };
-  const verdict: ParkingVerdict = held.lost ? { verdict: "lost" } : verdictOf(err, context);
-  const from = turn.state;
-  if (verdict.verdict === "lost") {
-    turn.to("lost");
-    log.warn({ state: from }, "room lease lost mid-turn; stopped before any further side effect");
-    return {};
-  }
-  if (verdict.verdict === "wait") {
+  const verdict = held.lost ? UNCONFIRMED : verdictOf(err, context);
+  if (verdict === UNCONFIRMED) {
+    log.warn(
+      { state: from },
+      "room lease unconfirmed mid-turn; nothing more is sent, what was sent is recorded and the room handed back",
+    );
+  } else if (verdict.verdict === "wait") {
     const is429 = err instanceof SendDeferredError && err.reason.startsWith("429");
     deferralsTotal.inc({ platform: event.platform, reason: is429 ? "429" : "window" });
   }

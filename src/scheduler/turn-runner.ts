@@ -155,7 +155,8 @@ export class TurnRunner {
         held,
         draining ? undefined : pause,
       );
-      if (held.lost) throw new LeaseLostError(held.room);
+      // Everything is sent: the finish records it, fenced, even while the lease is unconfirmed.
+      if (held.taken) throw new LeaseLostError(held.room);
       if (quarantine) return await this.setAside(turn, held, input, event, gate, quarantine, log);
       turnsTotal.inc({
         platform: event.platform,
@@ -332,7 +333,7 @@ export class TurnRunner {
     } = {},
   ): Promise<TurnResult> {
     const { settings, historyWanted, store } = this.deps;
-    if (held.lost) {
+    if (held.taken) {
       turn.to("lost");
       return {};
     }

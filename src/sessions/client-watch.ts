@@ -142,13 +142,23 @@ export class ClientWatch {
     };
     const reconnecting = () => redisReconnects.inc({ client: w.name });
     const error = (err: Error) => (w.lastError = err.message);
+    const ready = () => {
+      const stream = (client as unknown as { stream?: { remoteAddress?: string; remotePort?: number } })
+        .stream;
+      this.settings?.log.debug(
+        { client: w.name, node: stream ? `${stream.remoteAddress}:${stream.remotePort}` : undefined },
+        "redis: a client is connected",
+      );
+    };
     client.on("end", ended);
     client.on("reconnecting", reconnecting);
     client.on("error", error);
+    client.on("ready", ready);
     w.detach = () => {
       client.removeListener("end", ended);
       client.removeListener("reconnecting", reconnecting);
       client.removeListener("error", error);
+      client.removeListener("ready", ready);
     };
   }
 

@@ -1,8 +1,18 @@
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait.js";
 
 const state = mkdtempSync(join(tmpdir(), "roomgate-demo-"));
 
@@ -57,4 +67,45 @@ describe("roomgate demo, scripted through a pipe", () => {
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
     expect(run.stderr).toContain("apt-get install -y redis-server");
   });
+});
+
+/**
+ * A Node older than roomgate needs, outside the checkout: the system's, on a machine where
+ * setup.sh put the pinned Node 24 in .node/ (CI's, and this project's own build box).
+ */
+function olderNode(): { path: string; version: string } | undefined {
+  const checkout = resolve(".");
+  for (const dir of [...(process.env.PATH ?? "").split(delimiter), "/usr/local/bin", "/usr/bin"]) {
+    const path = join(dir, "node");
+    if (dir === "" || resolve(dir).startsWith(checkout) || !existsSync(path)) continue;
+    const version = spawnSync(path, ["--version"], { encoding: "utf8" }).stdout.trim();
+    if (Number(/^v(\d+)\./.exec(version)?.[1]) < 22) return { path, version };
+  }
+  return undefined;
+}
+
+const older = olderNode();
+
+describe.skipIf(older === undefined)(`bin/roomgate started by an older Node (${older?.version})`, () => {
+  it("runs the demo on the pinned Node 24 in .node/ and answers", async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, ROOMGATE_STATE_DIR: state };
+    delete env.REDIS_URL;
+    const child = spawn(older!.path, ["bin/roomgate", "demo"], { env });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((done) => child.once("exit", done));
+    try {
+      child.stdin.write("what should I read today?\n");
+      await waitFor(() => out.includes("Today's digest: 3 items worth reading"), 30_000, "the answer");
+      // The old Node only hands over: its one child, the process that answered, is .node's Node 24.
+      const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim();
+      const runtime = readlinkSync(`/proc/${children.split(" ")[0]}/exe`);
+      expect(runtime).toBe(realpathSync(".node/bin/node"));
+      expect(spawnSync(runtime, ["--version"], { encoding: "utf8" }).stdout).toMatch(/^v24\./);
+    } finally {
+      child.stdin.end();
+    }
+    expect(await exited, out).toBe(0);
+  }, 60_000);
 });

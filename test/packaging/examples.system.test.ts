@@ -92,6 +92,38 @@ describe("examples/roomgate.yaml", () => {
   });
 });
 
+describe("the README's quick starts", () => {
+  const readme = readFileSync("README.md", "utf8");
+  const section = (title: string) => {
+    const from = readme.indexOf(`## ${title}`);
+    return readme.slice(from, readme.indexOf("\n## ", from + 1));
+  };
+  // Each fenced yaml block, less the indent of its fence (a block inside a list item).
+  const yamlBlocks = (text: string) =>
+    [...text.matchAll(/^( *)```yaml\n([\s\S]*?)^ *```/gm)].map((m) =>
+      m[2]!.replace(new RegExp(`^ {0,${m[1]!.length}}`, "gm"), ""),
+    );
+
+  it.each(["Quick start: a Telegram bot in five minutes", "Quick start: Matrix"])(
+    "%s: its configuration is valid, with nothing to warn about, once the tokens are in the environment",
+    (title) => {
+      const blocks = yamlBlocks(section(title));
+      expect(blocks).toHaveLength(1);
+      const report = checkConfigText(blocks[0]!, EXAMPLE_ENV);
+      expect(report.errors).toEqual([]);
+      expect(report.warnings).toEqual([]);
+    },
+  );
+
+  it("Telegram: the steps are install, init, doctor, start", () => {
+    const steps = ["npm install -g", "roomgate init", "roomgate doctor", "roomgate start"];
+    const text = section("Quick start: a Telegram bot in five minutes");
+    const at = steps.map((step) => text.indexOf(step));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+});
+
 describe("deployment files", () => {
   it("the compose configuration is valid with the environment compose.yaml gives it", () => {
     const report = checkConfigText(readFileSync("examples/compose-roomgate.yaml", "utf8"), {

@@ -123,4 +123,36 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
     const due = await db.redis.zscore(db.keys.laneShard(LANE, db.keys.shardOf(room)).pending, room);
     expect(Number(due)).toBeLessThanOrEqual(Date.now() + 1000);
   });
+
+  it("a holder whose lease ran out while nobody claimed the room still records what it sent; after a claim it writes nothing", async () => {
+    // A failover or a master refusing writes stops every renewal for longer than a lease.
+    const short = { leaseMs: 150, turnRecordMs: 60_000 };
+    await db.scheduler.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
+    await db.scheduler.claim({ room, lane: LANE, token: "t1", ...short });
+    const lease = new RoomLease(new SchedulerScripts(db.redis, db.keys), room, LANE, "t1", short);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(lease.lost).toBe(true);
+    expect(lease.taken).toBe(false);
+    const park = (token: RoomLease) =>
+      token.park({
+        writes: { sent: { "part:0": "chat:7" } },
+        head: event("a"),
+        delayMs: 0,
+        verdict: "wait",
+        reason: "lease unconfirmed",
+        deadlineMs: 60_000,
+        letterId: "y",
+      });
+    expect((await park(lease)).kind).toBe("parked");
+    expect(await db.redis.hget(db.keys.turn(room), "part:part:0")).toBe("chat:7");
+
+    // Another worker claims it (its lease ran out again): the first holder's writes are refused.
+    await db.scheduler.claim({ room, lane: LANE, token: "t2", ...short });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await db.scheduler.claim({ room, lane: LANE, token: "t3", ...short });
+    const stale = new RoomLease(new SchedulerScripts(db.redis, db.keys), room, LANE, "t2", short);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await park(stale)).kind).toBe("lost");
+    expect(stale.taken).toBe(true);
+  });
 });

@@ -8,6 +8,7 @@ import {
   NAMESPACE_WAIT_MS,
   TurnLifecycle,
   TurnStateError,
+  UNCONFIRMED,
   verdictOf,
   type TurnState,
 } from "../../src/scheduler/turn-lifecycle.js";
@@ -21,8 +22,9 @@ const context = { attempts: 0, waitedMs: 0, retryMaxMs: 30_000, computing: false
 const restarting = (waitMs: number) => new NamespaceRestartingError("echo", "restarting", undefined, waitMs);
 
 describe("the verdict table", () => {
-  it("a lost lease writes nothing more; a deferral waits uncounted; a permanent refusal is dead-lettered at once", () => {
-    expect(verdictOf(new LeaseLostError("r"), context)).toEqual({ verdict: "lost" });
+  it("an unconfirmed lease hands the room back at once; a deferral waits uncounted; a permanent refusal is dead-lettered at once", () => {
+    expect(verdictOf(new LeaseLostError("r"), context)).toBe(UNCONFIRMED);
+    expect(UNCONFIRMED).toEqual({ verdict: "wait", delayMs: 0 });
     expect(verdictOf(new SendDeferredError(1200, "429 retry_after"), context)).toEqual({
       verdict: "wait",
       delayMs: 1200,

@@ -117,6 +117,37 @@ export class StandinGroup {
   }
 }
 
+/**
+ * A press of a button `who` cannot see (one sent to another member alone), its data
+ * replayed: the event as someone with Redis access could queue it into the room's inbox.
+ */
+export function pressOf(
+  group: StandinGroup,
+  namespace: string,
+  who: StandinUser,
+  token: string,
+  eventId: string,
+): InboundEvent {
+  return {
+    eventId: `forged:${eventId}`,
+    kind: "choice",
+    token,
+    addressed: "button",
+    namespace,
+    platform: "telegram",
+    receivedAt: Date.now(),
+    room: group.room,
+    sender: { id: `tg:${who.id}`, name: who.first_name, allowed: true },
+    origin: {
+      platform: "telegram",
+      botId: group.bot.id,
+      chatId: group.chat.id,
+      chatType: group.chat.type,
+      userId: who.id,
+    },
+  };
+}
+
 /** Queues an event straight into a room's inbox, as someone with Redis access could: the worker must re-check it. */
 export async function forge(db: TestRedis, event: InboundEvent): Promise<void> {
   const inbox = new RedisInbox(db.scheduler, 3600_000);

@@ -26,7 +26,7 @@ local function claim_room(k, room, token, lease_ms, turn_ms, now)
     redis.call("DEL", k.lease)
     return { kind = "gone" }
   end
-  redis.call("SET", k.lease, token, "PX", lease_ms)
+  keep_lease(k.lease, token, lease_ms)
   redis.call("ZREM", k.pending, room)
   redis.call("ZADD", k.running, now + lease_ms, room)
   local record = record_of(k.turn)

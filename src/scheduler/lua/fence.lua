@@ -9,10 +9,23 @@
   the future. If the lease key vanished (a Redis restart or a manual delete) while
   the running entry is still valid, the holder is still the only one allowed in:
   nobody can claim a room before its running entry expires, so the key is restored.
+
+  The running entry decides when another worker may take the room over; the lease
+  key, whose token only a claim replaces (and a release deletes), decides who may
+  write. The key outlives the entry (LEASE_KEY_LEASES leases), so a holder whose
+  entry ran out while Redis could not take its renewals (a failover, a master
+  refusing writes) is still the one allowed in until another worker claims the
+  room, and carries on: its sent parts get recorded instead of sent again by a
+  worker taking over.
 ]]
+local LEASE_KEY_LEASES = 30
 local function now_ms()
   local t = redis.call("TIME")
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function keep_lease(lease, token, lease_ms)
+  redis.call("SET", lease, token, "PX", lease_ms * LEASE_KEY_LEASES)
 end
 
 local function holds(lease, running, room, token, now)

@@ -15,7 +15,7 @@ local now = now_ms()
 local renewed = {}
 for i, l in ipairs(A.leases) do
   if holds(l.lease, K.running, l.room, l.token, now) then
-    redis.call("PEXPIRE", l.lease, A.leaseMs)
+    keep_lease(l.lease, l.token, A.leaseMs)
     redis.call("ZADD", K.running, now + A.leaseMs, l.room)
     renewed[i] = true
   else

@@ -319,6 +319,7 @@ function serveHttp(handler: McpHttpHandler): void {
 }
 
 const revision = process.env.MCP26_REVISION ?? "both";
+log("started", { revision });
 watchNote();
 if (HTTP) {
   // One fresh instance per request; a change is published to every open listen stream.
