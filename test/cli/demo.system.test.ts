@@ -12,6 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEMO_NAMESPACES } from "../../src/demo/server.js";
 import { waitFor } from "../support/wait.js";
 
 const state = mkdtempSync(join(tmpdir(), "roomgate-demo-"));
@@ -55,6 +56,22 @@ describe("roomgate demo, scripted through a pipe", () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("kdsweep by WER");
     expect(run.stdout).toContain("Caveat");
+  });
+
+  it("speaks of a terminal in /help (choose by number, no button), and /tools counts what it lists", () => {
+    const run = demo("/help\n/tools\n", ["--room", "words"]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("choose an option by sending its number.");
+    expect(run.stdout).not.toMatch(/button|reaction/i);
+    const listed = run.stdout.split("\n").filter((l) => l.startsWith("• feed.")).length;
+    expect(run.stdout).toContain(`feed has ${listed} tools:`);
+    expect(run.stdout).toContain(`Now enabled in this conversation: the ${listed} tools of "feed", plus`);
+  });
+
+  it("lists every demo namespace in demo --help", () => {
+    const run = spawnSync(process.execPath, ["bin/roomgate", "demo", "--help"], { encoding: "utf8" });
+    const listed = /\(([a-z, ]+)\) \(default: "feed"\)/.exec(run.stdout.replace(/\s+/g, " "))?.[1];
+    expect(listed?.split(", ")).toEqual(expect.arrayContaining([...DEMO_NAMESPACES, "mesh"]));
   });
 
   it("says in one line how to install redis-server when it is missing", () => {

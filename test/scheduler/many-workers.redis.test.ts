@@ -4,6 +4,7 @@ import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { demoNamespaces } from "../support/spine.js";
 import { TestRooms } from "../support/test-room.js";
+import { waitFor } from "../support/wait.js";
 
 describe("several workers sharing one Redis", () => {
   let redis: TestRedis;
@@ -40,10 +41,8 @@ describe("several workers sharing one Redis", () => {
       sent.set(room, [...(sent.get(room) ?? []), id]);
     }
     const all = [...sent.values()].flat();
-    const deadline = Date.now() + 30_000;
     const delivered = () => workers.flatMap((w) => w.delivered);
-    while (delivered().length < all.length && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => delivered().length >= all.length, 30_000, "every message answered");
     const seen = delivered();
     expect(seen.map((d) => d.event.eventId).sort()).toEqual([...all].sort());
     for (const [room, ids] of sent) {

@@ -2,7 +2,6 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { SendDeferredError } from "../../src/core/delivery-errors.js";
 import { silentLogger } from "../../src/core/log.js";
-import { sleep } from "../../src/core/retry.js";
 import { RoomLease } from "../../src/scheduler/room-lease.js";
 import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
 import { TurnGate } from "../../src/scheduler/turn-gate.js";
@@ -11,6 +10,7 @@ import type { Durability } from "../../src/scheduler/durable-write.js";
 import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { slowRedis, type SlowRedis } from "../support/slow-redis.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * A turn's send slot is taken before its fenced step. When the step is held up for
@@ -27,16 +27,23 @@ beforeAll(async () => {
 });
 afterAll(async () => db.cleanup());
 
-/** Writes that answer only after `ms` (a master whose replica is catching up), as many as `stalls`. */
-function stalledWrites(ms: number, stalls: number): Durability {
-  let left = stalls;
+/**
+ * A write that answers only once `until` settles (a master whose replica is catching up);
+ * `stalled` says when it started waiting.
+ */
+function stalledWrite(until: Promise<void>): Durability & { stalled: () => boolean } {
+  let stalled = false;
   return {
     timeoutMs: 0,
     required: async () => {
-      if (left-- > 0) await sleep(ms);
+      if (!stalled) {
+        stalled = true;
+        await until;
+      }
       return { node: "master", replicas: 0 };
     },
     observe: () => undefined,
+    stalled: () => stalled,
   };
 }
 
@@ -45,13 +52,9 @@ it("asks again for a slot that went by while its step was held up, so the chat s
   const eventId = JSON.stringify({ eventId: "a" });
   await db.scheduler.enqueue({ room, lane: LANE, eventId: "a", entry: eventId, dedupeMs: 60_000 });
   expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
-  const lease = new RoomLease(
-    new SchedulerScripts(db.redis, db.keys, stalledWrites(1500, 1)),
-    room,
-    LANE,
-    "t1",
-    SETTINGS,
-  );
+  let unstall!: () => void;
+  const writes = stalledWrite(new Promise<void>((resolve) => (unstall = resolve)));
+  const lease = new RoomLease(new SchedulerScripts(db.redis, db.keys, writes), room, LANE, "t1", SETTINGS);
   const limiter = new RedisRateLimiter(db.redis);
   const gate = new TurnGate(
     { limiter, log: silentLogger(), platform: "telegram" },
@@ -62,11 +65,13 @@ it("asks again for a slot that went by while its step was held up, so the chat s
   const chat = [{ key: db.keys.rate("gate-test", "chat:901"), max: 1, windowMs: 1000 }];
 
   const held = gate.reserve(chat, "p1").then(() => Date.now());
-  // The held turn's slot (now) is a second old by then: another sender of the chat may go.
-  await sleep(1100);
+  await waitFor(() => writes.stalled(), undefined, "the step held up");
+  // Another sender of the chat gets the next slot, a second after the held turn's.
   const other = await limiter.acquire(chat);
   const otherAt = Date.now();
   await limiter.answered(chat, other.member);
+  // Only now does the held step return: its slot has gone by.
+  unstall();
   const heldAt = await held;
   expect(heldAt - otherAt).toBeGreaterThanOrEqual(990);
 }, 15_000);
@@ -75,10 +80,27 @@ it("asks again for a slot that went by while its step was held up, so the chat s
  * Runs `test` with a claimed room and a gate whose Redis is `delayMs` away (a SlowRedis
  * proxy), closing the proxy and its client after.
  */
+/**
+ * Counts the client's round trips from now on: a command sent while none of its others
+ * is awaiting an answer starts one; commands sent beside it share it.
+ */
+function countRoundTrips(redis: Redis): () => number {
+  let inFlight = 0;
+  let rounds = 0;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, stream) => {
+    if (inFlight === 0) rounds += 1;
+    inFlight += 1;
+    command.promise.finally(() => (inFlight -= 1)).catch(() => undefined);
+    return send(command, stream);
+  };
+  return () => rounds;
+}
+
 async function behindProxy(
   delayMs: number,
   room: string,
-  test: (t: { gate: TurnGate; limiter: RedisRateLimiter; proxy: SlowRedis }) => Promise<void>,
+  test: (t: { gate: TurnGate; limiter: RedisRateLimiter; proxy: SlowRedis; redis: Redis }) => Promise<void>,
 ): Promise<void> {
   const proxy = await slowRedis(db.url, delayMs);
   const redis = new Redis(proxy.url, { maxRetriesPerRequest: null });
@@ -94,7 +116,7 @@ async function behindProxy(
       {},
       new TurnLifecycle(),
     );
-    await test({ gate, limiter, proxy });
+    await test({ gate, limiter, proxy, redis });
   } finally {
     redis.disconnect();
     proxy.close();
@@ -102,15 +124,12 @@ async function behindProxy(
 }
 
 it("with the limits far off, steps while it books: one round trip before a send instead of two", async () => {
-  // Round trips told apart by time: the delay is long enough that a busy box's scheduling
-  // noise (tens of ms) cannot make one round trip look like two.
-  const delay = 400;
-  await behindProxy(delay, "telegram:7:902", async ({ gate }) => {
+  await behindProxy(5, "telegram:7:902", async ({ gate, redis }) => {
     const wide = [{ key: db.keys.rate("gate-test", "bot:wide"), max: 1_000_000, windowMs: 1000 }];
     await gate.reserve(wide, "warm");
-    const t0 = Date.now();
+    const rounds = countRoundTrips(redis);
     await gate.reserve(wide, "p1");
-    expect(Date.now() - t0).toBeLessThan(delay * 1.5);
+    expect(rounds()).toBe(1);
     const turn = await db.redis.hgetall(db.keys.turn("telegram:7:902"));
     expect(Object.keys(turn)).toContain("sending:p1");
   });
@@ -133,16 +152,18 @@ it("asks again for a slot whose answer was held up past it (a WAIT after a failo
     const chat = [{ key: db.keys.rate("gate-test", "chat:904"), max: 1, windowMs: 1000 }];
     // Warm: the usual round trip of this limiter's slot calls, and a slot that has gone by since.
     await limiter.acquire([{ key: db.keys.rate("gate-test", "warm:904"), max: 1, windowMs: 1000 }]);
-    proxy.holdReplies(1200);
+    let letGo!: () => void;
+    proxy.holdReplies(0, new Promise<void>((resolve) => (letGo = resolve)));
     const held = gate.reserve(chat, "p1").then(() => Date.now());
-    await sleep(50);
+    await waitFor(() => proxy.heldReplies() > 0, undefined, "the slot's answer held up");
     proxy.holdReplies(0);
-    // The held turn's slot (taken at once, answered 1.2 s later) is over a second old by now.
-    await sleep(1100);
+    // Another sender of the chat gets the next slot, a second after the held turn's
+    // (taken at once, its answer still held up).
     const direct = new RedisRateLimiter(db.redis);
     const other = await direct.acquire(chat);
     const otherAt = Date.now();
     await direct.answered(chat, other.member);
+    letGo();
     const heldAt = await held;
     expect(heldAt - otherAt).toBeGreaterThanOrEqual(990);
   });
