@@ -42,7 +42,8 @@ describe.each(cases)(
 
     beforeAll(async () => {
       standin = await TelegramApiStandin.start();
-      bot = standin.addBot({ username: "mt_bot" });
+      // Forum topic mode on: a direct chat then shows a call's progress as a draft, with Stop.
+      bot = standin.addBot({ username: "mt_bot", topics: true });
       hasty = standin.addBot({ username: "mt_hasty_bot" });
       db = await testRedis();
       server = mcp26Server(speaks, STAGE_MS);
@@ -170,6 +171,8 @@ describe.each(cases)(
         "No answer came in time, so the question was cancelled.",
         "Not deployed: the question was declined.",
       ]);
+      const answered = server.events("answered").filter((e) => e.question === "deploy later");
+      expect(answered.map((e) => e.action)).toEqual(["cancel"]);
     });
 
     it("/call fills the missing argument, then asks two rounds of the server's questions", async () => {
@@ -248,6 +251,53 @@ describe.each(cases)(
       },
     );
 
+    it("Stop on a build's progress draft stops it at the server (tasks/cancel on 2026-07-28); one line, no result", async () => {
+      await dm.say(ALICE, "/tools");
+      const from = dm.messages().length;
+      const startedAt = Date.now();
+      standin.userSends(bot.token, { from: ALICE, chat: dm.chat, text: "/call mt.build" });
+      const draft = await waitFor(
+        () =>
+          standin
+            .drafts(bot.token, ALICE.id)
+            .find((d) => d.at >= startedAt && d.canStop && /^⏳ mt\.build: .*\d\/3/.test(d.text)),
+        WAIT_MS,
+        "the build's progress draft with a Stop button",
+      );
+      standin.userStops(bot.token, ALICE.id, draft.draftId);
+      await waitFor(
+        () =>
+          dm
+            .messages()
+            .slice(from)
+            .some((m) => m.text === "Stopped."),
+        WAIT_MS,
+        "the turn to end",
+      );
+      if (modern) {
+        const [task] = server.events("task-created").filter((e) => e.at >= startedAt);
+        await waitFor(
+          () => server.events("tasks/cancel").some((e) => e.taskId === task!.taskId),
+          WAIT_MS,
+          "tasks/cancel at the server",
+        );
+      } else {
+        await waitFor(
+          () => server.events("call-cancelled").some((e) => e.at >= startedAt),
+          WAIT_MS,
+          "the server to hear the call was cancelled",
+        );
+      }
+      // The Stop was taken by the call: nothing runs any more, and its result never shows.
+      expect(await dm.say(ALICE, "/cancel")).toBe("Nothing is running here to cancel.");
+      expect(
+        dm
+          .messages()
+          .slice(from)
+          .map((m) => m.text),
+      ).not.toContainEqual(expect.stringContaining("ready: 42 files"));
+    });
+
     it("posts an update of the subscribed resource into the bound room", async () => {
       server.setNote(`board is green on ${revision}`);
       await waitFor(
@@ -257,6 +307,11 @@ describe.each(cases)(
       );
       const post = dm.messages().findLast((m) => m.text?.startsWith("🔔 Resource updated"))!;
       expect(post.text).toContain(`board is green on ${revision}`);
+      // On 2026-07-28 through subscriptions/listen (no resources/subscribe), on 2025-11-25 through resources/subscribe.
+      expect(server.events("updated").at(-1)!.era).toBe(modern ? "modern" : "legacy");
+      const subscribed = server.events("subscribe").map((e) => e.era);
+      if (modern) expect(subscribed).toEqual([]);
+      else expect(subscribed).toContain("legacy");
     });
   },
 );

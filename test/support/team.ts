@@ -154,6 +154,21 @@ export async function forge(db: TestRedis, event: InboundEvent): Promise<void> {
   await inbox.enqueue(event);
 }
 
+/**
+ * Waits until the room's turn for a queued event is over (a turn leaves the inbox at its
+ * end): the barrier after which what that event did, or was refused, has happened.
+ */
+export async function handled(db: TestRedis, room: string, eventId: string): Promise<void> {
+  await waitFor(
+    async () =>
+      !(await db.redis.lrange(db.keys.inbox(room), 0, -1)).some(
+        (raw) => (JSON.parse(raw) as { eventId?: string }).eventId === eventId,
+      ),
+    30_000,
+    `the turn of ${eventId} over`,
+  );
+}
+
 /** Runs an operator command (`roomgate pair …`, `users …`, `audit export …`) as the operator would, beside a running start. */
 export function operatorCommand(
   args: string[],
