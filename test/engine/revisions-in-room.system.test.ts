@@ -255,6 +255,28 @@ describe.each(cases)(
       },
     );
 
+    it.runIf(modern)(
+      "a running task's question nobody answers expires: tasks/update tells the server it was cancelled",
+      async () => {
+        await hastyDm.say(ALICE, "/tools");
+        const before = hastyDm.messages().length;
+        standin.userSends(hasty.token, { from: ALICE, chat: hastyDm.chat, text: "/call mt.ship" });
+        await waitFor(
+          () =>
+            hastyDm
+              .messages()
+              .slice(before)
+              .some((m) => m.text?.includes("shipped, unsigned")),
+          WAIT_MS,
+          "the task's result after the expiry",
+        );
+        const shown = seen(hastyDm.messages().slice(before));
+        expect(shown).toContain("mth asks: Sign the release?");
+        expect(shown).toContain("No answer came in time, so the question was cancelled.");
+        expect(server.events("tasks/update").at(-1)!.responses).toEqual({ sign: { action: "cancel" } });
+      },
+    );
+
     it("Stop on a build's progress draft stops it at the server (tasks/cancel on 2026-07-28); one line, no result", async () => {
       await dm.say(ALICE, "/tools");
       const from = dm.messages().length;
