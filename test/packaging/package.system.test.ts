@@ -93,6 +93,11 @@ describe("the npm package", () => {
     expect(demo.status, demo.stderr).toBe(0);
     // An installed package keeps its state in the user's state home, not in its own folder.
     expect(readdirSync(join(home, ".local", "state", "roomgate"))).toContain("redis");
+    // An operator's command prints its answer only: the embedded Redis's start goes to the log file.
+    const letters = run(roomgate, ["dead-letters"], { cwd: work });
+    expect(letters.stderr).toBe("");
+    expect(letters.stdout).toBe("no dead letters\n");
+    expect(letters.status).toBe(0);
   }, 120_000);
 });
 

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { RoomLease } from "../../src/queue/room-lease.js";
-import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
-import type { Durability } from "../../src/sessions/durable-write.js";
+import { RoomLease } from "../../src/scheduler/room-lease.js";
+import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
+import type { Durability } from "../../src/scheduler/durable-write.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * A fenced write whose first attempt was applied but not acknowledged (what a master
@@ -125,13 +126,26 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
   });
 
   it("a holder whose lease ran out while nobody claimed the room still records what it sent; after a claim it writes nothing", async () => {
+    // Run out as Redis judges it: the room's running score (its lease's end) behind Redis's clock.
+    const running = db.keys.laneShard(LANE, db.keys.shardOf(room)).running;
+    const runOut = (what: string) =>
+      waitFor(
+        async () => {
+          const [seconds, micros] = await db.redis.time();
+          const end = await db.redis.zscore(running, room);
+          return end !== null && Number(end) < Number(seconds) * 1000 + Number(micros) / 1000;
+        },
+        undefined,
+        `${what} run out`,
+      );
     // A failover or a master refusing writes stops every renewal for longer than a lease.
     const short = { leaseMs: 150, turnRecordMs: 60_000 };
     await db.scheduler.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
     await db.scheduler.claim({ room, lane: LANE, token: "t1", ...short });
     const lease = new RoomLease(new SchedulerScripts(db.redis, db.keys), room, LANE, "t1", short);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(lease.lost).toBe(true);
+    await runOut("t1's lease");
+    // The holder judges its own lease on its own clock, from when it last heard from Redis.
+    await waitFor(() => lease.lost, undefined, "the holder to count its lease lost");
     expect(lease.taken).toBe(false);
     const park = (token: RoomLease) =>
       token.park({
@@ -148,10 +162,10 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
 
     // Another worker claims it (its lease ran out again): the first holder's writes are refused.
     await db.scheduler.claim({ room, lane: LANE, token: "t2", ...short });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await runOut("t2's lease");
     await db.scheduler.claim({ room, lane: LANE, token: "t3", ...short });
     const stale = new RoomLease(new SchedulerScripts(db.redis, db.keys), room, LANE, "t2", short);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await runOut("t3's lease");
     expect((await park(stale)).kind).toBe("lost");
     expect(stale.taken).toBe(true);
   });

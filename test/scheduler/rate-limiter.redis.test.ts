@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SendWindow } from "../../src/core/adapter.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { waitFor } from "../support/wait.js";
 
