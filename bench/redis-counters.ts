@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import type { Redis } from "ioredis";
-import "../src/queue/scheduler-scripts.js";
+import "../src/scheduler/scheduler-scripts.js";
 import "../src/sessions/audit-log.js";
-import "../src/sessions/rate-limiter.js";
+import "../src/scheduler/rate-limiter.js";
 import { declaredScripts } from "../src/scheduler/lua-script.js";
 
 /** Names roomgate's scripts by their SHA1, as they are sent; others (bullmq's) keep their hash. */

@@ -4,7 +4,7 @@ import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Packr, Unpackr } from "msgpackr";
 import type { ZodType } from "zod";
-import { durableWrite, NO_WAIT, type Durability, type Write } from "../sessions/durable-write.js";
+import { durableWrite, NO_WAIT, type Durability, type Write } from "./durable-write.js";
 import { mastersOf, type RedisClient } from "../sessions/redis-connection.js";
 
 /**
@@ -131,7 +131,7 @@ function replyOf<R>(script: LuaScript<string, unknown, R>, raw: unknown): R {
 
 /**
  * Runs a declared script with its keys and arguments by name; with `durability`, as a
- * durable write (src/sessions/durable-write.ts): the reply once the replicas it names
+ * durable write (src/scheduler/durable-write.ts): the reply once the replicas it names
  * have the write, on the node of the script's first key.
  */
 export async function runScript<K extends string, A, R>(

@@ -3,8 +3,8 @@ import type { Config } from "../core/config.js";
 import { RedisUnreachableError } from "../core/errors.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import { ClientWatch, type ClientState, type WatchSettings } from "./client-watch.js";
-import { CLUSTER_VIEW, sentinelView, SINGLE_VIEW, type ReplicaView } from "./replica-view.js";
-import { ReplicaWait } from "./replica-wait.js";
+import { CLUSTER_VIEW, sentinelView, SINGLE_VIEW, type ReplicaView } from "../scheduler/replica-view.js";
+import { ReplicaWait } from "../scheduler/replica-wait.js";
 
 /** A connection to roomgate's Redis, whichever topology it is: the type every Redis user takes. */
 export type RedisClient = Redis | Cluster;

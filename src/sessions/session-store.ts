@@ -6,7 +6,7 @@ import { HistoryEntrySchema, SessionSchema, newSession, type HistoryEntry, type 
 
 /**
  * The per-room session state in Redis (DESIGN §7). Workers read it with the room's
- * claim and write it with the turn's fenced step (src/queue/turn-commit.ts builds what
+ * claim and write it with the turn's fenced step (src/scheduler/turn-commit.ts builds what
  * is written); this class parses what was read.
  */
 export class RedisSessionStore {

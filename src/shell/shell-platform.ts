@@ -13,7 +13,7 @@ import { edgeTexts } from "../edge/edge-texts.js";
 import { pairingCodeIn, type PairingGate } from "../access/pairing-gate.js";
 import { renderPlain } from "../render/plain.js";
 import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
-import { laneOf } from "../queue/lanes.js";
+import { laneOf } from "../scheduler/lanes.js";
 import { saveAttachments } from "./shell-media.js";
 import { writeProgress } from "./shell-progress.js";
 import { CLEAR_LINE, startStatusLine } from "./status-line.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import "../../src/queue/scheduler-scripts.js";
+import "../../src/scheduler/scheduler-scripts.js";
 import { declaredScripts } from "../../src/scheduler/lua-script.js";
 import type { Redis } from "ioredis";
 import { DEMO_SERVER } from "../support/spine.js";

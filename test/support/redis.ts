@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
-import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
+import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
 import { Keys } from "../../src/sessions/keys.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { telegramRoom } from "../../src/core/room.js";
 import type { InboundEvent } from "../../src/core/event.js";
-import { RedisInbox } from "../../src/queue/redis-inbox.js";
+import { RedisInbox } from "../../src/scheduler/redis-inbox.js";
 import type { TestRedis } from "./redis.js";
 import type { StandinBot, StandinUser, StoredMessage, TelegramApiStandin } from "./telegram-api-standin.js";
 import type { StandinChat } from "./telegram-standin-wire.js";

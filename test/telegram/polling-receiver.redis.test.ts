@@ -5,7 +5,7 @@ import { silentLogger } from "../../src/core/log.js";
 import { DocumentReader } from "../../src/telegram/document-reader.js";
 import { PollingReceiver } from "../../src/telegram/polling-receiver.js";
 import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
-import { FloodGate } from "../../src/edge/flood-gate.js";
+import { FloodGate } from "../../src/scheduler/flood-gate.js";
 import { UpdateIntake } from "../../src/telegram/edge/update-intake.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";

@@ -3,7 +3,7 @@ import type { InboundEvent } from "../../src/core/event.js";
 import type { TelegramOrigin } from "../../src/core/origin.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply, TurnOutcome } from "../../src/core/reply.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
 import { TelegramSender } from "../../src/telegram/telegram-sender.js";
 import { testRedis, type TestRedis } from "../support/redis.js";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
-import type { Keys } from "../sessions/keys.js";
+import type { SchedulerKeys } from "./scheduler-keys.js";
 import { safeJson } from "../sessions/session-store.js";
 
 /** What telling queued events apart needs: the id each one carries. */
@@ -17,7 +17,7 @@ const QueuedIdSchema = z.object({ eventId: z.string() });
 export class RoomInboxReader {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: SchedulerKeys,
   ) {}
 
   /** The index after the turn's own event (when given and queued), else after the last event now. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { RoomLease } from "../../src/queue/room-lease.js";
-import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
-import type { Durability } from "../../src/sessions/durable-write.js";
+import { RoomLease } from "../../src/scheduler/room-lease.js";
+import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
+import type { Durability } from "../../src/scheduler/durable-write.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { waitFor } from "../support/wait.js";
 

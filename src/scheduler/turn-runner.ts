@@ -1,15 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { PlatformSender } from "../core/adapter.js";
-import { LeaseLostError, PermanentSendError, SendDeferredError } from "../core/delivery-errors.js";
+import { LeaseLostError, PermanentSendError } from "../core/delivery-errors.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnOutcome } from "../core/reply.js";
-import { NamespaceCrashedTwiceError, NamespaceRestartingError } from "../namespace/namespace-errors.js";
 import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import { turnSeconds, turnsTotal } from "../ops/metrics.js";
 import { deadLettersTotal } from "../ops/metrics.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "./rate-limiter.js";
 import type { CommitRecord } from "./scheduler-args.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
@@ -18,7 +17,8 @@ import type { RoomLease } from "./room-lease.js";
 import { deliverWaitingForSlots, type SlotPause } from "./slot-wait.js";
 import { historyCap, turnCommit, type KeptSession } from "./turn-commit.js";
 import { TurnGate } from "./turn-gate.js";
-import { parkTurn, recordOf } from "./turn-park.js";
+import { TurnLifecycle, verdictOf } from "./turn-lifecycle.js";
+import { parkTurn, recordOf, waitedOf } from "./turn-park.js";
 
 /** What the claim (or the previous turn's finish) read for the room's head turn. */
 export interface TurnInput {
@@ -94,10 +94,11 @@ export class TurnRunner {
   /**
    * Runs one turn; returns the room's next turn when the worker keeps the room, and
    * `resumeInMs` when the room was parked to resume that much later. `pause` lets a
-   * send slot booked for soon be waited for without parking (src/queue/slot-wait.ts).
+   * send slot booked for soon be waited for without parking (src/scheduler/slot-wait.ts).
    */
   async runOne(held: RoomLease, input: TurnInput, draining: boolean, pause?: SlotPause): Promise<TurnResult> {
     const { log: baseLog } = this.deps;
+    const turn = new TurnLifecycle();
     const json = safeJson(input.head);
     let event = this.deps.recent?.(input.head);
     if (!event) {
@@ -107,7 +108,7 @@ export class TurnRunner {
           { room: held.room, issues: parsed.error.issues.slice(0, 3) },
           "unreadable event dropped from inbox",
         );
-        return this.finish(held, input, undefined, draining);
+        return this.finish(turn, held, input, undefined, draining);
       }
       event = parsed.data;
     }
@@ -115,10 +116,15 @@ export class TurnRunner {
     // Adapters refuse strangers at the edge; one queued anyway is dropped without any state.
     if (!this.deps.engine.admits(event)) {
       log.warn({ sender: event.sender.id }, "sender not allowed; dropped");
-      return this.finish(held, input, undefined, draining);
+      return this.finish(turn, held, input, undefined, draining);
     }
     const record = recordOf(input.record, event.eventId);
-    const gate = new TurnGate({ limiter: this.deps.limiter, log, platform: event.platform }, held, record);
+    const gate = new TurnGate(
+      { limiter: this.deps.limiter, log, platform: event.platform },
+      held,
+      record,
+      turn,
+    );
     const started = Date.now();
     try {
       const sender = this.deps.senders.get(event.platform);
@@ -151,7 +157,7 @@ export class TurnRunner {
       );
       // Everything is sent: the finish records it, fenced, even while the lease is unconfirmed.
       if (held.taken) throw new LeaseLostError(held.room);
-      if (quarantine) return await this.setAside(held, input, event, gate, quarantine, log);
+      if (quarantine) return await this.setAside(turn, held, input, event, gate, quarantine, log);
       turnsTotal.inc({
         platform: event.platform,
         namespace: event.namespace,
@@ -162,14 +168,14 @@ export class TurnRunner {
         (Date.now() - started) / 1000,
       );
       const links = this.offerLinks(held.room, event, outcome, refs, kept, input);
-      return await this.finish(held, input, event, draining, {
+      return await this.finish(turn, held, input, event, draining, {
         commit: gate.pendingCommit(),
         kept: links.kept ?? kept,
         session: links.session,
         offerLinks: links.links,
       });
     } catch (err) {
-      return parkTurn(this.deps.settings, held, input, event, gate, err, log);
+      return parkTurn(this.deps.settings, turn, held, input, event, gate, err, log);
     }
   }
 
@@ -211,27 +217,22 @@ export class TurnRunner {
     try {
       return await this.compute(held, event, input, sender);
     } catch (err) {
-      if (err instanceof NamespaceCrashedTwiceError) {
-        log.error({ err, ref: err.ref }, "turn set aside: its message crashed the namespace twice");
-        return line(err.userText, `its message crashed the namespace twice (ref ${err.ref})`);
-      }
-      if (err instanceof NamespaceRestartingError) {
-        const waited = record.since && input.now !== undefined ? input.now - Number(record.since) : 0;
-        if (waited < NAMESPACE_WAIT_MS) {
-          throw new SendDeferredError(Math.max(250, err.waitMs), "namespace restarting", { cause: err });
-        }
-        log.warn(
-          { err, waitedMs: waited },
-          "namespace still restarting after the longest wait; its line is sent",
-        );
-        return line(err.userText);
-      }
-      throw err;
+      const verdict = verdictOf(err, {
+        attempts: Number(record.attempts ?? "0"),
+        waitedMs: waitedOf(input, record),
+        retryMaxMs: this.deps.settings.retryMaxMs,
+        computing: true,
+      });
+      if (verdict.verdict !== "line") throw err;
+      if (verdict.setAside) log.error({ err }, `turn set aside: ${verdict.setAside}`);
+      else log.warn({ err }, "namespace still restarting after the longest wait; its line is sent");
+      return line(verdict.text, verdict.setAside);
     }
   }
 
   /** Dead-letters a turn whose one line was delivered: it must not be computed again. */
   private async setAside(
+    turn: TurnLifecycle,
     held: RoomLease,
     input: TurnInput,
     event: InboundEvent,
@@ -249,7 +250,11 @@ export class TurnRunner {
       deadlineMs: this.deps.settings.deadlineMs,
       letterId: id,
     });
-    if (reply.kind !== "dead") return {};
+    if (reply.kind !== "dead") {
+      turn.to(reply.kind === "over" ? "finished" : reply.kind === "lost" ? "lost" : "parked");
+      return {};
+    }
+    turn.to("dead-lettered");
     deadLettersTotal.inc({ platform: event.platform });
     turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
     log.warn({ deadLetter: id, why }, "turn set aside: its sender was told; it is in the dead letters");
@@ -315,6 +320,7 @@ export class TurnRunner {
   }
 
   private async finish(
+    turn: TurnLifecycle,
     held: RoomLease,
     input: TurnInput,
     event: InboundEvent | undefined,
@@ -327,7 +333,10 @@ export class TurnRunner {
     } = {},
   ): Promise<TurnResult> {
     const { settings, historyWanted, store } = this.deps;
-    if (held.taken) return {};
+    if (held.taken) {
+      turn.to("lost");
+      return {};
+    }
     const wantHistory = event ? await historyWanted(event.namespace, true) : false;
     const reply = await held.finish({
       head: input.head,
@@ -340,12 +349,14 @@ export class TurnRunner {
       historyCap: historyCap(store.settings),
     });
     if (reply.kind === "lost") {
+      turn.to("lost");
       this.deps.log.warn(
         { room: held.room },
         "room lease lost before the turn's end; another worker continues",
       );
       return {};
     }
+    turn.to("finished");
     if (reply.kind === "released") return {};
     // Sent again after its reply was lost: the next turn starts from what Redis has.
     const kept = reply.again ? undefined : (end.kept ?? input.kept);
@@ -361,9 +372,6 @@ export class TurnRunner {
     };
   }
 }
-
-/** How long a turn waits for its namespace to finish restarting before the person gets its line. */
-const NAMESPACE_WAIT_MS = 120_000;
 
 /** What a person is told when their message is set aside. */
 const poisonTexts = {

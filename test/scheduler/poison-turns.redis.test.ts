@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
-import { DeadLetters } from "../../src/queue/dead-letters.js";
+import { DeadLetters } from "../../src/scheduler/dead-letters.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TestRooms } from "../support/test-room.js";

@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
-import { declareScript, runScript } from "../scheduler/lua-script.js";
+import { declareScript, runScript } from "./lua-script.js";
 import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
-import type { RedisClient } from "./redis-connection.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
 
 /** reserve-slot.lua (with the windows' functions, windows.lua): one send slot, a 429's hold, an answer time. */
 export const RESERVE_SLOT = declareScript({
@@ -66,7 +66,7 @@ export interface Slot {
  * counts from when its request may leave until the request is answered; then it
  * counts from that moment, when the request had certainly arrived, so that however
  * late a loaded worker's request leaves, the platform never sees more than a window
- * allows. A turn's sends take their slots through its gate (src/queue/turn-gate.ts),
+ * allows. A turn's sends take their slots through its gate (src/scheduler/turn-gate.ts),
  * right after the fenced turn step.
  *
  * Every window write waits for the replicas `durability` names (WAIT, in the same round

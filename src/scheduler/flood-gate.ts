@@ -3,8 +3,8 @@ import type { Inbox } from "../core/adapter.js";
 import type { FloodLimitSchema } from "../core/admission.js";
 import { type Admission } from "../core/admission.js";
 import type { InboundEvent } from "../core/event.js";
-import type { SchedulerScripts } from "../queue/scheduler-scripts.js";
-import { edgeTexts } from "./edge-texts.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
+import { edgeTexts } from "../edge/edge-texts.js";
 
 /** Inbound flood limits, from `limits` in the configuration. */
 export interface FloodLimits {
@@ -25,7 +25,7 @@ export type FloodEnqueue = { admit: true; fresh: boolean } | { admit: false; not
  * Inbound flood control at the edge: a person may start `turnsPerMinute` turns a minute
  * and a room may hold `roomQueueCap` waiting events. The excess is not queued; the person
  * gets one notice per kind until the limit's window has passed. The limits are checked
- * by Redis' clock in Lua (src/queue/lua/flood.lua), in the enqueue script itself when the
+ * by Redis' clock in Lua (src/scheduler/lua/flood.lua), in the enqueue script itself when the
  * inbox can, so that an admitted event costs one round trip.
  */
 export class FloodGate {

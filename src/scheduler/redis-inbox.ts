@@ -49,7 +49,7 @@ const RECENT_MS = 60_000;
  * The Inbox adapters (and any other producer: a scheduled fire, a webhook) write to.
  * Events queued in the same turn of the event loop (a poller's batch, concurrent
  * webhooks) go to Redis together: one script call per lane and shard, in the order
- * they were queued (src/queue/lua/enqueue-events.lua). Each event is appended to its
+ * they were queued (src/scheduler/lua/enqueue-events.lua). Each event is appended to its
  * room's FIFO (once per platform event id within the de-duplication window, and within
  * the sender's flood limits when given) and the room becomes pending in its lane
  * unless a worker holds it (whose running turn is signalled). When the worker of this

@@ -1,7 +1,7 @@
 import calculateSlot from "cluster-key-slot";
 import { Cluster } from "ioredis";
 import type { Logger } from "../core/log.js";
-import type { RedisClient } from "./redis-connection.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
 import type { ReplicaReport, ReplicaView } from "./replica-view.js";
 
 /**

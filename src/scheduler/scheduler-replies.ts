@@ -2,7 +2,7 @@ import { z } from "zod";
 import { FloodLimitSchema } from "../core/admission.js";
 
 /**
- * The scheduler scripts' replies (src/queue/lua): each script packs one table, named
+ * The scheduler scripts' replies (src/scheduler/lua): each script packs one table, named
  * in its header's REPLY, and these schemas read it into a discriminated union on
  * `kind`. Redis' cmsgpack packs an empty table as an empty list, so the maps below
  * accept one.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisInbox } from "../../src/queue/redis-inbox.js";
-import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
-import { ReplicaWaitError, type Durability } from "../../src/sessions/durable-write.js";
+import { RedisInbox } from "../../src/scheduler/redis-inbox.js";
+import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
+import { ReplicaWaitError, type Durability } from "../../src/scheduler/durable-write.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { eventually } from "../support/wait.js";
 

@@ -1,9 +1,9 @@
 import { z } from "zod";
 
 /**
- * The scheduler scripts' argument tables (src/queue/lua), one schema per script: each
+ * The scheduler scripts' argument tables (src/scheduler/lua), one schema per script: each
  * field is named in the script's header under ARGS and read in Lua as `A.<name>`. They
- * are the types of the typed calls (src/queue/scheduler-scripts.ts); the values are
+ * are the types of the typed calls (src/scheduler/scheduler-scripts.ts); the values are
  * built by this process, so they are not parsed again on the way out.
  */
 

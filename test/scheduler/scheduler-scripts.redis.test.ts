@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
-import { type LeaseRef } from "../../src/queue/scheduler-args.js";
+import type { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
+import { type LeaseRef } from "../../src/scheduler/scheduler-args.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 
 /**

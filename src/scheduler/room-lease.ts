@@ -1,7 +1,7 @@
 import { LeaseLostError } from "../core/delivery-errors.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
 import type { FinishReply, ParkReply, ReleaseReply } from "./scheduler-replies.js";
-import { isUnacknowledged } from "../sessions/durable-write.js";
+import { isUnacknowledged } from "./durable-write.js";
 import type { LeaseRef, TurnWrites } from "./scheduler-args.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
 

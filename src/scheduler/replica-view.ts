@@ -1,5 +1,5 @@
 import { Cluster, Redis } from "ioredis";
-import type { RedisClient } from "./redis-connection.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
 
 /** A replica by address (`host:port`), as a master's INFO and the topology name it. */
 export type ReplicaAddress = string;

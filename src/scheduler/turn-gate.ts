@@ -3,14 +3,15 @@ import type { DeliveryLedger, SendGate, SendWindow } from "../core/adapter.js";
 import { LeaseLostError, SendDeferredError } from "../core/delivery-errors.js";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "./rate-limiter.js";
 import { resentUnknownPartsTotal } from "../ops/metrics.js";
 import type { RoomLease } from "./room-lease.js";
 import type { CommitRecord, TurnWrites } from "./scheduler-args.js";
+import type { TurnLifecycle } from "./turn-lifecycle.js";
 
 /**
  * Waits shorter than this are waited out in the step; longer ones are booked, and the
- * turn waits for the booking outside the worker's slots or parks (src/queue/slot-wait.ts),
+ * turn waits for the booking outside the worker's slots or parks (src/scheduler/slot-wait.ts),
  * so that a wait holds a worker slot only when many rooms already wait (DESIGN §8).
  */
 const PARK_AFTER_MS = 20;
@@ -62,6 +63,8 @@ export class TurnGate implements DeliveryLedger, SendGate {
     },
     private readonly lease: RoomLease,
     private readonly record: Record<string, string>,
+    /** The turn's state: stepped once its step is written, sending while a part's request is out. */
+    private readonly turn: TurnLifecycle,
   ) {}
 
   /** Buffers the turn's commit; it is written before the first send, or with the finish. */
@@ -138,6 +141,7 @@ export class TurnGate implements DeliveryLedger, SendGate {
       if (late < 0 && waitMs <= soon) await sleep(-late);
       if (this.lease.lost) throw new LeaseLostError(this.lease.room);
       this.inFlight = taken ? { windows, member } : undefined;
+      this.turn.to("sending");
       return;
     }
     const { waitMs, tight, lateMs } = await limiter.book(windows, member, soon, {
@@ -160,11 +164,13 @@ export class TurnGate implements DeliveryLedger, SendGate {
     if (late < 0) await sleep(-late);
     if (this.lease.lost) throw new LeaseLostError(this.lease.room);
     this.inFlight = taken ? { windows, member } : undefined;
+    this.turn.to("sending");
   }
 
   /** The fenced step before a send: the buffered writes go out and the part is marked as being sent. */
   private async stepped(part: string): Promise<void> {
     await this.lease.step(this.writes(), part);
+    this.turn.to("stepped");
     this.commit = undefined;
     // Now in the turn record: a delivery run again in place (a booked slot waited for) skips them.
     for (const [sentPart, ref] of Object.entries(this.sent)) this.record[`part:${sentPart}`] = ref;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/log.js";
-import type { RoomLease } from "../../src/queue/room-lease.js";
-import { LeaseRenewals } from "../../src/queue/lease-renewal.js";
-import { RoomWorker } from "../../src/queue/room-worker.js";
-import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
-import type { TurnRunner } from "../../src/queue/turn-runner.js";
+import type { RoomLease } from "../../src/scheduler/room-lease.js";
+import { LeaseRenewals } from "../../src/scheduler/lease-renewal.js";
+import { RoomWorker } from "../../src/scheduler/room-worker.js";
+import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
+import type { TurnRunner } from "../../src/scheduler/turn-runner.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FloodGate } from "../../src/edge/flood-gate.js";
+import { FloodGate } from "../../src/scheduler/flood-gate.js";
 import { StrangerGate } from "../../src/edge/stranger-gate.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 

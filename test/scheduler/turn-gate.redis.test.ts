@@ -2,11 +2,12 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { SendDeferredError } from "../../src/core/delivery-errors.js";
 import { silentLogger } from "../../src/core/log.js";
-import { RoomLease } from "../../src/queue/room-lease.js";
-import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
-import { TurnGate } from "../../src/queue/turn-gate.js";
-import type { Durability } from "../../src/sessions/durable-write.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { RoomLease } from "../../src/scheduler/room-lease.js";
+import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
+import { TurnGate } from "../../src/scheduler/turn-gate.js";
+import { TurnLifecycle } from "../../src/scheduler/turn-lifecycle.js";
+import type { Durability } from "../../src/scheduler/durable-write.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { slowRedis, type SlowRedis } from "../support/slow-redis.js";
 import { waitFor } from "../support/wait.js";
@@ -55,7 +56,12 @@ it("asks again for a slot that went by while its step was held up, so the chat s
   const writes = stalledWrite(new Promise<void>((resolve) => (unstall = resolve)));
   const lease = new RoomLease(new SchedulerScripts(db.redis, db.keys, writes), room, LANE, "t1", SETTINGS);
   const limiter = new RedisRateLimiter(db.redis);
-  const gate = new TurnGate({ limiter, log: silentLogger(), platform: "telegram" }, lease, {});
+  const gate = new TurnGate(
+    { limiter, log: silentLogger(), platform: "telegram" },
+    lease,
+    {},
+    new TurnLifecycle(),
+  );
   const chat = [{ key: db.keys.rate("gate-test", "chat:901"), max: 1, windowMs: 1000 }];
 
   const held = gate.reserve(chat, "p1").then(() => Date.now());
@@ -104,7 +110,12 @@ async function behindProxy(
     expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
     const lease = new RoomLease(new SchedulerScripts(redis, db.keys), room, LANE, "t1", SETTINGS);
     const limiter = new RedisRateLimiter(redis);
-    const gate = new TurnGate({ limiter, log: silentLogger(), platform: "telegram" }, lease, {});
+    const gate = new TurnGate(
+      { limiter, log: silentLogger(), platform: "telegram" },
+      lease,
+      {},
+      new TurnLifecycle(),
+    );
     await test({ gate, limiter, proxy, redis });
   } finally {
     redis.disconnect();

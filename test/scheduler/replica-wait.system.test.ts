@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisClusterTopology, RedisSentinelTopology } from "../../bench/support/redis-topology.js";
-import { durableWrite, type Durability } from "../../src/sessions/durable-write.js";
+import { durableWrite, type Durability } from "../../src/scheduler/durable-write.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
 import { capturingLogger } from "../support/telegram-fixtures.js";

@@ -12,7 +12,9 @@
     perMinute     turns a person may start per minute
     cap           events the room may hold waiting
   REPLY
-    kind          "admitted", or "refused" (see flood.lua: limit, noticeDue)
+    kind          "admitted", or "refused" (flood.lua)
+    limit         (refused) "queue" (the room's queue is full) or "rate" (too fast)
+    noticeDue     (refused) true when the one notice must be sent now
 ]]
 local refused = flood_refusal({
   counter = K.counter,

@@ -1,63 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { LeaseLostError, PermanentSendError, SendDeferredError } from "../core/delivery-errors.js";
+import { SendDeferredError } from "../core/delivery-errors.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import { deadLettersTotal, deferralsTotal, turnsTotal } from "../ops/metrics.js";
 import type { RoomLease } from "./room-lease.js";
-import type { ParkVerdict } from "./scheduler-args.js";
 import type { TurnGate } from "./turn-gate.js";
+import { UNCONFIRMED, verdictOf, type TurnLifecycle } from "./turn-lifecycle.js";
 import type { TurnInput, TurnResult, TurnRunnerSettings } from "./turn-runner.js";
-
-/** What becomes of a turn that stopped on an error: a park with a verdict and a delay. */
-interface Verdict {
-  verdict: ParkVerdict;
-  delayMs: number;
-}
-
-/**
- * A lease not confirmed lately (Redis could not take its renewals: a failover) but not
- * known to be another worker's: nothing more is sent, and the room is handed back at
- * once with what was sent recorded (fenced), so whoever takes the turn on does not send
- * it again.
- */
-const UNCONFIRMED: Verdict = { verdict: "wait", delayMs: 0 };
 
 type Settings = Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">;
 
 /**
- * The one table from what stopped a turn to what becomes of it, first match wins:
- * an unconfirmed lease hands the room back (UNCONFIRMED); a deferral (a send
- * window, a 429's retry_after, a restarting namespace) waits, not counted as an
- * attempt; a refusal no retry can fix goes to the dead letters at once; anything
- * else is a failed attempt, retried with a jittered backoff that doubles from 0.5 s.
- */
-const VERDICTS: {
-  when: (err: unknown) => boolean;
-  then: (err: unknown, attempts: number, s: Settings) => Verdict;
-}[] = [
-  { when: (err) => err instanceof LeaseLostError, then: () => UNCONFIRMED },
-  {
-    when: (err) => err instanceof SendDeferredError,
-    then: (err) => ({ verdict: "wait", delayMs: (err as SendDeferredError).waitMs }),
-  },
-  { when: (err) => err instanceof PermanentSendError, then: () => ({ verdict: "dead", delayMs: 0 }) },
-  {
-    when: () => true,
-    then: (_, attempts, s) => {
-      const backoff = Math.min(s.retryMaxMs, 500 * 2 ** attempts);
-      return { verdict: "retry", delayMs: backoff / 2 + Math.random() * (backoff / 2) };
-    },
-  },
-];
-
-/** What the table says of `err` for a turn that failed `attempts` times before. */
-export function verdictOf(err: unknown, attempts: number, settings: Settings): Verdict {
-  return VERDICTS.find((v) => v.when(err))!.then(err, attempts, settings);
-}
-
-/**
  * Gives a turn that cannot go on now back to the scheduler, as the verdict table
- * says: parked until it may resume (a send window, a 429's retry_after, a retry
+ * (src/scheduler/turn-lifecycle.ts) says: parked until it may resume (a send window, a 429's retry_after, a retry
  * backoff after a failure), or to the dead letters (a refusal no retry can fix, a
  * deadline missed), with the turn's buffered writes. A lease Redis says is another
  * worker's writes nothing; one only unconfirmed (renewals not taken for a lease: a
@@ -66,6 +21,7 @@ export function verdictOf(err: unknown, attempts: number, settings: Settings): V
  */
 export async function parkTurn(
   settings: Settings,
+  turn: TurnLifecycle,
   held: RoomLease,
   input: TurnInput,
   event: InboundEvent,
@@ -73,18 +29,28 @@ export async function parkTurn(
   err: unknown,
   log: Logger,
 ): Promise<TurnResult> {
+  const from = turn.state;
   if (held.taken) {
-    log.warn("room lease lost mid-turn; stopped before any further side effect");
+    turn.to("lost");
+    log.warn({ state: from }, "room lease lost mid-turn; stopped before any further side effect");
     return {};
   }
-  const attempts = Number(recordOf(input.record, event.eventId).attempts ?? "0");
-  const verdict = held.lost ? UNCONFIRMED : verdictOf(err, attempts, settings);
-  if (verdict === UNCONFIRMED)
+  const record = recordOf(input.record, event.eventId);
+  const context = {
+    attempts: Number(record.attempts ?? "0"),
+    waitedMs: waitedOf(input, record),
+    retryMaxMs: settings.retryMaxMs,
+    computing: false as const,
+  };
+  const verdict = held.lost ? UNCONFIRMED : verdictOf(err, context);
+  if (verdict === UNCONFIRMED) {
     log.warn(
+      { state: from },
       "room lease unconfirmed mid-turn; nothing more is sent, what was sent is recorded and the room handed back",
     );
-  if (err instanceof SendDeferredError) {
-    deferralsTotal.inc({ platform: event.platform, reason: err.reason.startsWith("429") ? "429" : "window" });
+  } else if (verdict.verdict === "wait") {
+    const is429 = err instanceof SendDeferredError && err.reason.startsWith("429");
+    deferralsTotal.inc({ platform: event.platform, reason: is429 ? "429" : "window" });
   }
   const reason = err instanceof Error ? err.message : String(err);
   const id = randomUUID();
@@ -99,14 +65,17 @@ export async function parkTurn(
     letterId: id,
   });
   if (reply.kind === "lost") {
+    turn.to("lost");
     log.warn("room lease lost while parking; another worker continues");
     return {};
   }
   if (reply.kind === "over") {
+    turn.to("finished");
     log.info("the turn had ended already (its finish was applied, the answer to it lost); the room goes on");
     return {};
   }
   if (reply.kind === "dead") {
+    turn.to("dead-lettered");
     deadLettersTotal.inc({ platform: event.platform });
     turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
     if (verdict.verdict === "dead") {
@@ -117,22 +86,28 @@ export async function parkTurn(
       );
     } else {
       log.error(
-        { err, deadLetter: id, waitedMs: reply.waitedMs, attempts: reply.attempts },
+        { err, deadLetter: id, waitedMs: reply.waitedMs, attempts: reply.attempts, state: from },
         "turn could not be delivered by its deadline; moved to the dead letters (`roomgate dead-letters`)",
       );
     }
     return {};
   }
+  turn.to("parked");
   if (verdict.verdict === "retry") {
     turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "failed" });
     log.warn(
-      { err, attempt: reply.attempts, retryInMs: Math.round(verdict.delayMs) },
+      { err, attempt: reply.attempts, retryInMs: Math.round(verdict.delayMs), state: from },
       "turn delivery failed; retrying",
     );
   } else {
     log.debug({ waitMs: Math.round(verdict.delayMs), reason }, "turn waits; room parked");
   }
   return { resumeInMs: Math.ceil(verdict.delayMs) };
+}
+
+/** How long the head turn has waited since its first wait (Redis' clock), ms; 0 when it has not waited. */
+export function waitedOf(input: TurnInput, record: Record<string, string>): number {
+  return record.since && input.now !== undefined ? input.now - Number(record.since) : 0;
 }
 
 /** The head turn's record, or an empty one when it belongs to another event. */

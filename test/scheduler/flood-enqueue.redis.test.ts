@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InboundEvent } from "../../src/core/event.js";
-import { FloodGate } from "../../src/edge/flood-gate.js";
-import { RedisInbox } from "../../src/queue/redis-inbox.js";
+import { FloodGate } from "../../src/scheduler/flood-gate.js";
+import { RedisInbox } from "../../src/scheduler/redis-inbox.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 
 let db: TestRedis;

@@ -1,6 +1,6 @@
 import { Cluster } from "ioredis";
 import { RoomgateError } from "../core/errors.js";
-import type { RedisClient } from "./redis-connection.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
 
 /** A write was applied on the master but fewer replicas than required acknowledged it in time. */
 export class ReplicaWaitError extends RoomgateError {

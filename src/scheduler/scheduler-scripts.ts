@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import { NO_WAIT, type Durability } from "../sessions/durable-write.js";
-import type { Keys } from "../sessions/keys.js";
+import { NO_WAIT, type Durability } from "./durable-write.js";
+import type { SchedulerKeys } from "./scheduler-keys.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import { declareScript, runScript, type LuaScript } from "../scheduler/lua-script.js";
+import { declareScript, runScript, type LuaScript } from "./lua-script.js";
 import {
   CheckFloodArgsSchema,
   ClaimArgsSchema,
@@ -52,7 +52,7 @@ const CLAIM = lua("claim");
 /** The room keys a turn's end touches, by the names finish-turn.lua and park-turn.lua give them. */
 const TURN_KEYS = ["lease", "running", "pending", "session", "history", "offers", "turn", "inbox"] as const;
 
-/** The scheduler's Lua scripts (src/queue/lua), each declared once: keys and arguments by name. */
+/** The scheduler's Lua scripts (src/scheduler/lua), each declared once: keys and arguments by name. */
 export const SCHEDULER_SCRIPTS = {
   enqueueEvents: declareScript({
     file: lua("enqueue-events"),
@@ -137,7 +137,7 @@ export interface BatchEvent extends Omit<EnqueueArgs, "lane" | "dedupeMs"> {
 
 /**
  * The scheduler's scripts as typed calls: one method per script, each building its
- * keys (only from `Keys`) and its argument table from named values, and parsing the
+ * keys (only from `SchedulerKeys`) and its argument table from named values, and parsing the
  * reply. Writes that a caller relies on afterwards (enqueue, step, finish, park,
  * release, requeue) wait for the replicas `durability` names in the same round trip
  * (a pipeline of the script and WAIT, on the script's node), and throw
@@ -146,7 +146,7 @@ export interface BatchEvent extends Omit<EnqueueArgs, "lane" | "dedupeMs"> {
 export class SchedulerScripts {
   constructor(
     private readonly redis: RedisClient,
-    readonly keys: Keys,
+    readonly keys: SchedulerKeys,
     readonly durability: Durability = NO_WAIT,
   ) {}
 
