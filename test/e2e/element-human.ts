@@ -77,14 +77,15 @@ export class ElementHuman {
 
   /**
    * Logs in as a new device, syncs, and cross-signs it: with the account's identity made
-   * now (`newIdentity`, or when the account has none) — otherwise the device is left unsigned.
+   * now (`newIdentity`, or when the account has none) — otherwise the device is left unsigned;
+   * then excludes insecure devices unless `strict` is false.
    */
   static async login(
     homeserver: string,
     userId: string,
     password: string,
     deviceName: string,
-    options: { newIdentity?: boolean } = {},
+    options: { newIdentity?: boolean; strict?: boolean } = {},
   ): Promise<ElementHuman> {
     const login = await createClient({ baseUrl: homeserver, logger: quiet }).loginRequest({
       type: "m.login.password",
@@ -117,6 +118,7 @@ export class ElementHuman {
         authUploadDeviceSigningKeys: (makeRequest) => human.withPassword(makeRequest),
       });
     }
+    if (options.strict === false) return human;
     // Her client sends nothing in strict mode until it has seen its own device signed (Synapse tells it by sync).
     await waitFor(
       async () =>
@@ -219,16 +221,20 @@ export class ElementHuman {
   }
 
   /**
-   * Verifies `userId` as Element's "Verify user" does: a request in `roomId`, SAS once the
+   * Verifies `userId` as Element's "Verify user" does (a request in a room), or one of their
+   * devices by a to-device request (Element's "Verify session"): SAS once the
    * other side is ready; `compare` gets her emoji and says whether they match the other
    * side's. Resolves when the verification is done.
    */
   async verifyUser(
     userId: string,
-    roomId: string,
+    via: { roomId: string } | { deviceId: string },
     compare: (emoji: string[]) => Promise<boolean>,
   ): Promise<void> {
-    const request: VerificationRequest = await this.crypto.requestVerificationDM(userId, roomId);
+    const request: VerificationRequest =
+      "roomId" in via
+        ? await this.crypto.requestVerificationDM(userId, via.roomId)
+        : await this.crypto.requestDeviceVerification(userId, via.deviceId);
     await waitFor(
       () => request.phase === VerificationPhase.Ready || request.phase === VerificationPhase.Cancelled,
       60_000,

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encodeRecoveryKey } from "matrix-js-sdk/lib/crypto-api/recovery-key.js";
@@ -147,6 +147,8 @@ describe.skipIf(!homeserver || !sharedSecret)(
     });
     afterAll(async () => {
       for (const p of processes) p.kill();
+      const logs = process.env.ROOMGATE_E2E_LOGS;
+      if (logs) processes.forEach((p, i) => writeFileSync(join(logs, `element-roomgate-${i}.log`), p.output));
       for (const h of humans) await h.close();
       await redis?.cleanup();
     });
@@ -174,48 +176,57 @@ describe.skipIf(!homeserver || !sharedSecret)(
       expect(status?.signedByOwner).toBe(true);
     });
 
-    it("is verified by her from Element's side with the emoji the operator confirms in `roomgate matrix verify`", async () => {
+    /**
+     * `who` verifies the bot from her client while the operator runs `roomgate matrix
+     * verify`, compares the emoji it prints with hers and answers y only when they match.
+     */
+    async function verifiedWithOperator(
+      who: ElementHuman,
+      via: { roomId: string } | { deviceId: string },
+    ): Promise<void> {
       const cli = spawn(
         process.execPath,
         ["bin/roomgate", "matrix", "verify", "-c", owner.configFile, "--wait", "90"],
-        {
-          env: { ...process.env, ...secrets() },
-          stdio: ["pipe", "pipe", "pipe"],
-        },
+        { env: { ...process.env, ...secrets() }, stdio: ["pipe", "pipe", "pipe"] },
       );
       let shown = "";
       cli.stdout.on("data", (chunk: Buffer) => (shown += chunk.toString()));
       cli.stderr.on("data", (chunk: Buffer) => (shown += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => cli.once("exit", resolve));
       try {
-        await alice.verifyUser(bot, ops, async (emoji) => {
+        await who.verifyUser(bot, via, async (emoji) => {
           const line = await waitFor(
             () => shown.split("\n").find((l) => l.includes(emoji[0]!)),
             60_000,
             "the operator's emoji",
           );
-          // The operator compares what the terminal shows with what she sees, and says so.
           const same = line.trim() === emoji.join("   ");
           cli.stdin.write(same ? "y\n" : "n\n");
           return same;
         });
         expect(await exited).toBe(0);
       } catch (err) {
-        const lines = owner.output.split("\n").filter((l) => /verif/i.test(l));
-        throw new Error(`verification failed; the CLI said:\n${shown}\nthe bot's log:\n${lines.join("\n")}`, {
+        const log = owner.output.split("\n").slice(-30).join("\n");
+        throw new Error(`verification failed; the CLI said:\n${shown}\nthe bot's last log lines:\n${log}`, {
           cause: err,
         });
       } finally {
         if (cli.exitCode === null) cli.kill("SIGKILL");
       }
       expect(shown).toContain("Verified:");
-      expect((await alice.crypto.getUserVerificationStatus(bot)).isCrossSigningVerified()).toBe(true);
-      const answer = await answerTo(alice, await alice.say(ops, "what runs do I have?"));
+      expect((await who.crypto.getUserVerificationStatus(bot)).isCrossSigningVerified()).toBe(true);
+      const answer = await answerTo(who, await who.say(ops, "what runs do I have?"));
       expectRunsAnswer(answer);
       expect(answer.shield).toBe("none");
-      expect((await alice.crypto.getDeviceVerificationStatus(bot, botDevice))?.crossSigningVerified).toBe(
-        true,
-      );
+      expect((await who.crypto.getDeviceVerificationStatus(bot, botDevice))?.crossSigningVerified).toBe(true);
+    }
+
+    it("is verified from her side (Element's 'Verify session', to-device) with the emoji the operator confirms in `roomgate matrix verify`", async () => {
+      await verifiedWithOperator(alice, { deviceId: botDevice });
+    });
+
+    it("is verified from his side (Element's 'Verify user', in the room) the same way", async () => {
+      await verifiedWithOperator(bob, { roomId: ops });
     });
 
     it("after kill -9 of the owner, the standby takes the device over and she still reads it as verified", async () => {
@@ -277,9 +288,8 @@ describe.skipIf(!homeserver || !sharedSecret)(
         aliceAccount.userId,
         aliceAccount.password,
         "alice-phone",
-        {
-          newIdentity: true,
-        },
+        // Her new device's own check of itself lags behind a reset in matrix-js-sdk; the bot's side is under test.
+        { newIdentity: true, strict: false },
       );
       humans.push(phone);
       await phone.hasRoom(ops);

@@ -10,6 +10,7 @@ import {
   KeysClaimRequest,
   KeysQueryRequest,
   KeysUploadRequest,
+  RoomMessageRequest,
   OlmMachine,
   RoomId,
   ShieldColor,
@@ -270,7 +271,7 @@ export class E2eePeer {
   }
 
   /** Sends one request the machine made (a verification step, say) and reports the answer to it. */
-  async sendOutgoing(request: ToDeviceRequest | SignatureUploadRequest): Promise<void> {
+  async sendOutgoing(request: ToDeviceRequest | SignatureUploadRequest | RoomMessageRequest): Promise<void> {
     await this.sendRequest(request);
   }
 
@@ -302,6 +303,12 @@ export class E2eePeer {
     else if (request instanceof ToDeviceRequest) {
       const path = `${C}/sendToDevice/${request.event_type}/${request.txn_id}`;
       answer = await this.call("PUT", path, JSON.parse(request.body));
+    } else if (request instanceof RoomMessageRequest) {
+      // An in-room verification step, in the room session an earlier send shared.
+      const room = new RoomId(request.room_id);
+      const encrypted = await this.machine.encryptRoomEvent(room, request.event_type, request.body);
+      const path = `${C}/rooms/${encodeURIComponent(request.room_id)}/send/m.room.encrypted/${request.txn_id}`;
+      answer = await this.call("PUT", path, JSON.parse(encrypted));
     } else return;
     if (request.id) await this.machine.markRequestAsSent(request.id, request.type, JSON.stringify(answer));
   }
