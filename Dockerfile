@@ -15,8 +15,7 @@ RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
-    ROOMGATE_STATE_DIR=/var/lib/roomgate \
-    HEALTH_PORT=9464
+    ROOMGATE_STATE_DIR=/var/lib/roomgate
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
@@ -24,8 +23,9 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /var/lib/roomgate /etc/roomgate && chown node:node /var/lib/roomgate
 USER node
 EXPOSE 9464
-# /healthz answers 200 while Redis answers and the workers run (also when one bot is degraded).
+# /healthz answers 200 while Redis answers and the workers run (also when one bot is degraded);
+# `roomgate health` asks it on the port the configuration's http section names.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.HEALTH_PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "dist/cli/main.js", "health", "-c", "/etc/roomgate/roomgate.yaml"]
 ENTRYPOINT ["node", "dist/cli/main.js"]
 CMD ["start", "-c", "/etc/roomgate/roomgate.yaml"]

@@ -1,15 +1,13 @@
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { scriptTexts } from "../src/queue/lua-scripts.js";
-import { reserveSlotScript } from "../src/sessions/rate-limiter.js";
+import "../src/scheduler/scheduler-scripts.js";
+import "../src/sessions/audit-log.js";
+import "../src/scheduler/rate-limiter.js";
+import { declaredScripts } from "../src/scheduler/lua-script.js";
 
-/** Names the scheduler's scripts by their SHA1, composed as src/queue/lua-scripts.ts sends them; others keep their hash. */
+/** Names roomgate's scripts by their SHA1, as they are sent; others (bullmq's) keep their hash. */
 function scriptNames(): Map<string, string> {
-  const names = new Map<string, string>();
-  for (const { file, lua } of [...scriptTexts(), { file: "reserve-slot", lua: reserveSlotScript }])
-    names.set(createHash("sha1").update(lua).digest("hex"), file);
-  return names;
+  return new Map(declaredScripts().map((s) => [s.sha, s.id]));
 }
 
 /** Commands the Redis servers executed so far by name (INFO commandstats), those run inside scripts included. */

@@ -1,16 +1,19 @@
 // npm run bench — roomgate against the floor (a bare grammY bot calling the same MCP
-// echo tool inline), interleaved, against the same Bot API stand-in: open-loop
-// rates and a burst, with default and raised limits, on one Redis and on a Redis
-// Cluster of 3 masters; then each target with its figure. `--quick` for a short run.
+// echo tool inline) and against its peer (a grammY bot queueing each update on bullmq,
+// served by a worker process), interleaved, against the same Bot API stand-in:
+// open-loop rates and a burst, with default and raised limits, on one Redis and on a
+// Redis Cluster of 3 masters; then each target with its figure. `--quick` for a short
+// run, `--rounds N` to run the whole interleaved set N times (ratios within a round).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { parseConfig } from "../src/core/config.js";
-import { startFloor, startRoomgate, type Arm, type ArmTarget } from "./arms.js";
+import { BULLMQ_ARM, startBullmq, startFloor, startRoomgate, type Arm, type ArmTarget } from "./arms.js";
 import { formatTable } from "./bench-table.js";
 import { formatTargets } from "./bench-targets.js";
+import { formatPeerTargets, PAIR_ARM } from "./peer-targets.js";
 import { countRoundTrips } from "./redis-counters.js";
 import { BotApiStandin } from "./support/bot-api-standin.js";
 import { cleanupOnExit, killAll, spawnTracked } from "./support/processes.js";
@@ -27,8 +30,13 @@ const { values } = parseArgs({
     workload: { type: "string" },
     // Only these arms (repeatable: --arm roomgate-raised --arm floor-runner), to profile one.
     arm: { type: "string", multiple: true },
+    rounds: { type: "string", default: "1" },
+    // Counts client round trips (redis-cli monitor) during each timed run, by command, for a
+    // profile of one workload; MONITOR slows Redis down, so that run's timings do not compare.
+    monitor: { type: "boolean", default: false },
   },
 });
+const ROUNDS = Math.max(1, Number(values.rounds));
 const quick = values.quick || values.smoke;
 const CHATS = Array.from({ length: 100 }, (_, i) => 20_000 + i);
 const seconds = quick ? 5 : 15;
@@ -103,11 +111,26 @@ const standin = await BotApiStandin.start();
 const raisedOk = raisedConfigAccepted();
 let botId = 8_200_000_000;
 
-type ArmKind = "floor-polling" | "floor-runner" | "roomgate" | "roomgate-raised" | "roomgate-cluster";
+type ArmKind =
+  | "floor-polling"
+  | "floor-runner"
+  | "bullmq"
+  | "roomgate"
+  | "roomgate-raised"
+  | "roomgate-pair"
+  | "roomgate-cluster";
 const ARMS: ArmKind[] = (
   values.smoke
-    ? (["floor-polling", "roomgate"] as const)
-    : (["floor-polling", "floor-runner", "roomgate", "roomgate-raised", "roomgate-cluster"] as const)
+    ? (["floor-polling", "bullmq", "roomgate", "roomgate-pair"] as const)
+    : ([
+        "floor-polling",
+        "floor-runner",
+        "bullmq",
+        "roomgate",
+        "roomgate-raised",
+        "roomgate-pair",
+        "roomgate-cluster",
+      ] as const)
 ).filter((kind) => values.arm === undefined || values.arm.includes(kind));
 
 /** The cluster arm's name (bench-targets.ts compares it with the one-instance arm). */
@@ -116,11 +139,12 @@ const CLUSTER_ARM = "roomgate, limits raised, 3 cluster masters";
 async function start(kind: ArmKind, target: ArmTarget): Promise<Arm> {
   if (kind === "floor-polling") return startFloor("polling", target);
   if (kind === "floor-runner") return startFloor("runner", target);
+  if (kind === "bullmq") return startBullmq(target);
   if (kind === "roomgate") return startRoomgate("roomgate, default limits", target, FLOOD_CONTROL_OFF);
-  return startRoomgate(kind === "roomgate-cluster" ? CLUSTER_ARM : "roomgate, limits raised", target, {
-    ...FLOOD_CONTROL_OFF,
-    ...(raisedOk ? RAISED : {}),
-  });
+  const raised = { ...FLOOD_CONTROL_OFF, ...(raisedOk ? RAISED : {}) };
+  // The same number of processes as the bullmq peer's bot + worker.
+  if (kind === "roomgate-pair") return startRoomgate(PAIR_ARM, target, raised, 1);
+  return startRoomgate(kind === "roomgate-cluster" ? CLUSTER_ARM : "roomgate, limits raised", target, raised);
 }
 
 function target(kind: ArmKind): ArmTarget {
@@ -147,42 +171,57 @@ async function flushAll(): Promise<void> {
   await Promise.all([redis, ...clusterClients].map((c) => c.flushall()));
 }
 
-const figures: Figures[] = [];
-const roundTrips = new Map<string, number>();
-const tripLines: string[] = [];
-try {
-  log(
-    `roomgate bench${values.smoke ? " --smoke" : quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}`,
-  );
-  if (!raisedOk)
-    log("this build's config has no telegram.limits: the 'limits raised' arm runs with default limits");
-  // Interleaved: every workload runs each arm in turn, so a slow minute of the shared box hits all arms alike.
+/** Runs every workload on each arm in turn, so a slow minute of the shared box hits all arms alike. */
+async function interleaved(round: number): Promise<Figures[]> {
+  const figures: Figures[] = [];
   for (const workload of WORKLOADS) {
     for (const kind of ARMS) {
       await flushAll();
       const t = target(kind);
       const arm = await start(kind, t);
       try {
-        log(`${workload.name}: ${arm.name}`);
+        log(`${ROUNDS > 1 ? `round ${round}, ` : ""}${workload.name}: ${arm.name}`);
         const servers = serversOf(kind);
-        const f = await measure(arm, workload, {
-          standin,
-          token: t.token,
-          chats: CHATS,
-          redis: servers.clients,
-          redisPids: servers.pids,
-        });
+        const run = () =>
+          measure(arm, workload, {
+            standin,
+            token: t.token,
+            chats: CHATS,
+            redis: servers.clients,
+            redisPids: servers.pids,
+          });
+        let f: Figures | undefined;
+        if (values.monitor && arm.usesRedis) {
+          const sendsBefore = standin.sends.filter((s) => s.token === t.token).length;
+          const trips = await countRoundTrips(servers.urls, async () => void (f = await run()));
+          const turns = standin.sends.filter((s) => s.token === t.token).length - sendsBefore;
+          const breakdown = [...trips.byCommand]
+            .sort((a, b) => b[1] - a[1])
+            .map(([command, n]) => `${command} ${(n / turns).toFixed(2)}`);
+          log(
+            `  round trips per turn (MONITOR, warm-up included): ${(trips.total / turns).toFixed(2)}: ${breakdown.join(", ")}`,
+          );
+        } else {
+          f = await run();
+        }
+        if (!f) throw new Error("no figures");
         figures.push(f);
         log(
-          `  delivered ${f.delivered}/${f.offered}, p50 ${f.p50.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms, ${f.msgsPerSecond.toFixed(0)} msgs/s`,
+          `  delivered ${f.delivered}/${f.offered}, p50 ${f.p50.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms, ${f.msgsPerSecond.toFixed(0)} msgs/s, CPU ${f.cpuMsPerTurn.toFixed(2)} ms/turn, ${f.redisCommandsPerTurn.toFixed(1)} Redis cmds/turn`,
         );
       } finally {
         await arm.stop();
       }
     }
   }
-  // Round trips are counted in a run of their own: MONITOR slows Redis down, so it stays out of the timed runs.
-  for (const kind of ARMS.filter((k) => k.startsWith("roomgate"))) {
+  return figures;
+}
+
+/** Client round trips per turn of each arm that uses Redis, from MONITOR at 20 turns/s, with a line by command. */
+async function roundTripsPerTurn(): Promise<{ perTurn: Map<string, number>; lines: string[] }> {
+  const perTurn = new Map<string, number>();
+  const lines: string[] = [];
+  for (const kind of ARMS.filter((k) => k.startsWith("roomgate") || k === "bullmq")) {
     await flushAll();
     const t = target(kind);
     const arm = await start(kind, t);
@@ -203,31 +242,57 @@ try {
         }
       });
       const turns = standin.sends.filter((s) => s.token === t.token).length;
-      roundTrips.set(arm.name, trips.total / turns);
+      perTurn.set(arm.name, trips.total / turns);
       const breakdown = [...trips.byCommand]
         .sort((a, b) => b[1] - a[1])
         .map(([command, n]) => `${command} ${(n / turns).toFixed(2)}`);
-      tripLines.push(`${arm.name}: ${breakdown.join(", ")}`);
+      lines.push(`${arm.name}: ${breakdown.join(", ")}`);
     } finally {
       await arm.stop();
     }
   }
-  console.log(formatTable(figures, roundTrips));
-  console.log(`\nRedis round trips per turn by command (MONITOR, 20 turns/s):\n${tripLines.join("\n")}`);
-  const backlog = figures.filter((f) => f.workload === "600 at once" && f.arm.startsWith("roomgate"));
-  if (backlog.length > 0)
-    console.log(
-      `\nRedis commands per delivered turn by command, 600 at once (INFO commandstats, script-internal included):\n${backlog
-        .map((f) => {
-          const top = [...f.redisCommands]
-            .sort((a, b) => b[1] - a[1])
-            .slice(0, 14)
-            .map(([name, n]) => `${name} ${(n / Math.max(1, f.delivered)).toFixed(1)}`);
-          return `${f.arm}: ${top.join(", ")}`;
-        })
-        .join("\n")}`,
-    );
-  console.log(`\nTargets (issue 13):\n${formatTargets(figures, { clusterArm: CLUSTER_ARM })}`);
+  return { perTurn, lines };
+}
+
+/** Redis commands per delivered turn by name for the arms of `workload` that use Redis. */
+function commandBreakdown(figures: Figures[], workload: string): string {
+  return figures
+    .filter((f) => f.workload === workload && (f.arm.startsWith("roomgate") || f.arm === BULLMQ_ARM))
+    .map((f) => {
+      const top = [...f.redisCommands]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 16)
+        .map(([name, n]) => `${name} ${(n / Math.max(1, f.delivered)).toFixed(1)}`);
+      return `${f.arm}: ${top.join(", ")}`;
+    })
+    .join("\n");
+}
+
+try {
+  log(
+    `roomgate bench${values.smoke ? " --smoke" : quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}, arms ${ARMS.join(", ")}${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ""}`,
+  );
+  if (!raisedOk)
+    log("this build's config has no telegram.limits: the 'limits raised' arm runs with default limits");
+  const rounds: Figures[][] = [];
+  for (let round = 1; round <= ROUNDS; round += 1) rounds.push(await interleaved(round));
+  // Round trips are counted in a run of their own: MONITOR slows Redis down, so it stays out of the timed runs.
+  const trips = await roundTripsPerTurn();
+  rounds.forEach((figures, i) => {
+    if (ROUNDS > 1) console.log(`\n## Round ${i + 1}\n`);
+    console.log(formatTable(figures, trips.perTurn));
+    for (const workload of ["600 at once", "2,000 at once", "20,000 at once"]) {
+      const breakdown = commandBreakdown(figures, workload);
+      if (breakdown)
+        console.log(
+          `\nRedis commands per delivered turn by command, ${workload} (INFO commandstats, script-internal included):\n${breakdown}`,
+        );
+    }
+    console.log(`\nTargets (issue 13):\n${formatTargets(figures, { clusterArm: CLUSTER_ARM })}`);
+    const peer = formatPeerTargets(figures);
+    if (peer) console.log(`\nTargets against the bullmq peer (issue 28):\n${peer}`);
+  });
+  console.log(`\nRedis round trips per turn by command (MONITOR, 20 turns/s):\n${trips.lines.join("\n")}`);
   const search = await toolSearchP99Micros().catch(() => undefined);
   if (search)
     console.log(

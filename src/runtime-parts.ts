@@ -9,15 +9,14 @@ import { startHealthServer, type HealthServer } from "./ops/health-server.js";
 import { healthStatus } from "./ops/health-status.js";
 import { watchQueue } from "./ops/queue-probe.js";
 import { startProactive, type ProactiveService } from "./proactive/proactive-service.js";
-import { preloadScripts } from "./queue/lua-scripts.js";
-import { LeaseRenewals } from "./queue/lease-renewal.js";
-import { RoomWorker } from "./queue/room-worker.js";
-import { SchedulerScripts } from "./queue/scheduler-scripts.js";
+import { LeaseRenewals } from "./scheduler/lease-renewal.js";
+import { RoomWorker } from "./scheduler/room-worker.js";
+import { SchedulerScripts } from "./scheduler/scheduler-scripts.js";
+import { preloadScripts } from "./scheduler/lua-script.js";
 import type { AuditLog } from "./sessions/audit-log.js";
 import type { Keys } from "./sessions/keys.js";
 import { checkLayout } from "./sessions/layout.js";
 import type { PairedUsers } from "./sessions/paired-users.js";
-import { reserveSlotScript } from "./sessions/rate-limiter.js";
 import type { RedisConnection } from "./sessions/redis-connection.js";
 
 /** A client silent for this long is named by /healthz (it is replaced only after `redis.deadAfterSeconds`). */
@@ -27,7 +26,7 @@ const SILENT_CLIENT_MS = 3000;
 const APPROVAL_SWEEP_MS = 15_000;
 
 /**
- * Redis itself: connected, the key layout checked and the send-slot script loaded
+ * Redis itself: connected, the key layout checked and every declared script loaded
  * before anything reports on it (/healthz is asked right after a start); stuck while
  * a client of the process has answered nothing for a few seconds.
  */
@@ -38,13 +37,14 @@ export function redisPart(connection: RedisConnection, keys: Keys, own: boolean)
       const redis = connection.client;
       await redis.ping();
       await checkLayout(redis, keys);
-      await preloadScripts(redis, [reserveSlotScript]);
+      await preloadScripts(redis);
     },
     async stop() {
       if (own) connection.close();
     },
     stuck() {
-      const silent = connection.clientStates().filter((c) => c.silentMs >= SILENT_CLIENT_MS);
+      // A client in a blocking BLMPOP answers its PING only when that returns: silent that long is idle, not stuck.
+      const silent = connection.clientStates().filter((c) => c.silentMs - c.blocksForMs >= SILENT_CLIENT_MS);
       if (silent.length === 0) return undefined;
       return silent
         .map(

@@ -2,13 +2,13 @@ import type { PlatformSender, VoiceTool } from "./core/adapter.js";
 import { bindingFinder } from "./access/bindings.js";
 import type { InboundEvent } from "./core/event.js";
 import { liveChannel } from "./control/live-channel.js";
-import { RoomInboxReader } from "./control/room-inbox-reader.js";
+import { RoomInboxReader } from "./scheduler/room-inbox-reader.js";
 import type { RoomSignals } from "./control/room-signals.js";
 import { takesHistory } from "./engine/arguments.js";
 import { Engine } from "./engine/engine.js";
 import type { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import type { ProactiveService } from "./proactive/proactive-service.js";
-import { TurnRunner } from "./queue/turn-runner.js";
+import { TurnRunner, type RecentEvents } from "./scheduler/turn-runner.js";
 import type { PlatformModule, RuntimeDeps } from "./runtime.js";
 import { RedisSessionStore } from "./sessions/session-store.js";
 
@@ -20,12 +20,13 @@ export function turnRunner(o: {
   modules: PlatformModule[];
   senders: Map<string, PlatformSender>;
   namespaces: NamespaceRegistry;
-  turnRecordMs: number;
   proactive: () => ProactiveService | undefined;
+  /** Events this process queued, by inbox entry (RedisInbox.takeRecent). */
+  recent?: RecentEvents;
 }): TurnRunner {
   const { config, redis, keys, inbox, limiter, log, paired, audit } = o.deps;
   const { namespaces } = o;
-  const store = new RedisSessionStore(redis, keys, { ...config.sessions, turnRecordMs: o.turnRecordMs }, log);
+  const store = new RedisSessionStore(redis, keys, config.sessions, log);
   const senderChecks = new Map<string, (event: InboundEvent) => boolean>();
   const voices = new Map<string, (event: InboundEvent) => VoiceTool | undefined>();
   for (const m of o.modules) {
@@ -84,6 +85,7 @@ export function turnRunner(o: {
     historyWanted,
     log,
     channel: (event, sender) => liveChannel(event, sender, watching, log),
+    ...(o.recent ? { recent: o.recent } : {}),
     settings: {
       deadlineMs: Math.round(config.queue.deliveryDeadlineSeconds * 1000),
       retryMaxMs: Math.round(config.queue.retryMaxSeconds * 1000),

@@ -12,10 +12,10 @@ import { PairingGate } from "./access/pairing-gate.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import type { HealthServer } from "./ops/health-server.js";
 import type { ProactiveService } from "./proactive/proactive-service.js";
-import { laneOf as defaultLaneOf } from "./queue/lanes.js";
-import type { LaneSpec } from "./queue/lane-state.js";
-import { RedisInbox } from "./queue/redis-inbox.js";
-import { SchedulerScripts } from "./queue/scheduler-scripts.js";
+import { laneOf as defaultLaneOf } from "./scheduler/lanes.js";
+import type { LaneSpec } from "./scheduler/lane-state.js";
+import { RedisInbox } from "./scheduler/redis-inbox.js";
+import { SchedulerScripts } from "./scheduler/scheduler-scripts.js";
 import {
   approvalSweepPart,
   healthPart,
@@ -35,7 +35,7 @@ import type { RedisLostError } from "./sessions/client-watch.js";
 import { Keys } from "./sessions/keys.js";
 import { PairedUsers } from "./sessions/paired-users.js";
 import { PairingCodes } from "./sessions/pairing-codes.js";
-import { RedisRateLimiter } from "./sessions/rate-limiter.js";
+import { RedisRateLimiter } from "./scheduler/rate-limiter.js";
 import { RedisConnection, type RedisClient } from "./sessions/redis-connection.js";
 import { RedisTaskLedger } from "./sessions/task-ledger.js";
 
@@ -219,8 +219,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     modules,
     senders,
     namespaces,
-    turnRecordMs,
     proactive: () => proactive.service,
+    recent: (entry) => inbox.takeRecent(entry),
   });
 
   const parts = new PartList(log);
@@ -249,7 +249,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const workers = workersPart({
     scripts: scheduler,
-    blocker: (name) => connection.create({ name }),
+    blocker: (name, blocksForMs) => connection.create({ name, blocksForMs }),
     runner,
     lanes,
     concurrency: config.worker.concurrency,

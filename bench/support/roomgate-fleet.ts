@@ -84,7 +84,9 @@ export class RoomgateFleet {
   /** Starts a member and waits until it logs that it runs. */
   async launch(name: string, role: Role): Promise<Member> {
     const log = createWriteStream(join(this.options.dir, `${name}.${this.restarts++}.log`));
-    const env: NodeJS.ProcessEnv = { ...process.env, BENCH_BOT_TOKEN: this.options.token, LOG_LEVEL: "info" };
+    // FAULTS_LOG_LEVEL=debug keeps every process' debug lines in its log (for a run kept with --keep).
+    const level = process.env.FAULTS_LOG_LEVEL ?? "info";
+    const env: NodeJS.ProcessEnv = { ...process.env, BENCH_BOT_TOKEN: this.options.token, LOG_LEVEL: level };
     // The config names the Redis; an inherited REDIS_URL would win over it.
     delete env.REDIS_URL;
     // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every roomgate process there (node --cpu-prof).

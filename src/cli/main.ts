@@ -9,6 +9,7 @@ import { packageVersion } from "./paths.js";
 import { runBench } from "./run-bench.js";
 import { runCheck } from "./run-check.js";
 import { runDoctor } from "./run-doctor.js";
+import { runHealth } from "./run-health.js";
 import { runInit, type InitOptions } from "./run-init.js";
 import { runConfigCheck } from "./run-config-check.js";
 import { runDeadLetters } from "./run-dead-letters.js";
@@ -227,6 +228,16 @@ program
   .action(async (opts: { config?: string; online?: boolean }) => {
     const file = resolveConfigFile(opts.config);
     process.exitCode = opts.online ? await runDoctor({ file, envFile }) : runConfigCheck(file);
+  });
+
+program
+  .command("health")
+  .description(
+    "Ask the running process's /healthz on the configured http port; exit 0 when healthy (the image's HEALTHCHECK)",
+  )
+  .option("-c, --config <file>", CONFIG_HELP)
+  .action(async (opts: { config?: string }) => {
+    process.exitCode = await runHealth(configFrom(opts));
   });
 
 program

@@ -2,8 +2,8 @@ import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
 import { printable } from "../core/printable.js";
 import { cliLogger } from "./paths.js";
-import { DeadLetters, type DeadLetter } from "../queue/dead-letters.js";
-import { SchedulerScripts } from "../queue/scheduler-scripts.js";
+import { DeadLetters, type DeadLetter } from "../scheduler/dead-letters.js";
+import { SchedulerScripts } from "../scheduler/scheduler-scripts.js";
 import { Keys } from "../sessions/keys.js";
 import { resolveRedis } from "./redis-target.js";
 

@@ -1,5 +1,12 @@
 import { statSync } from "node:fs";
-import { checkConfigText, issueLineOf, readConfigFile, type Config } from "../core/config.js";
+import { dirname, join } from "node:path";
+import {
+  checkConfigText,
+  issueLineOf,
+  readConfigFile,
+  type Config,
+  type ConfigIssue,
+} from "../core/config.js";
 import { note, ok, problem, type Diagnosis } from "../core/diagnosis.js";
 import { scrubSecrets } from "../core/log.js";
 import { probeMatrix } from "../matrix/matrix-probe.js";
@@ -10,27 +17,37 @@ import { checkRedis } from "./doctor/doctor-redis.js";
 
 const MARK = { ok: "ok     ", note: "note   ", problem: "PROBLEM" } as const;
 
-/** The environment file must be the service user's alone: it holds the tokens. */
+/**
+ * The environment file holds the tokens: its owner (and the service's group, as the
+ * systemd steps set it) may read it, nobody else.
+ */
 function envFilePrivacy(file: string | undefined): Diagnosis[] {
   if (file === undefined) return [];
   const mode = statSync(file).mode & 0o777;
-  return mode & 0o077
+  return mode & 0o007
     ? [
         problem(
-          `${file} can be read by other users (mode ${mode.toString(8)}): it holds the tokens`,
+          `${file} can be read by every user (mode ${mode.toString(8)}): it holds the tokens`,
           `chmod 600 ${file}`,
         ),
       ]
-    : [ok(`${file}: loaded, private to its owner`)];
+    : [ok(`${file}: loaded, not readable by other users`)];
+}
+
+/** A missing variable is fixed in the environment file, anything else in the configuration. */
+function fixFor(issue: ConfigIssue, file: string, envFile: string | undefined): string {
+  const variable = /^environment variable ([A-Za-z_][A-Za-z0-9_]*) is (not set|empty)/.exec(
+    issue.message,
+  )?.[1];
+  if (variable) return `put ${variable}=… in ${envFile ?? join(dirname(file), ".env")}`;
+  return `edit ${file}${issue.line ? ` at line ${issue.line}` : ""}`;
 }
 
 /** Everything `config check` finds, as diagnoses; the configuration when it is valid. */
-function offline(file: string): { config?: Config; found: Diagnosis[] } {
+function offline(file: string, envFile: string | undefined): { config?: Config; found: Diagnosis[] } {
   const report = checkConfigText(readConfigFile(file));
   const found: Diagnosis[] = [
-    ...report.errors.map((i) =>
-      problem(`configuration: ${issueLineOf(i)}`, `edit ${file}${i.line ? ` at line ${i.line}` : ""}`),
-    ),
+    ...report.errors.map((i) => problem(`configuration: ${issueLineOf(i)}`, fixFor(i, file, envFile))),
     ...report.warnings.map((i) => note(`configuration: ${issueLineOf(i)}`)),
   ];
   if (report.config) found.unshift(ok(`configuration ${file}: valid`));
@@ -62,7 +79,7 @@ export async function runDoctor(options: {
   out?: NodeJS.WritableStream;
 }): Promise<number> {
   const out = options.out ?? process.stdout;
-  const { config, found } = offline(options.file);
+  const { config, found } = offline(options.file, options.envFile);
   found.push(...envFilePrivacy(options.envFile));
   if (config) found.push(...(await online(config)));
   for (const d of found) {

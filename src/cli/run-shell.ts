@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
 import { ConfigError } from "../core/errors.js";
+import { printable } from "../core/printable.js";
+import { findProgram } from "../namespace/find-program.js";
 import { startRuntime } from "../runtime.js";
 import { shellPlatform, type ShellRoom } from "../shell/shell-platform.js";
 import { cliLogger, privateStateDir } from "./paths.js";
@@ -26,6 +28,13 @@ export async function runShell(options: RunShellOptions): Promise<void> {
   if (!config.namespaces[namespace]) {
     const known = Object.keys(config.namespaces).join(", ") || "none";
     throw new ConfigError(`namespace "${namespace}" is not configured (configured: ${known})`);
+  }
+  // A room whose server cannot start answers nothing: say so once and exit 1, not in every reply.
+  const program = config.namespaces[namespace].command?.[0];
+  if (program !== undefined && !findProgram(program, config.namespaces[namespace].cwd)) {
+    throw new ConfigError(
+      `namespace "${namespace}": the program ${printable(program)} is not found${program.includes("/") ? "" : " on PATH"} (install it, or give its full path in namespaces.${namespace}.command)`,
+    );
   }
   const log = cliLogger();
   const redis = await resolveRedis(config, log);

@@ -3,7 +3,7 @@ import { FileFetchError } from "../core/errors.js";
 import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
-import type { RoomInboxReader } from "./room-inbox-reader.js";
+import type { RoomInboxReader } from "../scheduler/room-inbox-reader.js";
 import type { RoomSignals } from "./room-signals.js";
 import { RoomWatch } from "./room-watch.js";
 

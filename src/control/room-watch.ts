@@ -1,6 +1,6 @@
 import type { InboundEvent } from "../core/event.js";
 import type { QueuedEvents } from "../engine/turn-channel.js";
-import type { RoomInboxReader } from "./room-inbox-reader.js";
+import type { RoomInboxReader } from "../scheduler/room-inbox-reader.js";
 import type { RoomSignals } from "./room-signals.js";
 
 /**

@@ -2,7 +2,7 @@
  * The one way roomgate waits and retries outside the scheduler: a backoff policy,
  * `retry(fn, classify)`, and `sleep`. Receivers, senders, Matrix requests and the
  * namespace client all back off through here, so a retry budget is read in one place.
- * (Inside a turn nothing sleeps: the scheduler parks the room; see src/queue.)
+ * (Inside a turn nothing sleeps: the scheduler parks the room; see src/scheduler.)
  */
 
 /** Exponential backoff: the first wait, doubling per attempt up to the longest. */

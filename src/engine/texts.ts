@@ -9,9 +9,12 @@ export const texts = {
       ? `Hello! This bot is the "${ns}" agent: ${description}`
       : `Hello! This bot is the "${ns}" agent.`,
   helpIntro: (ns: string) => `This room talks to the "${ns}" agent.`,
-  howTo:
+  /** How to use a room, in the words of its platform (a terminal has no buttons). */
+  howTo: (platform: string) =>
     "Send a question and its answer is shown exactly as the agent wrote it. " +
-    "When it asks back, choose an option with a button or by sending its number.",
+    `When it asks back, choose an option ${
+      platform === "telegram" ? "with a button or " : platform === "matrix" ? "with its reaction or " : ""
+    }by sending its number.`,
   unknownCommand: (name: string) => `Unknown command /${name}. Send /help for the list of commands.`,
   choice: {
     unknown: "That choice is not known here (it may belong to another chat). Nothing was done.",

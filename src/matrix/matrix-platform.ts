@@ -1,5 +1,5 @@
 import type { PlatformFactory, PlatformModule, RuntimeDeps } from "../runtime.js";
-import { FloodGate } from "../edge/flood-gate.js";
+import { FloodGate } from "../scheduler/flood-gate.js";
 import { MatrixE2ee } from "./crypto/matrix-e2ee.js";
 import { MatrixReceiver } from "./matrix-receiver.js";
 import type { MatrixRetryPolicy } from "./matrix-retry.js";

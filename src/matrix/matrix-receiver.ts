@@ -4,7 +4,7 @@ import type { Inbox, Receiver } from "../core/adapter.js";
 import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import type { Keys } from "../sessions/keys.js";
-import type { FloodGate } from "../edge/flood-gate.js";
+import type { FloodGate } from "../scheduler/flood-gate.js";
 import type { PairingGate } from "../access/pairing-gate.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import type { CryptoDevice } from "./crypto/crypto-device.js";

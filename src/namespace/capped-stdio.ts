@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { deserializeMessage, type JSONRPCMessage } from "@modelcontextprotocol/client";
 import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/client/stdio";
 import { replyTooLarge, requestIds, sniffId } from "./reply-cap.js";
@@ -91,6 +92,7 @@ export class CappedReadBuffer {
  */
 export class CappedStdioTransport extends StdioClientTransport {
   private readonly buffer: CappedReadBuffer;
+  private child: ChildProcess | undefined;
 
   constructor(params: StdioServerParameters, maxBytes: number) {
     super(params);
@@ -99,8 +101,25 @@ export class CappedStdioTransport extends StdioClientTransport {
     (this as unknown as { _readBuffer: CappedReadBuffer })._readBuffer = this.buffer;
   }
 
+  override async start(): Promise<void> {
+    await super.start();
+    // Kept here too: the SDK lets go of its child as soon as it starts closing it (see `stop`).
+    this.child = (this as unknown as { _process?: ChildProcess })._process;
+  }
+
   override async send(message: JSONRPCMessage): Promise<void> {
     this.buffer.sent(message);
     await super.send(message);
+  }
+
+  /**
+   * Ends the child at once, after a start that failed. The SDK's close only closes the
+   * child's stdin and signals it later, on timers that do not keep a process alive: a
+   * child that no longer reads its stdin (a server that refused the revision asked for)
+   * would outlive a short run such as `roomgate check`.
+   */
+  stop(): void {
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
   }
 }

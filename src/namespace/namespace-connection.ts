@@ -8,6 +8,7 @@ import type { NamespaceAbout } from "./call-options.js";
 import { createMcpClient, exitedOnProbe, isModern, revisionOf, type RevisionChoice } from "./mcp-client.js";
 import { causeClass, NamespaceRestartingError, NamespaceUnreachableError } from "./namespace-errors.js";
 import { RestartPolicy } from "./restart-policy.js";
+import { CappedStdioTransport } from "./capped-stdio.js";
 import { createTransport } from "./transport.js";
 
 /** What the namespace does with each fresh MCP client: its handlers, and what must work before it is used. */
@@ -152,6 +153,7 @@ export class NamespaceConnection {
       await this.hooks.ready(client);
     } catch (err) {
       await client.close().catch(() => undefined);
+      if (transport instanceof CappedStdioTransport) transport.stop();
       if (this.revision === "newest" && !this.verdict && exitedOnProbe(err)) {
         // Some stdio servers (rmcp's, for one) exit on any request before `initialize`.
         this.log.info("the server exited on the revision probe; starting it again as a 2025-11-25 server");

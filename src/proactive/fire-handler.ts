@@ -3,7 +3,7 @@ import cronParser from "cron-parser";
 import type { Logger } from "../core/log.js";
 import { scheduleFiresTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import type { ProactiveInbox } from "./proactive-inbox.js";
 import type { ProactiveHandler } from "./proactive-queue.js";
 import { ScheduleBook, type Repeat, type ScheduleEntry } from "./schedule-book.js";

@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import { durableWrite, type Durability } from "../sessions/durable-write.js";
+import { durableWrite, type Durability } from "../scheduler/durable-write.js";
 import type { HookConfig } from "../core/config/proactive.js";
 import type { Logger } from "../core/log.js";
 import type { HttpRoute } from "../ops/health-server.js";
 import { hookDeliveriesTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import { checkHookSignature, HOOK_WINDOW_MS } from "./hook-signature.js";
 import { HookTemplateTooDeepError, renderHookAsk } from "./hook-template.js";
 import type { ProactiveInbox } from "./proactive-inbox.js";

@@ -4,7 +4,7 @@ import { InboundEventSchema, type InboundEvent, type ProactiveSource } from "../
 import { roomOrigin } from "../core/origin.js";
 import { platformOf } from "../core/room.js";
 import type { Keys } from "../sessions/keys.js";
-import { durableWrite, type Durability } from "../sessions/durable-write.js";
+import { durableWrite, type Durability } from "../scheduler/durable-write.js";
 
 /** One turn no person started, before it is an event. */
 export interface ProactiveTurn {

@@ -1,12 +1,12 @@
 import type { RedisClient, RedisConnection } from "../sessions/redis-connection.js";
-import type { Durability } from "../sessions/durable-write.js";
+import type { Durability } from "../scheduler/durable-write.js";
 import type { Inbox } from "../core/adapter.js";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import type { NamespaceRegistry } from "../namespace/namespace-registry.js";
 import type { HttpRoute } from "../ops/health-server.js";
 import type { Keys } from "../sessions/keys.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import { fireHandler } from "./fire-handler.js";
 import { hookRoute, type BoundHook } from "./hook-route.js";
 import type { RoomProactive } from "../engine/room-proactive.js";

@@ -1,11 +1,17 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { RedisClient } from "./redis-connection.js";
 import { z } from "zod";
 import { maskSecrets } from "../core/log.js";
+import { declareScript, runScript } from "../scheduler/lua-script.js";
 import type { Keys } from "./keys.js";
 
-const expireScript = readFileSync(new URL("./lua/expire-approvals.lua", import.meta.url), "utf8");
+/** expire-approvals.lua: records the approvals whose time ran out, each exactly once. */
+const EXPIRE_APPROVALS = declareScript({
+  file: new URL("./lua/expire-approvals.lua", import.meta.url),
+  keys: ["open", "info", "trail"],
+  args: z.object({ now: z.number(), minId: z.string(), limit: z.number() }),
+  reply: z.object({ recorded: z.number() }),
+});
 
 /** What one entry of the trail records. */
 export const AuditTypeSchema = z.enum([
@@ -104,8 +110,6 @@ export function capArguments(entry: AuditEntry, maxBytes: number): AuditEntry {
   return { ...rest, argumentsHead: head, argumentsBytes: bytes };
 }
 
-type Expire = (keys: number, ...args: (string | number)[]) => Promise<number>;
-
 /**
  * The audit trail in Redis: one stream (`Keys.auditTrail`) trimmed by age on every
  * append, plus the approvals still waiting, so that one that expires is recorded too
@@ -119,9 +123,7 @@ export class AuditLog {
     private readonly keepMs: number,
     /** Largest arguments an entry keeps whole (`audit.maxArgumentBytes`). */
     private readonly maxArgumentBytes = DEFAULT_MAX_ARGUMENT_BYTES,
-  ) {
-    if (!("rgExpireApprovals" in redis)) redis.defineCommand("rgExpireApprovals", { lua: expireScript });
-  }
+  ) {}
 
   private encode(entry: AuditEntry): string {
     // Masked before encoding: a secret with a `"` or `\\` in it is escaped by JSON, out of a mask's reach;
@@ -170,16 +172,13 @@ export class AuditLog {
 
   /** Records the approvals whose time ran out; returns how many. */
   async sweep(now = Date.now()): Promise<number> {
-    const run = (this.redis as unknown as { rgExpireApprovals: Expire }).rgExpireApprovals.bind(this.redis);
-    return run(
-      3,
-      this.keys.openApprovals,
-      this.keys.openApprovalInfo,
-      this.keys.auditTrail,
-      now,
-      this.minId(now),
-      100,
+    const reply = await runScript(
+      this.redis,
+      EXPIRE_APPROVALS,
+      { open: this.keys.openApprovals, info: this.keys.openApprovalInfo, trail: this.keys.auditTrail },
+      { now, minId: this.minId(now), limit: 100 },
     );
+    return reply.recorded;
   }
 
   /**

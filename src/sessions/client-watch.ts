@@ -39,6 +39,7 @@ interface Watched {
   build: () => RedisClient;
   /** Local time the current client (or the one before it) last completed a command. */
   answeredAt: number;
+  blocksForMs: number;
   /** Since when clients have been replaced without any answering since; undefined while all is well. */
   replacingSince?: number;
   /** The client a PING is outstanding on. */
@@ -55,6 +56,8 @@ export interface ClientState {
   name: string;
   /** Milliseconds since it last completed a command. */
   silentMs: number;
+  /** How long a blocking command may keep it silent with nothing wrong (its BLMPOP's timeout). */
+  blocksForMs: number;
   lastError?: string;
 }
 
@@ -83,7 +86,7 @@ export class ClientWatch {
   }
 
   /** A handle of a new client made by `build`, watched until closed by its user or by `close`. */
-  add(name: string, build: () => RedisClient): RedisClient {
+  add(name: string, build: () => RedisClient, blocksForMs = 0): RedisClient {
     const swappable = new SwappableClient(build(), {
       closed: () => {
         entry.closed = true;
@@ -98,6 +101,7 @@ export class ClientWatch {
       swappable,
       build,
       answeredAt: Date.now(),
+      blocksForMs,
       closed: false,
       detach: () => undefined,
     };
@@ -114,6 +118,7 @@ export class ClientWatch {
       .map((w) => ({
         name: w.name,
         silentMs: now - w.answeredAt,
+        blocksForMs: w.blocksForMs,
         ...(w.lastError ? { lastError: w.lastError } : {}),
       }));
   }
@@ -137,13 +142,23 @@ export class ClientWatch {
     };
     const reconnecting = () => redisReconnects.inc({ client: w.name });
     const error = (err: Error) => (w.lastError = err.message);
+    const ready = () => {
+      const stream = (client as unknown as { stream?: { remoteAddress?: string; remotePort?: number } })
+        .stream;
+      this.settings?.log.debug(
+        { client: w.name, node: stream ? `${stream.remoteAddress}:${stream.remotePort}` : undefined },
+        "redis: a client is connected",
+      );
+    };
     client.on("end", ended);
     client.on("reconnecting", reconnecting);
     client.on("error", error);
+    client.on("ready", ready);
     w.detach = () => {
       client.removeListener("end", ended);
       client.removeListener("reconnecting", reconnecting);
       client.removeListener("error", error);
+      client.removeListener("ready", ready);
     };
   }
 

@@ -3,8 +3,8 @@ import type { Config } from "../core/config.js";
 import { RedisUnreachableError } from "../core/errors.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import { ClientWatch, type ClientState, type WatchSettings } from "./client-watch.js";
-import { CLUSTER_VIEW, sentinelView, SINGLE_VIEW, type ReplicaView } from "./replica-view.js";
-import { ReplicaWait } from "./replica-wait.js";
+import { CLUSTER_VIEW, sentinelView, SINGLE_VIEW, type ReplicaView } from "../scheduler/replica-view.js";
+import { ReplicaWait } from "../scheduler/replica-wait.js";
 
 /** A connection to roomgate's Redis, whichever topology it is: the type every Redis user takes. */
 export type RedisClient = Redis | Cluster;
@@ -88,6 +88,8 @@ export interface ClientOptions {
   lazy?: boolean;
   /** What the client is for, as logs, metrics and health name it. */
   name?: string;
+  /** A blocking command may hold the client this long, its health PING waiting behind it. */
+  blocksForMs?: number;
 }
 
 /**
@@ -198,7 +200,7 @@ export class RedisConnection {
       ...(options.failFast ? { maxRetriesPerRequest: 1 } : {}),
       ...(options.lazy ? { lazyConnect: true } : {}),
     };
-    return this.watch.add(options.name ?? "client", () => this.build(extra));
+    return this.watch.add(options.name ?? "client", () => this.build(extra), options.blocksForMs);
   }
 
   private build(extra: RedisOptions): RedisClient {

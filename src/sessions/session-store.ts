@@ -4,37 +4,16 @@ import { TurnOutcomeSchema, type TurnOutcome } from "../core/reply.js";
 import type { Keys } from "./keys.js";
 import { HistoryEntrySchema, SessionSchema, newSession, type HistoryEntry, type Session } from "./session.js";
 
-/** Everything one turn changes in a room, written at once. */
-export interface TurnCommit {
-  session: Session;
-  append: HistoryEntry[];
-  outcome: TurnOutcome;
-  /** `/reset`: the old history goes with the old conversation. */
-  resetHistory?: boolean;
-}
-
-/** A turn's commit as the scheduler's scripts apply it (src/queue/lua/fence.lua `apply_writes`). */
-export interface CommitRecord {
-  session: string;
-  idleSeconds: number;
-  append: string[];
-  historyCap: number;
-  reset: boolean;
-  outcome: string;
-  eventId: string;
-  turnMs: number;
-}
-
 /**
  * The per-room session state in Redis (DESIGN §7). Workers read it with the room's
- * claim and write it with the turn's fenced step (src/queue); this class parses
- * what was read and builds what is written, so the record's shape lives here.
+ * claim and write it with the turn's fenced step (src/scheduler/turn-commit.ts builds what
+ * is written); this class parses what was read.
  */
 export class RedisSessionStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
-    private readonly options: { idleSeconds: number; historyTurns: number; turnRecordMs?: number },
+    private readonly options: { idleSeconds: number; historyTurns: number },
     private readonly log: Logger,
   ) {}
 
@@ -57,23 +36,17 @@ export class RedisSessionStore {
     return { session: session ?? newSession(namespace), history };
   }
 
-  /** The room's capped history, read only for namespaces whose tools take it. */
+  /**
+   * The room's history (its last `historyTurns` turns; the list may hold a few more
+   * until it is next trimmed), read only for namespaces whose tools take it.
+   */
   async history(room: string): Promise<string[]> {
-    return this.redis.lrange(this.keys.history(room), 0, -1);
+    return this.redis.lrange(this.keys.history(room), -this.options.historyTurns * 2, -1);
   }
 
-  /** The commit of one turn, in the shape the fenced scripts write. */
-  record(eventId: string, commit: TurnCommit): CommitRecord {
-    return {
-      session: JSON.stringify(commit.session),
-      idleSeconds: this.options.idleSeconds,
-      append: commit.append.map((e) => JSON.stringify(e)),
-      historyCap: this.options.historyTurns * 2,
-      reset: commit.resetHistory ?? false,
-      outcome: JSON.stringify(commit.outcome),
-      eventId,
-      turnMs: this.options.turnRecordMs ?? 2 * 3600_000,
-    };
+  /** How long sessions live and how much history a turn keeps. */
+  get settings(): { idleSeconds: number; historyTurns: number } {
+    return { idleSeconds: this.options.idleSeconds, historyTurns: this.options.historyTurns };
   }
 
   /** Parses a stored outcome; null when missing or unreadable (the turn is computed again). */

@@ -13,10 +13,10 @@ import { edgeTexts } from "../edge/edge-texts.js";
 import { pairingCodeIn, type PairingGate } from "../access/pairing-gate.js";
 import { renderPlain } from "../render/plain.js";
 import type { PlatformFactory, RuntimeDeps } from "../runtime.js";
-import { laneOf } from "../queue/lanes.js";
+import { laneOf } from "../scheduler/lanes.js";
 import { saveAttachments } from "./shell-media.js";
 import { writeProgress } from "./shell-progress.js";
-import { startStatusLine } from "./status-line.js";
+import { CLEAR_LINE, startStatusLine } from "./status-line.js";
 import { visibleControls } from "./visible-controls.js";
 
 /** Options of a terminal room. */
@@ -169,12 +169,12 @@ export class ShellRoom implements Receiver, PlatformSender {
     this.queued = this.queued
       .then(line)
       .then((text) => {
-        if (text) this.options.output.write(`${text}\n\n`);
+        if (text) this.abovePrompt(() => this.options.output.write(`${text}\n\n`));
+        else if (this.options.interactive && !this.inputDone) this.readline?.prompt();
       })
       .catch((err: unknown) => this.deps.log.error({ err }, "a terminal edge answer failed"))
       .finally(() => {
         this.pending.delete(id);
-        if (this.options.interactive && !this.inputDone) this.readline?.prompt();
         this.checkFinished();
       });
   }
@@ -182,23 +182,37 @@ export class ShellRoom implements Receiver, PlatformSender {
   async deliver(event: InboundEvent, outcome: TurnOutcome): Promise<string[]> {
     const { output } = this.options;
     const refs: string[] = [];
-    // Namespace text is never interpreted by the terminal: control characters are shown as escapes.
-    if (outcome.chosen) output.write(`→ ${visibleControls(outcome.chosen.label)}\n`);
-    if (outcome.reply) {
-      for (const [i, part] of renderPlain(outcome.reply).entries()) {
-        output.write(`${visibleControls(part)}\n\n`);
-        refs.push(`${event.eventId}:${i}`);
+    this.abovePrompt(() => {
+      // Namespace text is never interpreted by the terminal: control characters are shown as escapes.
+      if (outcome.chosen) output.write(`→ ${visibleControls(outcome.chosen.label)}\n`);
+      if (outcome.reply) {
+        for (const [i, part] of renderPlain(outcome.reply).entries()) {
+          output.write(`${visibleControls(part)}\n\n`);
+          refs.push(`${event.eventId}:${i}`);
+        }
+        for (const line of saveAttachments(this.filesDir, event.eventId, outcome.reply.attachments ?? [])) {
+          output.write(`${line}\n\n`);
+        }
+      } else if (outcome.toast) {
+        output.write(`${visibleControls(outcome.toast)}\n\n`);
       }
-      for (const line of saveAttachments(this.filesDir, event.eventId, outcome.reply.attachments ?? [])) {
-        output.write(`${line}\n\n`);
-      }
-    } else if (outcome.toast) {
-      output.write(`${visibleControls(outcome.toast)}\n\n`);
-    }
+    });
     this.pending.delete(event.eventId);
-    if (this.options.interactive && !this.inputDone) this.readline?.prompt();
     this.checkFinished();
     return refs;
+  }
+
+  /**
+   * Writes above the prompt: on a terminal the prompt line (and what is typed on it so
+   * far) is cleared first and drawn again after, so a post nobody asked for (a schedule,
+   * a webhook) never lands in the middle of the line being typed.
+   */
+  private abovePrompt(write: () => void): void {
+    const prompting = this.options.interactive && !this.inputDone;
+    if (prompting && (this.options.output as { isTTY?: boolean }).isTTY)
+      this.options.output.write(CLEAR_LINE);
+    write();
+    if (prompting) this.readline?.prompt(true);
   }
 
   /**

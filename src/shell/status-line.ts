@@ -1,7 +1,7 @@
 /** Spinner frames, one per tick. */
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** Erase the whole line and return to its start. */
-const CLEAR_LINE = "\r\u001b[2K";
+export const CLEAR_LINE = "\r\u001b[2K";
 
 /** A terminal stream, as far as the status line needs one. */
 export interface StatusOutput {

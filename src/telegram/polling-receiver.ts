@@ -1,8 +1,8 @@
 import {
   createRunner,
-  createSequentialSink,
   createSource,
   type RunnerHandle,
+  type UpdateSink,
   type UpdateSupplier,
 } from "@grammyjs/runner";
 import { GrammyError, type Api } from "grammy";
@@ -51,8 +51,11 @@ const STUCK_AFTER_MS = 2000;
  * Long polling for one bot with @grammyjs/runner, whose source keeps the next offset
  * in Redis: a batch's updates are enqueued first and the stored offset advanced past
  * them after (one write per getUpdates batch, and on stop), so a restart neither
- * replays confirmed updates nor loses unconfirmed ones. Failures (a 409 from a second
- * poller, network errors) are logged and retried with backoff.
+ * replays confirmed updates nor loses unconfirmed ones. The updates of one chat are
+ * queued in their order and chats go side by side, so that a batch's events reach
+ * Redis together (the inbox sends what is queued in one turn of the event loop as one
+ * call per shard). Failures (a 409 from a second poller, network errors) are logged
+ * and retried with backoff.
  */
 export class PollingReceiver implements Receiver {
   private runner: RunnerHandle | undefined;
@@ -60,12 +63,12 @@ export class PollingReceiver implements Receiver {
   private offset = 0;
   /** The offset last written to Redis. */
   private stored = 0;
-  /** The id of the last update of the batch being consumed (the sink takes one batch at a time). */
-  private batchLast = 0;
   private stopping = new AbortController();
   private readonly options: PollingOptions;
-  /** The update being queued: since when (local ms), and the last try's error; undefined between updates. */
+  /** The batch being queued: since when (local ms), its first update, and the last try's error; undefined between batches. */
   private inHand: { since: number; updateId: number; err?: string } | undefined;
+  /** Updates of the batch being queued. */
+  private batch: Update[] = [];
 
   constructor(
     private readonly api: Api,
@@ -87,12 +90,20 @@ export class PollingReceiver implements Receiver {
     this.offset = Number((await this.redis.get(this.keys.telegramOffset(this.botId))) ?? 0);
     this.stored = this.offset;
     const source = createSource({ supply: (limit, signal) => this.fetch(limit, signal) });
-    const sink = createSequentialSink({ consume: (update: Update) => this.consume(update) }, async (err) => {
-      this.log.warn(
-        { err: loggableError(err), botId: this.botId },
-        "telegram: an update was left unconfirmed; Telegram delivers it again after a restart",
-      );
-    });
+    // One batch at a time, as the runner's sequential sink, but a batch's chats side by side.
+    const sink: UpdateSink<Update> = {
+      handle: async (updates) => {
+        await this.consume(updates).catch((err: unknown) =>
+          this.log.warn(
+            { err: loggableError(err), botId: this.botId },
+            "telegram: updates were left unconfirmed; Telegram delivers them again after a restart",
+          ),
+        );
+        return Infinity;
+      },
+      size: () => this.batch.length,
+      snapshot: () => [...this.batch],
+    };
     this.runner = createRunner(source, sink);
     this.runner.start();
     this.log.info({ botId: this.botId, offset: this.offset }, "telegram: polling started");
@@ -135,7 +146,6 @@ export class PollingReceiver implements Receiver {
           },
           signal,
         );
-        this.batchLast = updates.at(-1)?.update_id ?? this.batchLast;
         receiverLastPoll.set({ platform: "telegram", receiver: String(this.botId) }, Date.now() / 1000);
         return updates;
       },
@@ -174,19 +184,43 @@ export class PollingReceiver implements Receiver {
   }
 
   /**
-   * Enqueues one update and, when it ends its batch, stores the offset past the batch,
-   * retrying until Redis takes both (an update queued twice is dropped as a duplicate).
+   * Enqueues a batch, each chat's updates in their order and chats side by side, then
+   * stores the offset past the batch; each update and the offset are retried until Redis
+   * takes them (an update queued twice is dropped as a duplicate).
    */
-  private async consume(update: Update): Promise<void> {
-    // Once stopping, nothing more is confirmed: the rest of the batch arrives again after restart.
-    this.inHand = { since: Date.now(), updateId: update.update_id };
+  private async consume(updates: Update[]): Promise<void> {
+    if (updates.length === 0) return;
+    this.batch = updates;
+    this.inHand = { since: Date.now(), updateId: updates[0]!.update_id };
+    // The offset moves past the longest run of queued updates from the batch's start, so a
+    // stop in the middle stores no more than what was queued.
+    const queued = new Set<number>();
+    let upTo = 0;
+    const advance = (update: Update) => {
+      queued.add(update.update_id);
+      while (upTo < updates.length && queued.has(updates[upTo]!.update_id)) upTo += 1;
+      if (upTo > 0) this.offset = Math.max(this.offset, updates[upTo - 1]!.update_id + 1);
+    };
+    try {
+      await Promise.all(
+        chats(updates).map(async (chat) => {
+          for (const update of chat) {
+            await this.untilDone(update.update_id, () => this.receive(update));
+            advance(update);
+          }
+        }),
+      );
+      await this.untilDone(updates.at(-1)!.update_id, () => this.storeOffset());
+    } finally {
+      this.inHand = undefined;
+      this.batch = [];
+    }
+  }
+
+  /** Runs `work` until it succeeds; once stopping, nothing more is confirmed (the rest arrives again after restart). */
+  private async untilDone(updateId: number, work: () => Promise<void>): Promise<void> {
     await retry(
-      async () => {
-        await this.receive(update);
-        this.offset = Math.max(this.offset, update.update_id + 1);
-        if (update.update_id >= this.batchLast) await this.storeOffset();
-        this.inHand = undefined;
-      },
+      work,
       () => "retry",
       { ...this.backoff(), maxMs: Math.min(this.options.backoffMs.max, ENQUEUE_RETRY_MAX_MS) },
       {
@@ -194,11 +228,38 @@ export class PollingReceiver implements Receiver {
         onRetry: ({ err, waitMs }) => {
           if (this.inHand) this.inHand.err = loggableError(err).message;
           this.log.warn(
-            { err: loggableError(err), botId: this.botId, updateId: update.update_id, retryInMs: waitMs },
+            { err: loggableError(err), botId: this.botId, updateId, retryInMs: waitMs },
             "telegram: could not enqueue an update; retrying",
           );
         },
       },
     );
   }
+}
+
+/**
+ * A batch's updates by chat, each chat's in their order. A batch with a group's
+ * migration to a supergroup stays one sequence: the old chat's and the new chat's
+ * updates must be seen in Telegram's order.
+ */
+function chats(updates: Update[]): Update[][] {
+  if (
+    updates.some(
+      (u) => u.message?.migrate_to_chat_id !== undefined || u.message?.migrate_from_chat_id !== undefined,
+    )
+  )
+    return [updates];
+  const byChat = new Map<number | string, Update[]>();
+  for (const update of updates) {
+    const chat =
+      update.message?.chat.id ??
+      update.edited_message?.chat.id ??
+      update.callback_query?.message?.chat.id ??
+      update.my_chat_member?.chat.id ??
+      "other";
+    const list = byChat.get(chat);
+    if (list) list.push(update);
+    else byChat.set(chat, [update]);
+  }
+  return [...byChat.values()];
 }

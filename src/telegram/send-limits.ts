@@ -12,7 +12,7 @@ import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
 import { rateLimitedTotal } from "../ops/metrics.js";
 import type { Keys } from "../sessions/keys.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import { loggableError, safeCause } from "./loggable-error.js";
 
 /** The defaults (Telegram's documented limits for bots), as the config section writes them. */
@@ -23,7 +23,7 @@ const LIMITED = /^(send(?!ChatAction)|edit|copy|forward)/;
 
 /**
  * Added to the windows. A slot counts from when its request may leave until the
- * request is answered, then from the answer (src/sessions/rate-limiter.ts), so a
+ * request is answered, then from the answer (src/scheduler/rate-limiter.ts), so a
  * slow worker cannot squeeze requests closer than the limit; what is left uncovered
  * is a request still unanswered a whole window after it left, and the clocks' ms
  * rounding. The bot's window is what a backlog is paced by (30 a (1 s + slack)), so

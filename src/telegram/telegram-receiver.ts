@@ -4,7 +4,7 @@ import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import type { RuntimeDeps } from "../runtime.js";
 import { registerCommands } from "./command-registry.js";
-import { FloodGate } from "../edge/flood-gate.js";
+import { FloodGate } from "../scheduler/flood-gate.js";
 import { ChatMigrations } from "./chat-migrations.js";
 import { DocumentReader } from "./document-reader.js";
 import { loggableError, safeCause } from "./loggable-error.js";

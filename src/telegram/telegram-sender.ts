@@ -11,7 +11,7 @@ import type { ProgressUpdate } from "../core/progress.js";
 import type { TurnOutcome } from "../core/reply.js";
 import { CHOSEN_BUTTON_DATA } from "../render/telegram-keyboard.js";
 import { renderTelegram } from "../render/telegram.js";
-import type { RedisRateLimiter } from "../sessions/rate-limiter.js";
+import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import type { Keys } from "../sessions/keys.js";
 import { MovedChats } from "./moved-chats.js";
 import { fetchFileForTool, fileRootOf } from "./telegram-files.js";

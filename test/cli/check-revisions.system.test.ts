@@ -7,6 +7,7 @@ import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { EVERYTHING } from "../support/everything.js";
 import { mcp26Server, type ServerRevision } from "../support/mcp-2026/harness.js";
+import { WAIT_MS, waitFor } from "../support/wait.js";
 
 // `roomgate check` names the MCP revision a server speaks and grades it on each one it
 // speaks: the SDK v2 test server as a dual-revision server, a 2026-07-28-only one and a
@@ -25,10 +26,20 @@ async function check(args: string[]): Promise<{ status: number; stdout: string }
 }
 
 /** A config file binding the test server, speaking `revision`, as namespace `mt`. */
-function configFor(revision: ServerRevision): string {
+function configFor(revision: ServerRevision, server = mcp26Server(revision)): string {
   const file = join(mkdtempSync(join(tmpdir(), "roomgate-check-")), "roomgate.yaml");
-  writeFileSync(file, stringify({ namespaces: { mt: mcp26Server(revision).namespace } }));
+  writeFileSync(file, stringify({ namespaces: { mt: server.namespace } }));
   return file;
+}
+
+/** True while process `pid` runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // Each test runs `roomgate check`, which starts the server once per revision it grades.
@@ -56,13 +67,22 @@ describe("roomgate check on both MCP revisions", () => {
     expect(run.status).toBe(0);
   }, 60_000);
 
-  it("a 2026-07-28-only server: a warning that older clients cannot use it, exit 0", async () => {
-    const run = await check(["-c", configFor("2026-07-28"), "-n", "mt"]);
+  it("a 2026-07-28-only server: a warning that older clients cannot use it, exit 0, no server left running", async () => {
+    const server = mcp26Server("2026-07-28");
+    const run = await check(["-c", configFor("2026-07-28", server), "-n", "mt"]);
     expect(run.stdout).toContain("PASS  speaks 2026-07-28, the newest revision; roomgate uses it");
     expect(run.stdout).toContain(
       "WARN  does not serve 2025-11-25 clients (it does not speak that MCP revision); roomgate does not need it, older clients do",
     );
     expect(run.stdout).not.toContain("MCP basics (2025-11-25)");
+    // The process that refused the 2025-11-25 client (it no longer reads its stdin) is ended too.
+    const started = server.events("started").map((e) => e.pid);
+    expect(started.length).toBeGreaterThanOrEqual(2);
+    await waitFor(
+      () => started.every((pid) => !alive(pid)),
+      WAIT_MS,
+      "every server process check started to end",
+    );
     expect(run.stdout.trim().split("\n").at(-1)).toBe(
       "mt: conforms (meets MCP basics and the Answer contract)",
     );

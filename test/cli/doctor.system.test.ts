@@ -8,6 +8,7 @@ import { stringify } from "yaml";
 import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/sessions/embedded-redis.js";
 import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
 import { DEMO_SERVER } from "../support/spine.js";
+import { waitFor } from "../support/wait.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 
 /** A token of 7 characters: masked however short. */
@@ -16,6 +17,10 @@ const SHORT_TOKEN = "123:abc";
 let telegram: TelegramApiStandin;
 let matrix: MatrixHomeserverStandin;
 let good: StandinBot;
+/** A bot whose webhook Telegram could not deliver to: nothing listens at its URL. */
+let hooked: StandinBot;
+/** A loopback port nothing listens on. */
+let closedPort: number;
 let volatile: EmbeddedRedis;
 let busy: Server;
 let busyPort: number;
@@ -25,6 +30,21 @@ beforeAll(async () => {
   telegram = await TelegramApiStandin.start();
   good = telegram.addBot({ username: "doctor_feed_bot", topics: false });
   matrix = await MatrixHomeserverStandin.start();
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  closedPort = (closed.address() as { port: number }).port;
+  await new Promise((resolve) => closed.close(resolve));
+  hooked = telegram.addBot({ username: "doctor_hooked_bot" });
+  const set = await fetch(
+    `${telegram.url}/bot${hooked.token}/setWebhook?url=${encodeURIComponent(`http://127.0.0.1:${closedPort}/telegram`)}`,
+  );
+  expect(set.ok).toBe(true);
+  telegram.userSends(hooked.token, { from: { id: 5, first_name: "Alice" }, text: "hello" });
+  await waitFor(
+    () => telegram.webhookDeliveries.some((d) => d.botId === hooked.id && d.status === 0),
+    10_000,
+    "a failed webhook delivery",
+  );
   // A Redis that keeps nothing across a restart (no AOF, no snapshots).
   volatile = await startEmbeddedRedis({
     dir: mkdtempSync(join(tmpdir(), "roomgate-doctor-redis-")),
@@ -113,6 +133,7 @@ describe("roomgate doctor", () => {
           bots: [
             { token: "${TG_SHORT}", namespace: "feed", users: [5] },
             { token: good.token, topics: [{ name: "Feed", namespace: "feed" }], users: [5] },
+            { token: hooked.token, namespace: "feed", users: [5] },
           ],
         },
         matrix: {
@@ -152,8 +173,40 @@ describe("roomgate doctor", () => {
       "check matrix.homeserver",
     );
     problem(`redis 127.0.0.1:${volatile.port}: the Redis roomgate would use`, "turn on appendonly");
+    expect(run.out).toContain(
+      "note     telegram bot @doctor_hooked_bot (telegram.bots[2]): a webhook is set (http://127.0.0.1:",
+    );
     expect(run.out).toMatch(/\n7 problems: roomgate start would not work as configured\.\n$/);
     expect(run.out).not.toContain(SHORT_TOKEN);
+    expect(run.code).toBe(1);
+  }, 60_000);
+
+  it("names a Redis it cannot reach, and a webhook Telegram could not deliver to, each with its fix", async () => {
+    const run = await doctor(
+      "unreachable",
+      {
+        redis: { url: `redis://127.0.0.1:${closedPort}` },
+        namespaces: { feed: demo("feed") },
+        telegram: {
+          apiRoot: telegram.url,
+          mode: "webhook",
+          webhook: { url: "https://bot.example.org/telegram", secretToken: "s".repeat(32) },
+          bots: [{ token: "${TG_HOOKED}", namespace: "feed", users: [5] }],
+        },
+      },
+      { TG_HOOKED: hooked.token },
+    );
+    const lines = run.out.split("\n");
+    const at = (text: string) => lines.findIndex((l) => l.startsWith("PROBLEM") && l.includes(text));
+    const redis = at(`redis 127.0.0.1:${closedPort}: not reachable`);
+    expect(redis, run.out).toBeGreaterThanOrEqual(0);
+    expect(lines[redis + 1]).toContain("fix: start it, or fix REDIS_URL / the redis section");
+    const hook = at(
+      "telegram bot @doctor_hooked_bot (telegram.bots[0]): Telegram's last delivery to the webhook failed: Connection refused",
+    );
+    expect(hook, run.out).toBeGreaterThanOrEqual(0);
+    expect(lines[hook + 1]).toContain("fix: check that telegram.webhook.url reaches this host");
+    expect(run.out).toMatch(/\n2 problems: roomgate start would not work as configured\.\n$/);
     expect(run.code).toBe(1);
   }, 60_000);
 
@@ -175,9 +228,18 @@ describe("roomgate doctor", () => {
     expect(refused.code).toBe(1);
     const invalid = await doctor(
       "invalid",
-      { namespaces: { feed: demo("feed") }, http: { port: 99999 } },
+      {
+        namespaces: { feed: demo("feed") },
+        http: { port: 99999 },
+        telegram: { bots: [{ token: "${RG_DOCTOR_UNSET}", namespace: "feed", users: [5] }] },
+      },
       {},
     );
+    const lines = invalid.out.split("\n");
+    const unset = lines.findIndex((l) => l.includes("environment variable RG_DOCTOR_UNSET is not set"));
+    expect(unset, invalid.out).toBeGreaterThanOrEqual(0);
+    // The fix is in the environment file beside the configuration, not in the configuration.
+    expect(lines[unset + 1]).toBe(`         fix: put RG_DOCTOR_UNSET=… in ${join(dir, ".env")}`);
     expect(invalid.out).toContain("PROBLEM  configuration: http.port: a port is a number from 0 to 65535");
     expect(invalid.out).toContain("the configuration must be valid before the rest can be tried");
     expect(invalid.out).not.toContain("namespace feed");

@@ -14,6 +14,9 @@ afterAll(async () => {
   await db.cleanup();
 });
 
+/** What the enqueue script publishes for an event queued behind a room's running turn. */
+const signal = (room: string) => db.redis.publish(db.keys.roomSignal(room), "queued");
+
 describe("room signals", () => {
   it("tells a room's listeners of each signal, and after a lost connection tells them to read again", async () => {
     const name = `rg-signals-${randomBytes(4).toString("hex")}`;
@@ -27,7 +30,7 @@ describe("room signals", () => {
     const stop = await signals.listen("telegram:1:2", () => (heard += 1));
     await signals.listen("telegram:1:3", () => (other += 1));
     try {
-      await db.scheduler.signal("telegram:1:2");
+      await signal("telegram:1:2");
       await waitFor(() => heard === 1, 10_000, "the signal");
       expect(other).toBe(0);
 
@@ -39,8 +42,8 @@ describe("room signals", () => {
       await waitFor(() => heard === 2 && other === 1, 10_000, "the listeners told to read again");
 
       stop();
-      await db.scheduler.signal("telegram:1:2");
-      await db.scheduler.signal("telegram:1:3");
+      await signal("telegram:1:2");
+      await signal("telegram:1:3");
       await waitFor(() => other === 2, 10_000, "the other room's signal");
       expect(heard).toBe(2);
     } finally {

@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { AnswerSchema } from "../../src/core/answer.js";
 import { MalformedAnswerError } from "../../src/core/errors.js";
 import type * as LogModule from "../../src/core/log.js";
+import { waitFor } from "../support/wait.js";
 
 // The unit tier shares one module graph per worker: secrets other files registered (a
 // one-letter test token) would mask these lines too, so each test gets its own registry.
@@ -27,8 +28,11 @@ describe("the JSON logger", () => {
     log.warn({ err: new Error(`fetch https://api.telegram.org/bot${token}/x failed`) }, "send failed");
     log.warn({ detail: { url: `https://h/bot${token}/y` } }, "nested");
     log.flush();
-    await new Promise((r) => setTimeout(r, 100));
-    const text = readFileSync(file, "utf8");
+    // The last line written is the barrier: once it is in the file, so are the others.
+    const text = await waitFor(() => {
+      const written = readFileSync(file, "utf8");
+      return written.includes('"nested"') && written;
+    });
     expect(text).toContain("bot configured");
     expect(text).not.toContain(token);
     expect(text).not.toContain("abcdefghijk");
@@ -48,7 +52,7 @@ describe("logged errors", () => {
     log.error({ err }, "malformed");
     log.warn({ err: new Error("outer", { cause: new Error(`inner with ${token}`) }) }, "chained");
     log.flush();
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => readFileSync(file, "utf8").includes('"chained"'));
     const [malformed, chained] = readFileSync(file, "utf8")
       .trim()
       .split("\n")

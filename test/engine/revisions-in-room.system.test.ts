@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { permissionTexts } from "../../src/engine/permission-texts.js";
 import { BOARD_URI } from "../support/mcp-2026/events.js";
 import { mcp26Server, type Mcp26Server } from "../support/mcp-2026/harness.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
-import { StandinGroup } from "../support/team.js";
-import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { forge, pressOf, StandinGroup } from "../support/team.js";
+import { TelegramApiStandin, type StandinBot, type StoredMessage } from "../support/telegram-api-standin.js";
 import { WAIT_MS, waitFor } from "../support/wait.js";
 
 // `roomgate start` with Telegram rooms of the stand-in, bound to the SDK v2 test server
@@ -15,6 +16,10 @@ import { WAIT_MS, waitFor } from "../support/wait.js";
 const ALICE = { id: 2601, first_name: "Alice" };
 const BOB = { id: 2602, first_name: "Bob" };
 const STAGE_MS = 1200;
+
+const seen = (messages: StoredMessage[]) => messages.map((m) => m.text ?? "").join("\n");
+const hasButton = (messages: StoredMessage[], label: string) =>
+  messages.some((m) => m.reply_markup?.inline_keyboard.flat().some((b) => b.text.endsWith(label)));
 
 const cases = [
   { speaks: "both" as const, revision: "2026-07-28", group: -1002601 },
@@ -37,7 +42,8 @@ describe.each(cases)(
 
     beforeAll(async () => {
       standin = await TelegramApiStandin.start();
-      bot = standin.addBot({ username: "mt_bot" });
+      // Forum topic mode on: a direct chat then shows a call's progress as a draft, with Stop.
+      bot = standin.addBot({ username: "mt_bot", topics: true });
       hasty = standin.addBot({ username: "mt_hasty_bot" });
       db = await testRedis();
       server = mcp26Server(speaks, STAGE_MS);
@@ -117,10 +123,32 @@ describe.each(cases)(
       expect(calls[0]!.era).toBe(modern ? "modern" : "legacy");
     });
 
-    it("in a group, only the person asked can answer: another member's press is refused", async () => {
-      const asked = await group.say(ALICE, "deploy for the team", 2);
-      expect(asked).toContain("mt asks Alice: Deploy where?");
-      expect(await group.press(BOB, "staging")).toBe("This was asked of Alice.");
+    it("in a group, the question goes to the person asked alone; another member's press does not answer it", async () => {
+      const roomBefore = group.messages().length;
+      const bobBefore = group.seenBy(BOB).length;
+      const aliceBefore = group.seenBy(ALICE).length;
+      standin.userSends(bot.token, { from: ALICE, chat: group.chat, text: "deploy for the team" });
+      const mine = await waitFor(
+        () => {
+          const shown = group.seenBy(ALICE).slice(aliceBefore);
+          return hasButton(shown, "staging") && shown;
+        },
+        WAIT_MS,
+        "the question, for Alice alone",
+      );
+      expect(seen(mine)).toContain("mt asks Alice: Deploy where?");
+      // The room sees that Alice is asked, not what; Bob sees no question and no buttons.
+      await waitFor(
+        () => seen(group.messages().slice(roomBefore)).includes(permissionTexts.answeringFor("Alice")),
+        WAIT_MS,
+        "the room's line",
+      );
+      expect(seen(group.messages().slice(roomBefore))).not.toContain("Deploy where?");
+      expect(seen(group.seenBy(BOB).slice(bobBefore))).not.toContain("Deploy where?");
+      expect(hasButton(group.seenBy(BOB), "staging")).toBe(false);
+      // Bob cannot press Alice's buttons; his press of "staging" replayed into the room's
+      // inbox is queued before hers and still does not answer: she gets production.
+      await forge(db, pressOf(group, "mt", BOB, group.buttonData("staging", ALICE), "bob-staging"));
       const before = group.messages().length;
       await group.press(ALICE, "production");
       await waitFor(() => group.messages().length > before, WAIT_MS, "the Answer");
@@ -143,6 +171,8 @@ describe.each(cases)(
         "No answer came in time, so the question was cancelled.",
         "Not deployed: the question was declined.",
       ]);
+      const answered = server.events("answered").filter((e) => e.question === "deploy later");
+      expect(answered.map((e) => e.action)).toEqual(["cancel"]);
     });
 
     it("/call fills the missing argument, then asks two rounds of the server's questions", async () => {
@@ -193,12 +223,19 @@ describe.each(cases)(
     it.runIf(modern)(
       "asks a running task's question in the room and answers it with tasks/update",
       async () => {
+        const roomBefore = group.messages().length;
+        const aliceBefore = group.seenBy(ALICE).length;
         await group.say(ALICE, "/call mt.ship", 1);
-        await waitFor(
-          () => group.messages().some((m) => m.text?.includes("mt asks Alice: Sign the release?")),
+        const mine = await waitFor(
+          () => {
+            const shown = group.seenBy(ALICE).slice(aliceBefore);
+            return hasButton(shown, "Yes") && shown;
+          },
           WAIT_MS,
-          "the task's question",
+          "the task's question, for Alice alone",
         );
+        expect(seen(mine)).toContain("mt asks Alice: Sign the release?");
+        expect(seen(group.messages().slice(roomBefore))).not.toContain("Sign the release?");
         const before = group.messages().length;
         await group.press(ALICE, "Yes");
         await waitFor(
@@ -214,6 +251,53 @@ describe.each(cases)(
       },
     );
 
+    it("Stop on a build's progress draft stops it at the server (tasks/cancel on 2026-07-28); one line, no result", async () => {
+      await dm.say(ALICE, "/tools");
+      const from = dm.messages().length;
+      const startedAt = Date.now();
+      standin.userSends(bot.token, { from: ALICE, chat: dm.chat, text: "/call mt.build" });
+      const draft = await waitFor(
+        () =>
+          standin
+            .drafts(bot.token, ALICE.id)
+            .find((d) => d.at >= startedAt && d.canStop && /^⏳ mt\.build: .*\d\/3/.test(d.text)),
+        WAIT_MS,
+        "the build's progress draft with a Stop button",
+      );
+      standin.userStops(bot.token, ALICE.id, draft.draftId);
+      await waitFor(
+        () =>
+          dm
+            .messages()
+            .slice(from)
+            .some((m) => m.text === "Stopped."),
+        WAIT_MS,
+        "the turn to end",
+      );
+      if (modern) {
+        const [task] = server.events("task-created").filter((e) => e.at >= startedAt);
+        await waitFor(
+          () => server.events("tasks/cancel").some((e) => e.taskId === task!.taskId),
+          WAIT_MS,
+          "tasks/cancel at the server",
+        );
+      } else {
+        await waitFor(
+          () => server.events("call-cancelled").some((e) => e.at >= startedAt),
+          WAIT_MS,
+          "the server to hear the call was cancelled",
+        );
+      }
+      // The Stop was taken by the call: nothing runs any more, and its result never shows.
+      expect(await dm.say(ALICE, "/cancel")).toBe("Nothing is running here to cancel.");
+      expect(
+        dm
+          .messages()
+          .slice(from)
+          .map((m) => m.text),
+      ).not.toContainEqual(expect.stringContaining("ready: 42 files"));
+    });
+
     it("posts an update of the subscribed resource into the bound room", async () => {
       server.setNote(`board is green on ${revision}`);
       await waitFor(
@@ -223,6 +307,11 @@ describe.each(cases)(
       );
       const post = dm.messages().findLast((m) => m.text?.startsWith("🔔 Resource updated"))!;
       expect(post.text).toContain(`board is green on ${revision}`);
+      // On 2026-07-28 through subscriptions/listen (no resources/subscribe), on 2025-11-25 through resources/subscribe.
+      expect(server.events("updated").at(-1)!.era).toBe(modern ? "modern" : "legacy");
+      const subscribed = server.events("subscribe").map((e) => e.era);
+      if (modern) expect(subscribed).toEqual([]);
+      else expect(subscribed).toContain("legacy");
     });
   },
 );

@@ -11,7 +11,7 @@ import { MatrixHomeserverStandin, type StandinEvent } from "../support/matrix-ho
 import { FAST_RETRY, runsAnswer } from "../support/matrix-fixtures.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
-import { eventually } from "../support/wait.js";
+import { eventually, waitFor } from "../support/wait.js";
 
 type Relation = {
   rel_type?: string;
@@ -197,7 +197,9 @@ describe("an end-to-end encrypted Matrix room through startRuntime, the stand-in
     await alice.rotate(room);
     hs.keys.hold(bot.userId, "RGDEVICE");
     const asked = await alice.sendText(room, "what runs do I have?");
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The bot has seen the question and set it aside for its key.
+    const parked = redis.keys.matrixDevice(bot.userId, "RGDEVICE", "undecrypted");
+    await waitFor(async () => (await redis.redis.hexists(parked, asked.event_id)) === 1, undefined, "parked");
     hs.keys.release(bot.userId, "RGDEVICE");
     expect(
       hs.sentBy(room, bot.userId).some((e) => relation(e)?.["m.in_reply_to"]?.event_id === asked.event_id),

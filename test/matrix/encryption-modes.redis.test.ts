@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { MatrixConfig } from "../../src/core/config.js";
 import { PermanentSendError, TransientSendError } from "../../src/core/delivery-errors.js";
 import { silentLogger } from "../../src/core/log.js";
@@ -98,11 +98,17 @@ describe("matrix.encryption modes, and never plaintext into an encrypted room", 
     const asked = hs.sendText(plain, alice, "one");
     await s.deliver(matrixQuestion(plain, asked.event_id, alice), reply, deliveryContext("t-1"));
     hs.encrypt(plain, alice);
-    await new Promise((resolve) => setTimeout(resolve, 5_100));
-    const again = hs.sendText(plain, alice, "two");
-    await expect(
-      s.deliver(matrixQuestion(plain, again.event_id, alice), reply, deliveryContext("t-2")),
-    ).rejects.toBeInstanceOf(PermanentSendError);
+    // "Not encrypted" is believed for a few seconds: the clock is moved past that, not waited out.
+    vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });
+    try {
+      vi.setSystemTime(Date.now() + 5_100);
+      const again = hs.sendText(plain, alice, "two");
+      await expect(
+        s.deliver(matrixQuestion(plain, again.event_id, alice), reply, deliveryContext("t-2")),
+      ).rejects.toBeInstanceOf(PermanentSendError);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(sentBy(plain)).toHaveLength(1);
   });
 

@@ -72,7 +72,6 @@ async function say(from: string, text: string, parts = 1): Promise<string> {
     () => expect(hs.sentBy(roomId, bot, "m.room.message").length).toBeGreaterThanOrEqual(before + parts),
     30_000,
   );
-  await new Promise((r) => setTimeout(r, 100));
   return hs
     .sentBy(roomId, bot, "m.room.message")
     .slice(before)

@@ -11,6 +11,7 @@ import {
   matrixQuestion,
   memoryLedger,
 } from "../support/matrix-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 const tricky = `<b>bold?</b> & "quotes" *stars* _under_ \`tick\` &amp; 1 < 2 > 0`;
 
@@ -179,11 +180,10 @@ describe("MatrixSender against the homeserver stand-in", () => {
   it("shows typing while working and stops when told", async () => {
     const question = hs.sendText(roomId, alice, "slow?");
     const stop = sender.working(matrixQuestion(roomId, question.event_id, alice));
-    await new Promise((resolve) => setTimeout(resolve, 180));
+    const mine = () => hs.typing.filter((t) => t.roomId === roomId && t.userId === bot.userId);
+    // Renewed while working: a second "typing" arrives after the first.
+    await waitFor(() => mine().filter((t) => t.typing).length >= 2, undefined, "typing renewed");
     stop();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const mine = hs.typing.filter((t) => t.roomId === roomId && t.userId === bot.userId);
-    expect(mine.filter((t) => t.typing).length).toBeGreaterThanOrEqual(2);
-    expect(mine.at(-1)?.typing).toBe(false);
+    await waitFor(() => mine().at(-1)?.typing === false, undefined, "typing stopped");
   });
 });

@@ -47,6 +47,9 @@ let services: Record<string, Service>;
 let entrypoint: string[];
 const ports: Record<string, number> = {};
 const health: Record<string, number> = {};
+/** Each roomgate service's environment as run here, and the files mounted into its container. */
+const envOf: Record<string, Record<string, string>> = {};
+const mounted = new Map<string, string>();
 const running = new Map<string, ChildProcess>();
 const output = new Map<string, string>();
 
@@ -111,13 +114,15 @@ beforeAll(async () => {
     const serviceEnv = Object.fromEntries(
       Object.entries(service.environment ?? {}).map(([k, v]) => [k, adapt(String(v))]),
     );
-    run(name, args, {
+    for (const [target, source] of mounts) mounted.set(target, source);
+    envOf[name] = {
       ...serviceEnv,
       TELEGRAM_API_ROOT: standin.url,
       HTTP_HOST: "127.0.0.1",
       HTTP_PORT: String(health[name]),
       ROOMGATE_STATE_DIR: mkdtempSync(join(tmpdir(), `rg-compose-${name}-`)),
-    });
+    };
+    run(name, args, envOf[name]);
   }
   await waitFor(() => standin.isPolling(bot.token), 30_000, "the bot to poll");
 }, 90_000);
@@ -148,17 +153,18 @@ describe("compose.yaml's services, run without Docker", () => {
 
   it("serves /healthz from both roomgate and the worker, as the image's HEALTHCHECK asks", async () => {
     const docker = readFileSync("Dockerfile", "utf8");
-    const check = JSON.parse(/CMD (\["node", "-e".*\])$/m.exec(docker)![1]!) as string[];
+    // The image's own HEALTHCHECK, its config path mapped to the mounted file: it reads http.port there.
+    const check = (JSON.parse(/^\s+CMD (\[.*\])$/m.exec(docker)![1]!) as string[]).map((a) =>
+      a === "dist/cli/main.js" ? "bin/roomgate" : (mounted.get(a) ?? a),
+    );
     for (const name of ["roomgate", "worker"]) {
       const body = (await (await fetch(`http://127.0.0.1:${health[name]}/healthz`)).json()) as Record<
         string,
         unknown
       >;
       expect(body, name).toMatchObject({ ok: true, redis: "up", status: "ok" });
-      const probe = spawnSync(process.execPath, check.slice(1), {
-        env: { HEALTH_PORT: String(health[name]) },
-      });
-      expect(probe.status, `${name} HEALTHCHECK`).toBe(0);
+      const probe = spawnSync(process.execPath, check.slice(1), { env: { ...process.env, ...envOf[name] } });
+      expect(probe.status, `${name} HEALTHCHECK: ${String(probe.stdout)}${String(probe.stderr)}`).toBe(0);
     }
     const demoCheck = services
       .demo!.healthcheck!.test.slice(1)

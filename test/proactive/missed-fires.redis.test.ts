@@ -5,6 +5,7 @@ import { silentLogger } from "../../src/core/log.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { demoNamespaces } from "../support/spine.js";
+import { elapse, waitFor } from "../support/wait.js";
 
 // The missed-fire policy: while no process takes jobs (for longer than `downSeconds`),
 // fires come due; when one is back, `missed: once` runs them as one late fire,
@@ -44,6 +45,10 @@ async function world() {
       runtimes.push(runtime);
       return runtime;
     },
+    /** Whether some process runs workers now (the uptime record not lapsed). */
+    async up(): Promise<boolean> {
+      return (await db.redis.exists(db.keys.proactiveUptime)) === 1;
+    },
     /** The fire times queued in the room, by schedule (nobody serves the terminal room's lane here). */
     async queued(): Promise<Record<string, number[]>> {
       const out: Record<string, number[]> = {};
@@ -69,42 +74,57 @@ describe.concurrent("a fire missed while nothing took jobs", () => {
     const { start, queued } = await world();
     // `start` without workers: the schedules are made, nothing takes their fires.
     const down = await start({ workers: false, receivers: true });
-    await new Promise((r) => setTimeout(r, 3 * PERIOD_MS + 500));
+    // The outage is the scenario: three periods come due with nobody to take them.
+    await elapse(3 * PERIOD_MS + 500, "an outage of three periods");
     expect(await queued()).toEqual({});
     await down.stop(0);
     const back = Date.now();
     await start({ workers: true, receivers: false });
-    await new Promise((r) => setTimeout(r, 2 * PERIOD_MS + 1000));
-    const fires = await queued();
-    const late = (name: string) => (fires[name] ?? []).filter((at) => at < back - 1000);
-    const onTime = (name: string) => (fires[name] ?? []).filter((at) => at >= back - 1000);
+    // A fire on time after the return of each schedule: the late ones were taken before it.
+    const late = (fires: Record<string, number[]>, name: string) =>
+      (fires[name] ?? []).filter((at) => at < back - 1000);
+    const onTime = (fires: Record<string, number[]>, name: string) =>
+      (fires[name] ?? []).filter((at) => at >= back - 1000);
+    const fires = await waitFor(
+      async () => {
+        const now = await queued();
+        return onTime(now, "once-s").length > 0 && onTime(now, "skip-s").length > 0 && now;
+      },
+      undefined,
+      "a fire on time of each schedule",
+    );
     // Three or more periods passed: one late fire, not one per period.
-    expect(late("once-s")).toHaveLength(1);
-    expect(late("skip-s")).toHaveLength(0);
-    expect(onTime("once-s").length).toBeGreaterThanOrEqual(1);
-    expect(onTime("skip-s").length).toBeGreaterThanOrEqual(1);
+    expect(late(fires, "once-s")).toHaveLength(1);
+    expect(late(fires, "skip-s")).toHaveLength(0);
     expect(new Set(fires["once-s"]).size).toBe(fires["once-s"]!.length);
   });
 
   it("after workers ran and all stopped: an outage longer than downSeconds is missed fires, not one per period", async () => {
-    const { start, queued } = await world();
-    const up = await start({ workers: true, receivers: true });
-    await new Promise((r) => setTimeout(r, PERIOD_MS + 500));
-    await up.stop(0);
+    const { start, queued, up } = await world();
+    const running = await start({ workers: true, receivers: true });
+    await waitFor(async () => (await queued())["once-s"]?.length, undefined, "a fire while running");
+    await running.stop(0);
     const stopped = Date.now();
     const before = await queued();
-    // Nothing runs for longer than downSeconds (3) and three periods.
-    await new Promise((r) => setTimeout(r, 3 * PERIOD_MS + 1500));
+    // Nothing runs for longer than downSeconds (the uptime record lapses) and three periods.
+    await elapse(3 * PERIOD_MS + 500, "an outage of three periods");
+    await waitFor(async () => !(await up()), undefined, "the uptime record lapsed (downSeconds)");
     const back = Date.now();
     await start({ workers: true, receivers: false });
-    await new Promise((r) => setTimeout(r, 2 * PERIOD_MS + 1000));
-    const fires = await queued();
+    // A fire after the return of each schedule: those of the outage were taken before it.
+    const after = (fires: Record<string, number[]>, name: string) =>
+      (fires[name] ?? []).filter((at) => at >= back);
+    const fires = await waitFor(
+      async () => {
+        const now = await queued();
+        return after(now, "once-s").length > 0 && after(now, "skip-s").length > 0 && now;
+      },
+      undefined,
+      "a fire of each schedule after the outage",
+    );
     const during = (name: string) => (fires[name] ?? []).filter((at) => at > stopped && at < back);
     expect(before["once-s"]!.length).toBeGreaterThanOrEqual(1);
     expect(during("once-s"), fires["once-s"]!.join(", ")).toHaveLength(1);
     expect(during("skip-s"), fires["skip-s"]!.join(", ")).toHaveLength(0);
-    for (const name of ["once-s", "skip-s"]) {
-      expect((fires[name] ?? []).filter((at) => at >= back).length).toBeGreaterThanOrEqual(1);
-    }
   });
 });

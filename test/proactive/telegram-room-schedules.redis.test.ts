@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { telegramRoom } from "../../src/core/room.js";
 import { PROACTIVE_QUEUE } from "../../src/proactive/proactive-queue.js";
 import { Queue } from "bullmq";
 import { DEMO_SERVER } from "../support/spine.js";
@@ -60,7 +61,21 @@ describe("/schedule in a Telegram group", () => {
       await says(ALICE, "/schedule remove 1");
       await waitFor(() => queue.getJobSchedulersCount().then((n) => n === 0), 20_000, "the removal");
       const removedAt = Date.now();
-      await new Promise((r) => setTimeout(r, 5000));
+      // Nothing left that could fire (no job of the schedule waiting or running), and
+      // whatever a fire queued before the removal answered.
+      await waitFor(
+        async () =>
+          Object.values(await queue.getJobCounts("active", "waiting", "delayed", "prioritized")).every(
+            (n) => n === 0,
+          ),
+        undefined,
+        "no fire left to run",
+      );
+      await waitFor(
+        () => world.db.drained(telegramRoom(world.bot.id, GROUP.id)),
+        undefined,
+        "the group drained",
+      );
       const after = fires().filter((m) => {
         const at = /\((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\)/.exec(m.text ?? "")?.[1];
         return at !== undefined && Date.parse(`${at.replace(" ", "T")}Z`) > removedAt;

@@ -5,7 +5,7 @@ import { renderPlain } from "../../src/render/plain.js";
 const VERBATIM = "<b>x</b> & *y* _z_ `t` &amp;\nline2";
 
 describe("renderPlain", () => {
-  it("shows answer, text, code and labels verbatim", () => {
+  it("shows answer, text, code and labels verbatim, code without Markdown fences (a terminal is monospace)", () => {
     const [text] = renderPlain({
       blocks: [
         { type: "answer", ok: false, answer: VERBATIM, items: [] },
@@ -15,7 +15,7 @@ describe("renderPlain", () => {
       options: [{ token: "t", label: VERBATIM }],
     });
     expect(text).toBe(
-      `${VERBATIM}\n\n${VERBATIM}\n\n\`\`\`\n${VERBATIM}\n\`\`\`\n\n1. ${VERBATIM}\nReply with a number to choose.`,
+      `${VERBATIM}\n\n${VERBATIM}\n\n${VERBATIM}\n\n1. ${VERBATIM}\nReply with a number to choose.`,
     );
   });
 
@@ -75,11 +75,9 @@ describe("renderPlain", () => {
       │ Data may be stale.
       │ Last sync 10:00.
 
-      \`\`\`
       if (a < b) {
         retry();
       }
-      \`\`\`
 
       1. Show logs
       2. Retry

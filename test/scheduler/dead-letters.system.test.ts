@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { ConfigSchema } from "../../src/core/config.js";
 import { registry } from "../../src/ops/metrics.js";
-import { DeadLetters } from "../../src/queue/dead-letters.js";
+import { DeadLetters } from "../../src/scheduler/dead-letters.js";
 import { callsIn, demoNamespaces, startSpine, type Spine } from "../support/spine.js";
 import { eventually } from "../support/wait.js";
 

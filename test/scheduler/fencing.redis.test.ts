@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callsIn, startSpine, type Spine } from "../support/spine.js";
 import { TestRooms } from "../support/test-room.js";
-import { eventually } from "../support/wait.js";
+import { capturingLogger } from "../support/telegram-fixtures.js";
+import { eventually, waitFor } from "../support/wait.js";
 
 const SLOW_MS = 1200;
 
 describe("fenced leases", () => {
   let spine: Spine;
+  const capture = capturingLogger();
   beforeAll(async () => {
-    spine = await startSpine({ env: { DEMO_SLOW_MS: String(SLOW_MS) } });
+    spine = await startSpine({ env: { DEMO_SLOW_MS: String(SLOW_MS) }, log: capture.log });
   });
   afterAll(async () => {
     await spine.stop();
@@ -39,14 +41,19 @@ describe("fenced leases", () => {
     // Another worker holds the room now (as after this one's lease ran out).
     await redis.set(keys.lease(room), "thief", "PX", 60_000);
     await redis.zadd(keys.laneShard("telegram", keys.shardOf(room)).running, Date.now() + 60_000, room);
-    await new Promise((r) => setTimeout(r, SLOW_MS + 500));
+    // The slow call returns, and the worker finds the room taken.
+    await waitFor(
+      () => capture.lines().some((l) => l.room === room && String(l.msg).startsWith("room lease lost")),
+      undefined,
+      "the worker stopping",
+    );
     expect(spine.rooms.delivered.filter((d) => d.event.eventId === id)).toHaveLength(0);
     expect(await redis.hget(keys.turn(room), "outcome")).toBeNull();
     // The thief dies: its lease lapses and the room is taken over.
     await redis.del(keys.lease(room));
     await redis.zadd(keys.laneShard("telegram", keys.shardOf(room)).running, Date.now() - 1, room);
     await spine.rooms.reply(id);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => spine.redis.drained(room), undefined, "the room drained");
     expect(spine.rooms.delivered.filter((d) => d.event.eventId === id)).toHaveLength(1);
   });
 });

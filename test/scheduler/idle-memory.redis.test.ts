@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSpine, type Spine } from "../support/spine.js";
 import { TestRooms } from "../support/test-room.js";
+import { waitFor } from "../support/wait.js";
 
 describe("what an idle room leaves in Redis", () => {
   let spine: Spine;
@@ -16,7 +17,8 @@ describe("what an idle room leaves in Redis", () => {
     const room = TestRooms.room("idle");
     for (let i = 0; i < 10; i += 1)
       await spine.rooms.ask("idle", i % 2 ? "/status" : "what should I read today?");
-    await new Promise((r) => setTimeout(r, 200));
+    // The last answer is delivered before its turn is closed: wait for the close.
+    await waitFor(() => spine.redis.drained(room), undefined, "the room drained");
     const roomKeys = await redis.keys(`${keys.inbox(room).slice(0, -"inbox".length)}*`);
     const rest = roomKeys.filter((k) => k !== keys.session(room) && k !== keys.history(room));
     let bytes = 0;

@@ -5,7 +5,7 @@ import { RedisLostError } from "../../src/sessions/client-watch.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import { heldProxy, type HeldProxy } from "../support/held-proxy.js";
 import { capturingLogger } from "../support/telegram-fixtures.js";
-import { waitFor } from "../support/wait.js";
+import { staysFalse, waitFor } from "../support/wait.js";
 
 /** The run's Redis behind a proxy that can stop passing anything, as a hung server does. */
 async function behindProxy(): Promise<{ proxy: HeldProxy; url: string }> {
@@ -75,7 +75,8 @@ describe("every Redis client is watched and replaced when it stops answering", (
     await waitFor(() => lost.length > 0, 5_000, "the watch to give up");
     // One silent period for the first client, one for its replacement.
     expect(Date.now() - since).toBeGreaterThanOrEqual(800);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Only the watch's own timer could give up again: watch for more than its silent period.
+    await staysFalse(() => lost.length > 1, 600, "a second give-up");
     expect(lost).toHaveLength(1);
     expect(lost[0]).toBeInstanceOf(RedisLostError);
     expect(lost[0]!.message).toMatch(/"lease renewals" client has answered no command for \d+ s/);
@@ -90,8 +91,12 @@ describe("every Redis client is watched and replaced when it stops answering", (
     await client.ping();
     connection.watchClients({ deadAfterMs: 200, probeEveryMs: 20, log, lost: () => undefined });
     client.disconnect();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(lines().filter((l) => String(l.msg).includes("replaced"))).toEqual([]);
-    expect(connection.clientStates()).toEqual([]);
+    await waitFor(() => connection!.clientStates().length === 0, undefined, "the closed client let go");
+    // Only the watch's own timer could replace it: watch for twice its silent period.
+    await staysFalse(
+      () => lines().some((l) => String(l.msg).includes("replaced")),
+      400,
+      "the closed client replaced",
+    );
   });
 });

@@ -22,7 +22,7 @@ describe("the sharded key layout", () => {
       const e2ee = keys.laneShard("matrix-e2ee", r.shard);
       const all = [
         r.inbox,
-        r.seen,
+        keys.seen(r.shard),
         r.lease,
         r.turn,
         r.session,

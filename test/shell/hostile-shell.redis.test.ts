@@ -9,6 +9,7 @@ import { visibleControls } from "../../src/shell/visible-controls.js";
 import { echoAnswer, HOSTILE_ANSWERS, HOSTILE_ERROR_TEXT } from "../support/hostile/hostile-answers.js";
 import { expectAnswerShown, hostileNamespace } from "../support/hostile/hostile-namespace.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
+import { waitFor } from "../support/wait.js";
 
 const hostile = hostileNamespace({ HOSTILE_SLOW_MS: "1200" });
 let db: TestRedis;
@@ -44,16 +45,15 @@ afterAll(async () => {
 async function say(line: string): Promise<string> {
   const start = printed.length;
   input.write(`${line}\n`);
-  const deadline = Date.now() + 20_000;
-  while (
-    !printed
-      .slice(start)
-      .replace(/\r\u001b\[2K/g, "")
-      .includes("\n\n")
-  ) {
-    if (Date.now() > deadline) throw new Error(`no reply to ${line.slice(0, 40)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(
+    () =>
+      printed
+        .slice(start)
+        .replace(/\r\u001b\[2K/g, "")
+        .includes("\n\n"),
+    undefined,
+    `the reply to ${line.slice(0, 40)}`,
+  );
   return printed.slice(start);
 }
 

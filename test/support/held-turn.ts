@@ -3,10 +3,11 @@ import type { DeliveryContext } from "../../src/core/adapter.js";
 import { SendDeferredError, TransientSendError } from "../../src/core/delivery-errors.js";
 import type { Logger } from "../../src/core/log.js";
 import { platformOf } from "../../src/core/room.js";
-import { laneOf } from "../../src/queue/lanes.js";
-import { RoomLease } from "../../src/queue/room-lease.js";
-import { TurnGate } from "../../src/queue/turn-gate.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { laneOf } from "../../src/scheduler/lanes.js";
+import { RoomLease } from "../../src/scheduler/room-lease.js";
+import { TurnLifecycle } from "../../src/scheduler/turn-lifecycle.js";
+import { TurnGate } from "../../src/scheduler/turn-gate.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import type { TestRedis } from "./redis.js";
 
 /**
@@ -40,7 +41,7 @@ export class HeldTurn {
     log: Logger,
   ): TurnGate {
     const deps = { limiter: new RedisRateLimiter(db.redis), log, platform: platformOf(held.room) };
-    return new TurnGate(deps, held, record);
+    return new TurnGate(deps, held, record, new TurnLifecycle());
   }
 
   /** The delivery context a worker passes: the gate is both the turn's ledger and its send gate. */

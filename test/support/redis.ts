@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
-import { SchedulerScripts } from "../../src/queue/scheduler-scripts.js";
+import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
 import { Keys } from "../../src/sessions/keys.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 
@@ -15,6 +15,11 @@ export interface TestRedis {
   keys: Keys;
   /** The scheduler's scripts on `redis` under `prefix`. */
   scheduler: SchedulerScripts;
+  /**
+   * Whether the room's worker is done with everything queued for it (no inbox, lease or
+   * turn record left): the barrier after which a turn that was queued would have been answered.
+   */
+  drained(room: string): Promise<boolean>;
   cleanup(): Promise<void>;
 }
 
@@ -38,6 +43,9 @@ export async function testRedis(): Promise<TestRedis> {
     prefix,
     keys,
     scheduler: new SchedulerScripts(redis, keys),
+    async drained(room) {
+      return (await redis.exists(keys.inbox(room), keys.lease(room), keys.turn(room))) === 0;
+    },
     async cleanup() {
       let cursor = "0";
       do {

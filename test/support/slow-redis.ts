@@ -4,8 +4,13 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 export interface SlowRedis {
   /** The URL to connect to (the target's login kept). */
   url: string;
-  /** From now on, answers reach the client `ms` late (in order): a reply held up after its command ran. */
-  holdReplies(ms: number): void;
+  /**
+   * From now on, answers reach the client `ms` late, or once `until` settles (in order):
+   * a reply held up after its command ran.
+   */
+  holdReplies(ms: number, until?: Promise<void>): void;
+  /** How many answers are being held up right now. */
+  heldReplies(): number;
   close(): void;
 }
 
@@ -18,6 +23,8 @@ export async function slowRedis(target: string, delayMs: number): Promise<SlowRe
   const to = new URL(target);
   const sockets = new Set<Socket>();
   let replyDelayMs = 0;
+  let replyUntil: Promise<void> | undefined;
+  let held = 0;
   const server: Server = createServer((client) => {
     const upstream = connect(Number(to.port), to.hostname);
     sockets.add(client).add(upstream);
@@ -25,9 +32,15 @@ export async function slowRedis(target: string, delayMs: number): Promise<SlowRe
     let replies = Promise.resolve();
     upstream.on("data", (chunk) => {
       const hold = replyDelayMs;
+      const until = replyUntil;
+      if (hold > 0 || until) held += 1;
       replies = replies
         .then(() => (hold > 0 ? new Promise((resolve) => setTimeout(resolve, hold)) : undefined))
-        .then(() => void client.write(chunk));
+        .then(() => until)
+        .then(() => {
+          if (hold > 0 || until) held -= 1;
+          client.write(chunk);
+        });
     });
     const close = () => {
       client.destroy();
@@ -41,7 +54,11 @@ export async function slowRedis(target: string, delayMs: number): Promise<SlowRe
   url.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
   return {
     url: url.toString(),
-    holdReplies: (ms) => (replyDelayMs = ms),
+    holdReplies: (ms, until) => {
+      replyDelayMs = ms;
+      replyUntil = until;
+    },
+    heldReplies: () => held,
     close: () => {
       for (const s of sockets) s.destroy();
       server.close();

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigSchema, type Config } from "../../src/core/config.js";
-import { silentLogger } from "../../src/core/log.js";
+import { silentLogger, type Logger } from "../../src/core/log.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { testRedis, type TestRedis } from "./redis.js";
 import { TestRooms } from "./test-room.js";
@@ -50,7 +50,14 @@ export interface Spine {
 
 /** Starts the spine for one test file. */
 export async function startSpine(
-  options: { namespace?: string; env?: Record<string, string>; config?: Config; callLog?: string } = {},
+  options: {
+    namespace?: string;
+    env?: Record<string, string>;
+    config?: Config;
+    callLog?: string;
+    /** Where the runtime logs (silent unless a test reads it). */
+    log?: Logger;
+  } = {},
 ): Promise<Spine> {
   const redis = await testRedis();
   const demo = demoNamespaces(options.env);
@@ -62,7 +69,7 @@ export async function startSpine(
       config,
       redisUrl: redis.url,
       prefix: redis.prefix,
-      log: silentLogger(),
+      log: options.log ?? silentLogger(),
       platforms: [rooms.factory()],
     });
   const spine: Spine = {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { telegramRoom } from "../../src/core/room.js";
 import type { InboundEvent } from "../../src/core/event.js";
-import { RedisInbox } from "../../src/queue/redis-inbox.js";
+import { RedisInbox } from "../../src/scheduler/redis-inbox.js";
 import type { TestRedis } from "./redis.js";
 import type { StandinBot, StandinUser, StoredMessage, TelegramApiStandin } from "./telegram-api-standin.js";
 import type { StandinChat } from "./telegram-standin-wire.js";
@@ -117,10 +117,56 @@ export class StandinGroup {
   }
 }
 
+/**
+ * A press of a button `who` cannot see (one sent to another member alone), its data
+ * replayed: the event as someone with Redis access could queue it into the room's inbox.
+ */
+export function pressOf(
+  group: StandinGroup,
+  namespace: string,
+  who: StandinUser,
+  token: string,
+  eventId: string,
+): InboundEvent {
+  return {
+    eventId: `forged:${eventId}`,
+    kind: "choice",
+    token,
+    addressed: "button",
+    namespace,
+    platform: "telegram",
+    receivedAt: Date.now(),
+    room: group.room,
+    sender: { id: `tg:${who.id}`, name: who.first_name, allowed: true },
+    origin: {
+      platform: "telegram",
+      botId: group.bot.id,
+      chatId: group.chat.id,
+      chatType: group.chat.type,
+      userId: who.id,
+    },
+  };
+}
+
 /** Queues an event straight into a room's inbox, as someone with Redis access could: the worker must re-check it. */
 export async function forge(db: TestRedis, event: InboundEvent): Promise<void> {
   const inbox = new RedisInbox(db.scheduler, 3600_000);
   await inbox.enqueue(event);
+}
+
+/**
+ * Waits until the room's turn for a queued event is over (a turn leaves the inbox at its
+ * end): the barrier after which what that event did, or was refused, has happened.
+ */
+export async function handled(db: TestRedis, room: string, eventId: string): Promise<void> {
+  await waitFor(
+    async () =>
+      !(await db.redis.lrange(db.keys.inbox(room), 0, -1)).some(
+        (raw) => (JSON.parse(raw) as { eventId?: string }).eventId === eventId,
+      ),
+    30_000,
+    `the turn of ${eventId} over`,
+  );
 }
 
 /** Runs an operator command (`roomgate pair …`, `users …`, `audit export …`) as the operator would, beside a running start. */

@@ -118,6 +118,12 @@ export function standinMethods(shared: SharedState): Record<string, MethodHandle
       url: state.webhook?.url ?? "",
       has_custom_certificate: false,
       pending_update_count: state.updates.length,
+      ...(state.webhook?.lastError
+        ? {
+            last_error_date: state.webhook.lastError.date,
+            last_error_message: state.webhook.lastError.message,
+          }
+        : {}),
     }),
     getFile: (_state, p) => {
       const file = shared.files.get(String(p.file_id));

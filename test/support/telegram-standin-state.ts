@@ -53,7 +53,9 @@ export interface BotState {
   updates: Json[];
   allowedUpdates: string[] | undefined;
   poll: { answer: (status: number, body: Json) => void } | undefined;
-  webhook: { url: string; secret: string | undefined } | undefined;
+  /** The webhook setWebhook set, and Telegram's record of its last failed delivery (getWebhookInfo). */
+  webhook:
+    { url: string; secret: string | undefined; lastError?: { date: number; message: string } } | undefined;
   webhookChain: Promise<void>;
   commands: Json[];
   chats: Map<number, ChatRoom>;

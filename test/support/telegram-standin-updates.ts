@@ -75,6 +75,7 @@ export function deliverByWebhook(
   state.webhookChain = state.webhookChain.then(async () => {
     for (let attempt = 1; attempt <= 20; attempt++) {
       let status = 0;
+      let statusText = "";
       try {
         const res = await fetch(webhook.url, {
           method: "POST",
@@ -85,6 +86,7 @@ export function deliverByWebhook(
           body: JSON.stringify(update),
         });
         status = res.status;
+        statusText = res.statusText;
         await res.arrayBuffer();
       } catch {
         status = 0;
@@ -94,6 +96,12 @@ export function deliverByWebhook(
         state.updates = state.updates.filter((u) => u !== update);
         return;
       }
+      // Telegram keeps the last failure for getWebhookInfo, in its own wording.
+      webhook.lastError = {
+        date: Math.floor(Date.now() / 1000),
+        message:
+          status === 0 ? "Connection refused" : `Wrong response from the webhook: ${status} ${statusText}`,
+      };
       await new Promise((r) => setTimeout(r, 100 * attempt));
     }
   });

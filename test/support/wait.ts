@@ -68,3 +68,13 @@ export async function staysFalse(
     await tick();
   } while (Date.now() < deadline);
 }
+
+/**
+ * Lets a duration pass that the scenario itself is made of (an outage, a window that must
+ * lapse), never a guess at when something will have happened: what follows must then wait
+ * for its own event. `why` names the duration so the remaining ones are easy to review.
+ */
+export async function elapse(ms: number, why: string): Promise<void> {
+  void why;
+  await new Promise<void>((resolve) => setTimeout(resolve, ms));
+}

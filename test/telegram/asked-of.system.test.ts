@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InboundEvent } from "../../src/core/event.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
-import { forge, StandinGroup, teamNamespace } from "../support/team.js";
+import { forge, handled, StandinGroup, teamNamespace } from "../support/team.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 import { waitFor } from "../support/wait.js";
 
@@ -114,7 +114,7 @@ describe("pending state belongs to the person it was asked of (a group with two 
     expect(await group.say(BOB, "yes")).toContain("pong: yes");
     // Bob does not see Alice's buttons; a press of them (its data replayed) is refused all the same.
     await forge(db, forged("choice", group.buttonData("Approve", ALICE), 3, BOB));
-    await new Promise((r) => setTimeout(r, 500));
+    await handled(db, group.room, "forged:3");
     expect(calls("h.wipe")).toEqual([]);
     expect(await group.say(ALICE, "y")).toContain(`WIPED staging as tg:${ALICE.id}`);
     expect(calls("h.wipe")).toHaveLength(1);
@@ -151,15 +151,15 @@ describe("pending state belongs to the person it was asked of (a group with two 
     await forge(db, forged("choice", group.buttonData("Yes", ALICE), 4, BOB));
     // With Redis access one could queue Mallory's press as allowed: the running call re-checks it.
     await forge(db, forged("choice", group.buttonData("Yes", ALICE), 1));
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(
-      group
-        .messages()
-        .map((m) => m.text ?? "")
-        .join("\n"),
-    ).not.toContain("PAID");
-    await group.press(ALICE, "Yes");
-    await waitFor(() => group.messages().some((m) => m.text?.includes("PAID")), 30_000, "the payment");
+    // The waiting call reads the room's events in order, so the forged presses are weighed
+    // before Alice's: hers is the one that answers (its toast says nothing else), and only
+    // then is the payment made.
+    const paid = () => group.messages().filter((m) => m.text?.includes("PAID"));
+    expect(paid()).toEqual([]);
+    const toast = await group.press(ALICE, "Yes");
+    await waitFor(() => paid().length > 0, 30_000, "the payment");
+    expect(toast, "Alice's press did not answer the question").toBeUndefined();
+    expect(paid()).toHaveLength(1);
     expect(
       group
         .messages()
@@ -170,8 +170,9 @@ describe("pending state belongs to the person it was asked of (a group with two 
 
   it("#2 #9 /cancel from another member, or forged, does not stop Alice's call; hers does", async () => {
     const before = group.messages().length;
+    const slowCalls = calls("h.slow").length;
     standin.userSends(bot.token, { from: ALICE, chat: GROUP, text: "/call h.slow" });
-    await new Promise((r) => setTimeout(r, 800));
+    await waitFor(() => calls("h.slow").length > slowCalls, 30_000, "Alice's call running");
     standin.userSends(bot.token, { from: BOB, chat: GROUP, text: "/cancel" });
     await forge(db, forged("message", "/cancel", 2));
     await waitFor(
@@ -194,8 +195,9 @@ describe("pending state belongs to the person it was asked of (a group with two 
       "Bob's turn",
     );
     const again = group.messages().length;
+    const slowAgain = calls("h.slow").length;
     standin.userSends(bot.token, { from: ALICE, chat: GROUP, text: "/call h.slow" });
-    await new Promise((r) => setTimeout(r, 800));
+    await waitFor(() => calls("h.slow").length > slowAgain, 30_000, "Alice's second call running");
     standin.userSends(bot.token, { from: ALICE, chat: GROUP, text: "/cancel" });
     await waitFor(
       () =>

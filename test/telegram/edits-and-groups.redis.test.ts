@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Receiver } from "../../src/core/adapter.js";
 import { silentLogger } from "../../src/core/log.js";
 import { permissionDeps } from "../../src/runtime.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
@@ -66,12 +66,21 @@ async function start(edits?: { reask: boolean; windowSeconds: number }): Promise
 
 const texts = (inbox: RecordingInbox) => inbox.calls.flatMap((e) => (e.kind === "message" ? [e.text] : []));
 
-/** A DM always passes: once it arrived, every update pushed before it was handled. */
+/**
+ * A DM always passes: once it arrived and the offset past it is stored (a batch's chats
+ * are queued side by side, the offset after all of them), every update pushed before it
+ * was handled.
+ */
 async function settle(inbox: RecordingInbox): Promise<void> {
-  const before = inbox.calls.length;
-  standin.userSends(bot.token, { from: ALICE, text: "marker" });
-  await waitFor(() => inbox.calls.length > before && texts(inbox).at(-1) === "marker", 10_000, "the marker");
-  inbox.calls.pop();
+  const { updateId } = standin.userSends(bot.token, { from: ALICE, text: "marker" });
+  await waitFor(
+    async () => Number(await db.redis.get(db.keys.telegramOffset(bot.id))) > updateId,
+    10_000,
+    "the marker's batch",
+  );
+  const at = inbox.calls.findIndex((e) => e.kind === "message" && e.text === "marker");
+  expect(at).toBeGreaterThanOrEqual(0);
+  inbox.calls.splice(at, 1);
 }
 
 describe("Telegram groups and edits", () => {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { telegramRoom } from "../../src/core/room.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { telegramWorld } from "../support/telegram-world.js";
 import { waitFor } from "../support/wait.js";
@@ -26,8 +27,14 @@ describe("Telegram intake with the flood check in the enqueue", () => {
       20_000,
       "two answers and a notice",
     );
-    // Time for any wrongly queued turn to be answered too.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Every update handled at the edge, then every queued turn answered: a wrongly
+    // queued one would have been answered by now.
+    await waitFor(() => world.standin.pendingUpdates(world.bot.token) === 0, undefined, "the updates taken");
+    await waitFor(
+      () => world.db.drained(telegramRoom(world.bot.id, ALICE.id)),
+      undefined,
+      "Alice's room drained",
+    );
     const texts = world.standin.botMessages(world.bot.token, ALICE.id).map((m) => m.text);
     expect(texts.filter(tooFast)).toHaveLength(1);
     expect(texts.filter((t) => !tooFast(t))).toHaveLength(2);

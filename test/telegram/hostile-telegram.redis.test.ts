@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/core/log.js";
 import { telegramRoom } from "../../src/core/room.js";
 import { renderTelegram } from "../../src/render/telegram.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
@@ -14,7 +13,7 @@ import {
   type StandinUser,
   type StoredMessage,
 } from "../support/telegram-api-standin.js";
-import { telegramConfig } from "../support/telegram-fixtures.js";
+import { capturingLogger, telegramConfig } from "../support/telegram-fixtures.js";
 import { waitFor } from "../support/wait.js";
 
 const ALICE: StandinUser = { id: 901, first_name: "Alice" };
@@ -24,6 +23,8 @@ const UNBOUND = { id: -100999, type: "supergroup" as const, title: "Nobody bound
 const FAST = { timeoutSeconds: 1, backoffMs: { initial: 50, max: 500 } };
 
 const hostile = hostileNamespace();
+const capture = capturingLogger();
+const logged = capture.lines;
 let standin: TelegramApiStandin;
 let db: TestRedis;
 let bot: StandinBot;
@@ -53,7 +54,7 @@ beforeAll(async () => {
     config,
     redisUrl: db.url,
     prefix: db.prefix,
-    log: silentLogger(),
+    log: capture.log,
     platforms: [createTelegramPlatform({ polling: FAST })],
   });
 }, 60_000);
@@ -194,8 +195,9 @@ describe("a stranger, every way in", () => {
     expect(messagesTo(MALLORY.id)[0]!.text).toContain("not allowed");
     standin.userSends(bot.token, { from: MALLORY, text: "/tools" });
     standin.userSends(bot.token, { from: MALLORY, text: "/call adv.ask question=hi" });
+    // The poll past them is the barrier: each update's handling (a refusal sent, anything
+    // queued) ends before the next getUpdates confirms it.
     await waitFor(() => standin.pendingUpdates(bot.token) === 0, 20_000, "the updates taken");
-    await new Promise((r) => setTimeout(r, 300));
     expect(messagesTo(MALLORY.id)).toHaveLength(1);
     expect(hostile.calls().length).toBe(before);
     await expectNothingLeft([telegramRoom(bot.id, MALLORY.id)]);
@@ -224,7 +226,6 @@ describe("a stranger, every way in", () => {
     await waitFor(() => messagesTo(GROUP.id).length === groupMessages + 1, 20_000, "the group refusal");
     standin.userSends(bot.token, { from: MALLORY, chat: GROUP, text: "1", replyTo: offer!.message_id });
     await waitFor(() => standin.pendingUpdates(bot.token) === 0, 20_000, "the updates taken");
-    await new Promise((r) => setTimeout(r, 300));
     expect(messagesTo(GROUP.id)).toHaveLength(groupMessages + 1);
     // The forged page turn edited nothing.
     expect(standin.callsTo("editMessageReplyMarkup", bot.id)).toHaveLength(edits);
@@ -237,7 +238,6 @@ describe("a stranger, every way in", () => {
     const document = standin.addFile({ name: "payload.md", mime: "text/markdown", content: "# hi" });
     standin.userSends(bot.token, { from: MALLORY, document, caption: "read this" });
     await waitFor(() => standin.pendingUpdates(bot.token) === 0, 20_000, "the update taken");
-    await new Promise((r) => setTimeout(r, 300));
     await expectNothingLeft([telegramRoom(bot.id, MALLORY.id)]);
   });
 
@@ -265,11 +265,11 @@ describe("a stranger, every way in", () => {
       },
     });
     await waitFor(
-      async () => (await db.redis.llen(db.keys.inbox(room))) === 0,
+      () =>
+        logged().some((l) => l.turn === `tg:${bot.id}:forged-1` && l.msg === "sender not allowed; dropped"),
       20_000,
-      "the worker taking it",
+      "the worker dropping it",
     );
-    await new Promise((r) => setTimeout(r, 300));
     expect(hostile.calls().length).toBe(before);
     expect(messagesTo(MALLORY.id)).toHaveLength(refusals);
     expect((await roomKeys(db, room)).filter((k) => k === "session" || k.startsWith("outcome"))).toEqual([]);

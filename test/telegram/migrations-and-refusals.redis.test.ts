@@ -3,7 +3,7 @@ import type { Config } from "../../src/core/config.js";
 import type { Logger } from "../../src/core/log.js";
 import { telegramRoom } from "../../src/core/room.js";
 import { edgeTexts } from "../../src/edge/edge-texts.js";
-import { DeadLetters } from "../../src/queue/dead-letters.js";
+import { DeadLetters } from "../../src/scheduler/dead-letters.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { testRedis, type TestRedis } from "../support/redis.js";

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { InboundEvent } from "../../src/core/event.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply, TurnOutcome } from "../../src/core/reply.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
 import { TelegramSender } from "../../src/telegram/telegram-sender.js";
 import { deliverLikeTheScheduler, HeldTurn } from "../support/held-turn.js";

@@ -5,7 +5,7 @@ import { silentLogger } from "../../src/core/log.js";
 import { DocumentReader } from "../../src/telegram/document-reader.js";
 import { PollingReceiver } from "../../src/telegram/polling-receiver.js";
 import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
-import { FloodGate } from "../../src/edge/flood-gate.js";
+import { FloodGate } from "../../src/scheduler/flood-gate.js";
 import { UpdateIntake } from "../../src/telegram/edge/update-intake.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
@@ -81,7 +81,8 @@ describe("PollingReceiver", () => {
 
     await receiver(inbox);
     await waitFor(() => inbox.calls.length === 4, 5000, "the update sent while down");
-    await new Promise((r) => setTimeout(r, 300));
+    // Every update confirmed: nothing left that could arrive again.
+    await waitFor(() => standin.pendingUpdates(bot.token) === 0, undefined, "the updates confirmed");
     expect(inbox.calls.map((e) => e.kind === "message" && e.text)).toEqual([
       "one",
       "two",
@@ -108,15 +109,19 @@ describe("PollingReceiver", () => {
     // Sent before polling starts, so that one getUpdates hands all three over as a batch.
     const ids = [send("one"), send("two"), send("three")];
     const inbox = new RecordingInbox();
+    let triesOfTwo = 0;
     const stuck = new (class extends RecordingInbox {
       override async enqueue(event: Parameters<RecordingInbox["enqueue"]>[0]): Promise<boolean> {
-        if (event.kind === "message" && event.text === "two") throw new Error("inbox unavailable");
+        if (event.kind === "message" && event.text === "two") {
+          triesOfTwo += 1;
+          throw new Error("inbox unavailable");
+        }
         return inbox.enqueue(event);
       }
     })();
     const first = await receiver(stuck);
     await waitFor(() => inbox.calls.length === 1, 5000, "the first update");
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => triesOfTwo >= 2, undefined, "the second update retried");
     // "two" is not queued, so the stored offset has not moved past it (one write per batch).
     expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBeNull();
     await first.stop();
@@ -143,11 +148,10 @@ describe("PollingReceiver", () => {
     await waitFor(() => lines().some((l) => String(l.msg).includes("409 Conflict")), 5000, "a 409 warning");
     await intruder.stop();
     running.splice(running.indexOf(intruder), 1);
-    await new Promise((r) => setTimeout(r, 400));
     send("still here?");
     await waitFor(
       () => inbox.calls.some((e) => e.kind === "message" && e.text === "still here?"),
-      5000,
+      undefined,
       "the next update",
     );
     expect(lines().find((l) => String(l.msg).includes("409"))).toMatchObject({ level: 40, botId: bot.id });

@@ -4,7 +4,7 @@ import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { exportedTrail, operatorCommand, StandinGroup, teamNamespace } from "../support/team.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { waitFor } from "../support/wait.js";
+import { elapse, waitFor } from "../support/wait.js";
 
 const ALICE = { id: 1801, first_name: "Alice" };
 const BOB = { id: 1802, first_name: "Bob" };
@@ -241,12 +241,21 @@ describe("roles per binding, on roomgate start and the Bot API stand-in", () => 
       env,
     );
     expect(removed.stdout).toContain(`removed tg:${DAVE.id} from team`);
-    // Every process drops the user within a couple of seconds; the worker re-checks queued turns.
-    await new Promise((r) => setTimeout(r, 2_500));
-    const asked = team.calls().filter((c) => c.startsWith("h.ask")).length;
+    // Every process reloads paired users within 2 s of a change (PairedUsers' refresh): that
+    // promised interval, plus a margin, is the one duration this step is made of.
+    await elapse(2_500, "paired users' refresh interval");
+    const asks = () => team.calls().filter((c) => c.startsWith("h.ask"));
+    const asked = asks().length;
     standin.userSends(bot.token, { from: DAVE, chat: TEAM, text: "still there?" });
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect(team.calls().filter((c) => c.startsWith("h.ask"))).toHaveLength(asked);
+    // Alice's message comes after Dave's in the group: once she is answered, his was weighed.
+    standin.userSends(bot.token, { from: ALICE, chat: TEAM, text: "after Dave" });
+    await waitFor(
+      () => room.messages().some((m) => m.text?.includes("pong: after Dave")),
+      30_000,
+      "Alice's answer",
+    );
+    expect(asks()).toHaveLength(asked + 1);
+    expect(asks().join("\n")).not.toContain("still there?");
     const entries = trail();
     expect(entries.find((e) => e.type === "pairing.added")).toMatchObject({
       binding: "team",

@@ -1,6 +1,7 @@
 import { Api, GrammyError } from "grammy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { waitFor } from "../support/wait.js";
 
 /** The stand-in is only worth its tests if it refuses what Telegram refuses. */
 let standin: TelegramApiStandin;
@@ -73,14 +74,15 @@ describe("TelegramApiStandin", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
 
     const waiting = api.getUpdates({ timeout: 5 });
-    setTimeout(() => standin.userSends(bot.token, { from: { id: 9, first_name: "U" }, text: "hi" }), 100);
+    await waitFor(() => standin.isPolling(bot.token), undefined, "the long poll held open");
+    standin.userSends(bot.token, { from: { id: 9, first_name: "U" }, text: "hi" });
     const [update] = await waiting;
     expect(update?.message?.text).toBe("hi");
     expect(await api.getUpdates({ offset: update!.update_id, timeout: 0 })).toHaveLength(1);
     expect(await api.getUpdates({ offset: update!.update_id + 1, timeout: 0 })).toEqual([]);
 
     const older = api.getUpdates({ timeout: 5 });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => standin.isPolling(bot.token), undefined, "the older poll held open");
     const newer = api.getUpdates({ timeout: 1 });
     expect((await refusal(older)).error_code).toBe(409);
     expect(await newer).toEqual([]);

@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
+import { telegramRoom } from "../../src/core/room.js";
 import { feedDigest, feedItem, feedList } from "../../src/demo/feed.js";
 import { FEED_ITEMS } from "../../src/demo/fixtures.js";
 import type { Runtime } from "../../src/runtime.js";
@@ -43,6 +44,20 @@ async function ask(from: StandinUser, text: string, count: number) {
   world.standin.userSends(world.bot.token, { from, text });
   await waitFor(() => messagesTo(from.id).length >= count, 20_000, `reply ${count} to ${from.first_name}`);
   return messagesTo(from.id).at(-1)!;
+}
+
+/**
+ * The barrier before a check that nothing more is answered: every update sent so far is
+ * handled at the edge, and every turn it queued in these chats is answered.
+ */
+async function settled(...chats: number[]): Promise<void> {
+  await waitFor(() => world.standin.pendingUpdates(world.bot.token) === 0, undefined, "the updates taken");
+  for (const chat of chats)
+    await waitFor(
+      () => world.db.drained(telegramRoom(world.bot.id, chat)),
+      undefined,
+      `chat ${chat} drained`,
+    );
 }
 
 function askCalls(): string[] {
@@ -133,7 +148,7 @@ describe("Telegram end to end (stand-in Bot API, real Redis, queue, engine and d
       messageId: offer.message_id,
     });
     await waitFor(() => world.standin.callbackAnswer(tick.callbackQueryId), 5000, "the ✅ press's answer");
-    await new Promise((r) => setTimeout(r, 500));
+    await settled(ALICE.id);
     expect(messagesTo(ALICE.id)).toHaveLength(2);
     expect(callsIn(callLog).slice(callsBefore)).toHaveLength(1);
   });
@@ -162,7 +177,7 @@ describe("Telegram end to end (stand-in Bot API, real Redis, queue, engine and d
       "the stranger's press answer",
     );
     expect(String(world.standin.callbackAnswer(press.callbackQueryId)!.text)).toMatch(/not allowed/);
-    await new Promise((r) => setTimeout(r, 1000));
+    await settled(MALLORY.id, GROUP.id);
     expect(messagesTo(MALLORY.id)).toHaveLength(1);
     expect(callsIn(callLog).length).toBe(callsBefore);
   });
@@ -226,7 +241,7 @@ describe("Telegram end to end (stand-in Bot API, real Redis, queue, engine and d
     });
     await waitFor(() => messagesTo(ALICE.id).length === 2, 20_000, "the answer after the restart");
     expect(messagesTo(ALICE.id)[1]!.text).toContain(feedList().answer);
-    await new Promise((r) => setTimeout(r, 1500));
+    await settled(ALICE.id);
     expect(messagesTo(ALICE.id)).toHaveLength(2);
     expect(askCalls()).toHaveLength(1);
     expect(world.standin.pendingUpdates(world.bot.token)).toBe(0);

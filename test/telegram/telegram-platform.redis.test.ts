@@ -4,7 +4,7 @@ import type { Logger } from "../../src/core/log.js";
 import { silentLogger } from "../../src/core/log.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
 import { permissionDeps } from "../../src/runtime.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { TelegramStartError } from "../../src/telegram/telegram-errors.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { testRedis, type TestRedis } from "../support/redis.js";

@@ -3,15 +3,18 @@ import type { InboundEvent } from "../../src/core/event.js";
 import type { TelegramOrigin } from "../../src/core/origin.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply, TurnOutcome } from "../../src/core/reply.js";
-import { RedisRateLimiter } from "../../src/sessions/rate-limiter.js";
+import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
 import { TelegramSender } from "../../src/telegram/telegram-sender.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 import { deliverLikeTheScheduler, HeldTurn } from "../support/held-turn.js";
+import { staysFalse, waitFor } from "../support/wait.js";
 
 const ALICE = { id: 501, first_name: "Alice" };
 const log = silentLogger();
+const TYPING_EVERY_MS = 400;
+const PRESS_DEADLINE_MS = 300;
 
 let standin: TelegramApiStandin;
 let db: TestRedis;
@@ -27,8 +30,8 @@ beforeEach(async () => {
   bot = standin.addBot();
   const api = createTelegramBot(bot.token, standin.url).api;
   sender = new TelegramSender(new Map([[bot.id, api]]), db.keys, new RedisRateLimiter(db.redis), log, {
-    typingEveryMs: 400,
-    pressDeadlineMs: 300,
+    typingEveryMs: TYPING_EVERY_MS,
+    pressDeadlineMs: PRESS_DEADLINE_MS,
   });
 });
 afterEach(async () => db.cleanup());
@@ -252,24 +255,28 @@ describe("TelegramSender", () => {
   });
 
   it("shows typing until the turn ends, refreshed while it runs", async () => {
-    const stop = sender.working(question());
-    await new Promise((r) => setTimeout(r, 600));
-    stop();
-    await new Promise((r) => setTimeout(r, 100));
     const typing = () => standin.callsTo("sendChatAction", bot.id);
-    expect(typing()).toHaveLength(2);
+    const stop = sender.working(question());
+    await waitFor(() => typing().length >= 2, undefined, "typing refreshed");
+    stop();
     expect(typing()[0]!.params).toMatchObject({ action: "typing", chat_id: ALICE.id });
-    await new Promise((r) => setTimeout(r, 500));
-    expect(typing()).toHaveLength(2);
+    // One call may still be on its way; none is started after the turn ended. Only the
+    // refresh timer could start one, so watch for a few of its periods.
+    const sent = typing().length;
+    await staysFalse(() => typing().length > sent + 1, 3 * TYPING_EVERY_MS, "typing after the turn ended");
   });
 
   it("answers a press whose turn runs long before Telegram gives up on it, and the turn still ends well", async () => {
     const [offerRef] = await deliver(question(), { reply: answer({ answer: "Which?" }, ["a"]) });
     const event = press(ALICE.id, Number(offerRef!.split(":")[1]));
     const stop = sender.working(event);
-    await new Promise((r) => setTimeout(r, 450));
+    const early = await waitFor(
+      () => standin.callbackAnswer(String(event.origin.callbackQueryId)),
+      undefined,
+      "the press answered before Telegram's deadline",
+    );
     stop();
-    expect(standin.callbackAnswer(String(event.origin.callbackQueryId))).toEqual({});
+    expect(early).toEqual({});
     await deliver(event, { reply: answer({ answer: "slow answer" }), toast: "Chosen: a" });
     expect(standin.botMessages(bot.token, ALICE.id).at(-1)!.text).toBe("slow answer");
   });
@@ -278,7 +285,12 @@ describe("TelegramSender", () => {
     const [offerRef] = await deliver(question(), { reply: answer({ answer: "Which?" }, ["a"]) });
     const event = press(ALICE.id, Number(offerRef!.split(":")[1]));
     sender.working(event)();
-    await new Promise((r) => setTimeout(r, 450));
+    // Only the stopped deadline timer could answer it early: watch past its time.
+    await staysFalse(
+      () => standin.callbackAnswer(String(event.origin.callbackQueryId)) !== undefined,
+      2 * PRESS_DEADLINE_MS,
+      "an early answer to a quick press",
+    );
     await deliver(event, { reply: null, toast: "Chosen: a" });
     expect(standin.callbackAnswer(String(event.origin.callbackQueryId))).toEqual({ text: "Chosen: a" });
   });

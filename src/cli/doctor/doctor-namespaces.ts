@@ -1,34 +1,11 @@
-import { accessSync, constants } from "node:fs";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { Config, NamespaceConfig } from "../../core/config.js";
 import { ok, problem, type Diagnosis } from "../../core/diagnosis.js";
 import { closest } from "../../core/did-you-mean.js";
 import { silentLogger } from "../../core/log.js";
 import { printable } from "../../core/printable.js";
 import { checkNamespace } from "../../namespace/conformance.js";
+import { findProgram } from "../../namespace/find-program.js";
 import { NamespaceClient } from "../../namespace/namespace-client.js";
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Where a stdio namespace's program is: a path (from its `cwd`), or the first match on PATH. */
-function findProgram(program: string, cwd: string | undefined): string | undefined {
-  if (program.includes("/")) {
-    const path = isAbsolute(program) ? program : resolve(cwd ?? ".", program);
-    return executable(path) ? path : undefined;
-  }
-  return (process.env.PATH ?? "")
-    .split(delimiter)
-    .filter((dir) => dir !== "")
-    .map((dir) => join(dir, program))
-    .find(executable);
-}
 
 /** One namespace: its program found, the server started and listed, its router graded. */
 async function checkOne(name: string, ns: NamespaceConfig, config: Config): Promise<Diagnosis> {

@@ -10,6 +10,6 @@ export const help: Command = {
   who: "user",
   parse: noArguments,
   run: async (turn, _args, menu) => [
-    say([texts.helpIntro(turn.namespace.name), texts.howTo, "", ...menu].join("\n")),
+    say([texts.helpIntro(turn.namespace.name), texts.howTo(turn.event.platform), "", ...menu].join("\n")),
   ],
 };

@@ -13,7 +13,13 @@ export const start: Command = {
   async run(turn, _args, menu) {
     const ns = turn.namespace;
     const about = await ns.about();
-    return [say([texts.greeting(ns.name, describeServer(about)), texts.howTo, "", ...menu].join("\n"))];
+    return [
+      say(
+        [texts.greeting(ns.name, describeServer(about)), texts.howTo(turn.event.platform), "", ...menu].join(
+          "\n",
+        ),
+      ),
+    ];
   },
 };
 

@@ -41,7 +41,14 @@ export const tools: Command<string> = {
     if (all.some((t) => t.name === ns.toolsTool)) {
       return andThen(turn, enabled, async (next) => [
         ...(await runTool(next, ns.toolsTool, {})),
-        say(`All ${all.length} tools of "${ns.name}" are now enabled in this conversation.`),
+        // Counted as the list above counts them, then what it leaves out (the router, the lister).
+        say(
+          enabledLine(
+            ns.name,
+            all.map((t) => t.name),
+            [ns.askTool, ns.toolsTool],
+          ),
+        ),
       ]);
     }
     return [
@@ -59,4 +66,16 @@ export const tools: Command<string> = {
 function toolLine(name: string, title: string | undefined, description: string | undefined): string {
   const head = title ? `${name} — ${title}` : name;
   return description ? `• ${head}: ${description}` : `• ${head}`;
+}
+
+/**
+ * The line after a namespace's own tool list: everything is enabled now. Its list
+ * usually leaves out the router and the lister itself, so the count here says so
+ * rather than naming a number the list above does not show.
+ */
+function enabledLine(ns: string, names: string[], own: (string | null)[]): string {
+  const extra = own.filter((t): t is string => t !== null && names.includes(t));
+  const rest = names.length - extra.length;
+  const plus = extra.length > 0 ? `, plus ${extra.join(" and ")}` : "";
+  return `Now enabled in this conversation: the ${rest} tools of "${ns}"${plus}.`;
 }

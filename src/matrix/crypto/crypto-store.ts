@@ -197,7 +197,7 @@ export class CryptoStore {
     const full: StoreMeta = { ...meta, version: 3, salt: this.cipher.salt.toString("base64") };
     const now = new Map<string, Buffer>([[SCHEMA, snapshot.schema]]);
     for (const [name, bytes] of snapshot.parts) now.set(PART + name, bytes);
-    const pairs: (string | Buffer)[] = [META, JSON.stringify(full)];
+    const pairs: [string, string | Buffer][] = [[META, JSON.stringify(full)]];
     const kept = new Map<string, { digest: string; version: number }>();
     let bytes = 0;
     for (const [field, plain] of now) {
@@ -209,11 +209,11 @@ export class CryptoStore {
       }
       kept.set(field, { digest: d, version: generation });
       const sealed = this.cipher.seal(plain, this.aad(field, generation));
-      pairs.push(field, sealed);
+      pairs.push([field, sealed]);
       bytes += sealed.length;
     }
     const index = { generation, fields: Object.fromEntries([...kept].map(([f, w]) => [f, w.version])) };
-    pairs.push(INDEX, this.cipher.seal(Buffer.from(JSON.stringify(index)), this.aad(INDEX, generation)));
+    pairs.push([INDEX, this.cipher.seal(Buffer.from(JSON.stringify(index)), this.aad(INDEX, generation))]);
     const gone = [...this.written.keys()].filter((field) => !now.has(field));
     const incremental = this.written.size > 0;
     const whole = await this.write(token, "crypto store save", gone, pairs);
@@ -229,7 +229,7 @@ export class CryptoStore {
 
   /** Records the device's sync token; fenced like the store, since to-device messages go with it. */
   async saveSyncToken(token: string, syncToken: string): Promise<void> {
-    await this.write(token, "sync token save", [], [SYNC, syncToken]);
+    await this.write(token, "sync token save", [], [[SYNC, syncToken]]);
   }
 
   /** The device's sync token, without opening the store. */
@@ -237,15 +237,15 @@ export class CryptoStore {
     return this.redis.hget(this.key, SYNC);
   }
 
+  /** Writes fields and removes others, fenced by the device lease; false when the store had no metadata before. */
   private async write(
     token: string,
     what: string,
     remove: string[],
-    pairs: (string | Buffer)[],
+    fields: [string, string | Buffer][],
   ): Promise<boolean> {
-    const args = [this.leaseKey, this.key, token, remove.length, ...remove, ...pairs];
-    const result = await this.scripts.result("rgMxWriteDevice", ...args);
-    if (!result) throw new DeviceLeaseLostError(what);
-    return result === 1;
+    const result = await this.scripts.write({ lease: this.leaseKey, store: this.key }, token, remove, fields);
+    if (result === "lost") throw new DeviceLeaseLostError(what);
+    return result === "written";
   }
 }

@@ -48,7 +48,7 @@ export class DeviceLease {
   async tryAcquire(): Promise<boolean> {
     const token = randomUUID();
     const sentAt = Date.now();
-    if (!(await this.scripts.run("rgMxAcquireDevice", this.key, token, this.timing.leaseMs))) return false;
+    if (!(await this.scripts.acquire(this.key, token, this.timing.leaseMs))) return false;
     this.token = token;
     this.held = true;
     this.confirmedAt = sentAt;
@@ -79,7 +79,7 @@ export class DeviceLease {
     this.token = "";
     if (token === "") return;
     await this.scripts
-      .run("rgMxReleaseDevice", this.key, token)
+      .release(this.key, token)
       .catch((err: unknown) => this.log.warn({ err }, "matrix: could not release the device lease"));
   }
 
@@ -105,7 +105,7 @@ export class DeviceLease {
     if (!this.held) return;
     const sentAt = Date.now();
     try {
-      const renewed = await this.scripts.run("rgMxRenewDevice", this.key, this.token, this.timing.leaseMs);
+      const renewed = await this.scripts.renew(this.key, this.token, this.timing.leaseMs);
       if (!this.held) return;
       if (!renewed) return this.lose("another process holds the device lease");
       this.confirmedAt = sentAt;

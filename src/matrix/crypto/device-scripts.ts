@@ -1,37 +1,67 @@
-import { readFileSync } from "node:fs";
+import { z } from "zod";
 import type { RedisClient } from "../../sessions/redis-connection.js";
+import { declareScript, runScript } from "../../scheduler/lua-script.js";
 
+const lua = (file: string) => new URL(`../lua/${file}.lua`, import.meta.url);
+const Held = z.object({ held: z.boolean() });
+const Lease = z.object({ token: z.string(), leaseMs: z.number() });
+
+/** The device lease's documented Lua scripts (src/matrix/lua), each declared once. */
 const SCRIPTS = {
-  rgMxAcquireDevice: { file: "acquire-device", keys: 1 },
-  rgMxRenewDevice: { file: "renew-device", keys: 1 },
-  rgMxReleaseDevice: { file: "release-device", keys: 1 },
-  rgMxWriteDevice: { file: "write-device", keys: 2 },
-} as const;
+  acquire: declareScript({ file: lua("acquire-device"), keys: ["lease"], args: Lease, reply: Held }),
+  renew: declareScript({ file: lua("renew-device"), keys: ["lease"], args: Lease, reply: Held }),
+  release: declareScript({
+    file: lua("release-device"),
+    keys: ["lease"],
+    args: z.object({ token: z.string() }),
+    reply: Held,
+  }),
+  write: declareScript({
+    file: lua("write-device"),
+    keys: ["lease", "store"],
+    args: z.object({ token: z.string(), remove: z.array(z.string()), fields: z.array(z.string()) }),
+    reply: z.object({ result: z.enum(["written", "new", "lost"]) }),
+    blobs: "values",
+  }),
+};
 
-type ScriptName = keyof typeof SCRIPTS;
-type ScriptRunner = (...args: (string | number | Buffer)[]) => Promise<unknown>;
-
-/**
- * The device lease's documented Lua scripts (src/matrix/lua), registered with ioredis
- * `defineCommand`; each returns 1 (done) or 0 (the caller does not hold the lease).
- */
+/** The device lease's scripts as typed calls, each fenced by the lease's token. */
 export class DeviceScripts {
-  constructor(private readonly redis: RedisClient) {
-    for (const [name, { file, keys }] of Object.entries(SCRIPTS)) {
-      if (name in redis) continue;
-      const lua = readFileSync(new URL(`../lua/${file}.lua`, import.meta.url), "utf8");
-      redis.defineCommand(name, { lua, numberOfKeys: keys });
-    }
+  constructor(private readonly redis: RedisClient) {}
+
+  /** Takes the lease when nobody holds it (or extends it for its holder); true when the caller holds it now. */
+  async acquire(lease: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await runScript(this.redis, SCRIPTS.acquire, { lease }, { token, leaseMs })).held;
   }
 
-  /** Runs one script with its KEYS then ARGV; true when it answered 1. */
-  async run(name: ScriptName, ...args: (string | number | Buffer)[]): Promise<boolean> {
-    return (await this.result(name, ...args)) === 1;
+  /** Extends the caller's lease; false when it does not hold it (an expired lease is not renewed). */
+  async renew(lease: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await runScript(this.redis, SCRIPTS.renew, { lease }, { token, leaseMs })).held;
   }
 
-  /** Runs a script and returns its integer reply, for scripts that answer more than yes or no. */
-  async result(name: ScriptName, ...args: (string | number | Buffer)[]): Promise<number> {
-    const runner = (this.redis as unknown as Record<ScriptName, ScriptRunner>)[name];
-    return Number(await runner.call(this.redis, ...args));
+  /** Gives the caller's lease up; false when it did not hold it. */
+  async release(lease: string, token: string): Promise<boolean> {
+    return (await runScript(this.redis, SCRIPTS.release, { lease }, { token })).held;
+  }
+
+  /**
+   * Writes `fields` (name → bytes) into the store and removes `remove`, fenced by the
+   * lease: "lost" (nothing written) when the caller does not hold it, "new" when the
+   * store had no metadata before.
+   */
+  async write(
+    keys: { lease: string; store: string },
+    token: string,
+    remove: string[],
+    fields: [string, string | Buffer][],
+  ): Promise<"written" | "new" | "lost"> {
+    const reply = await runScript(
+      this.redis,
+      SCRIPTS.write,
+      keys,
+      { token, remove, fields: fields.map(([f]) => f) },
+      { blobs: fields.map(([, value]) => value) },
+    );
+    return reply.result;
   }
 }

@@ -1,7 +1,7 @@
 import type { Inbox } from "../../core/adapter.js";
 import type { Addressed } from "../../core/event.js";
 import type { Logger } from "../../core/log.js";
-import type { FloodGate } from "../../edge/flood-gate.js";
+import type { FloodGate } from "../../scheduler/flood-gate.js";
 import type { OrderedReads } from "../../edge/ordered-reads.js";
 import type { PairingGate } from "../../access/pairing-gate.js";
 import type { Classified } from "../classify-event.js";

@@ -1,12 +1,14 @@
 --[[
-  Gives the Matrix device's lease up at once (a clean shutdown), so that a standby
-  process takes the device over without waiting for the lease to run out.
+  release-device: gives the Matrix device's lease up at once (a clean shutdown), so that
+  a standby process takes the device over without waiting for the lease to run out.
 
-  KEYS[1]  the device's lease
-  ARGV[1]  the caller's token
-
-  Returns 1 when released, 0 when the caller did not hold it.
+  KEYS
+    lease     the device's lease
+  ARGS
+    token     the caller's token
+  REPLY
+    held      true when it was the caller's and is released, false when it did not hold it
 ]]
-if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call("DEL", KEYS[1])
-return 1
+if redis.call("GET", K.lease) ~= A.token then return cmsgpack.pack({ held = false }) end
+redis.call("DEL", K.lease)
+return cmsgpack.pack({ held = true })

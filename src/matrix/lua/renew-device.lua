@@ -1,14 +1,16 @@
 --[[
-  Extends the Matrix device's lease, only for the process that holds it: a lease that
-  expired, even if nobody took it since, is not renewed (its holder must start over,
-  reloading the store, since another process may have written it meanwhile).
+  renew-device: extends the Matrix device's lease, only for the process that holds it:
+  a lease that expired, even if nobody took it since, is not renewed (its holder must
+  start over, reloading the store, since another process may have written it meanwhile).
 
-  KEYS[1]  the device's lease
-  ARGV[1]  the caller's token
-  ARGV[2]  lease length in ms
-
-  Returns 1 when renewed, 0 when the caller does not hold the lease.
+  KEYS
+    lease     the device's lease
+  ARGS
+    token     the caller's token
+    leaseMs   lease length, ms
+  REPLY
+    held      true when renewed, false when the caller does not hold the lease
 ]]
-if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call("PEXPIRE", KEYS[1], ARGV[2])
-return 1
+if redis.call("GET", K.lease) ~= A.token then return cmsgpack.pack({ held = false }) end
+redis.call("PEXPIRE", K.lease, A.leaseMs)
+return cmsgpack.pack({ held = true })

@@ -1,25 +1,27 @@
 --[[
-  expire-approvals: records approvals whose time ran out, each exactly once.
+  expire-approvals: records approvals whose time ran out, each exactly once. All three
+  keys share the {audit} hash tag, so the script runs in one Redis Cluster slot.
 
-  KEYS[1]  open approvals: zset of approval id by the ms it expires
-  KEYS[2]  open approval info: hash of approval id -> JSON entry for the trail
-  KEYS[3]  audit trail stream
-  ARGV[1]  now (ms): approvals expiring at or before this are taken
-  ARGV[2]  the trail's oldest id to keep (ms; XADD MINID, exact)
-  ARGV[3]  most approvals taken in one call
-
-  Returns the number of approvals recorded as expired. All three keys share the
-  {audit} hash tag, so the script runs in one Redis Cluster slot.
+  KEYS
+    open      open approvals: zset of approval id by the ms it expires
+    info      open approval info: hash of approval id -> JSON entry for the trail
+    trail     the audit trail stream
+  ARGS
+    now       ms: approvals expiring at or before this are taken
+    minId     the trail's oldest id to keep (ms; XADD MINID, exact)
+    limit     most approvals taken in one call
+  REPLY
+    recorded  how many approvals were recorded as expired
 ]]
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local due = redis.call("ZRANGEBYSCORE", K.open, "-inf", A.now, "LIMIT", 0, A.limit)
 local recorded = 0
 for _, id in ipairs(due) do
-  redis.call('ZREM', KEYS[1], id)
-  local info = redis.call('HGET', KEYS[2], id)
-  redis.call('HDEL', KEYS[2], id)
+  redis.call("ZREM", K.open, id)
+  local info = redis.call("HGET", K.info, id)
+  redis.call("HDEL", K.info, id)
   if info then
-    redis.call('XADD', KEYS[3], 'MINID', ARGV[2], '*', 'entry', info)
+    redis.call("XADD", K.trail, "MINID", A.minId, "*", "entry", info)
     recorded = recorded + 1
   end
 end
-return recorded
+return cmsgpack.pack({ recorded = recorded })

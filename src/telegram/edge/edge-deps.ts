@@ -1,6 +1,6 @@
 import type { Inbox } from "../../core/adapter.js";
 import type { Logger } from "../../core/log.js";
-import type { FloodGate } from "../../edge/flood-gate.js";
+import type { FloodGate } from "../../scheduler/flood-gate.js";
 import type { OrderedReads } from "../../edge/ordered-reads.js";
 import type { PairingGate } from "../../access/pairing-gate.js";
 import type { StrangerGate } from "../../edge/stranger-gate.js";

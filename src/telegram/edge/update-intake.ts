@@ -2,7 +2,7 @@ import { Composer, type Api } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import type { Inbox } from "../../core/adapter.js";
 import type { Logger } from "../../core/log.js";
-import type { FloodGate } from "../../edge/flood-gate.js";
+import type { FloodGate } from "../../scheduler/flood-gate.js";
 import { OrderedReads } from "../../edge/ordered-reads.js";
 import type { PairingGate } from "../../access/pairing-gate.js";
 import { StrangerGate } from "../../edge/stranger-gate.js";

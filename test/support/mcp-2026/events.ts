@@ -11,13 +11,16 @@ export const BOARD_URI = "note://board";
 export interface ServerEvent {
   event: string;
   at: number;
+  /** The server process that wrote it (a namespace may start several: probes, restarts). */
+  pid: number;
   [detail: string]: unknown;
 }
 
 /** Appends an event to the server's log file, when it has one. */
 export function logEvent(event: string, detail: Record<string, unknown> = {}): void {
   const file = process.env.MCP26_LOG;
-  if (file) appendFileSync(file, JSON.stringify({ event, ...detail, at: Date.now() }) + "\n");
+  const line = { event, ...detail, pid: process.pid, at: Date.now() };
+  if (file) appendFileSync(file, JSON.stringify(line) + "\n");
 }
 
 /** The events a server wrote to `file` so far. */

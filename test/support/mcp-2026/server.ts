@@ -82,6 +82,7 @@ function build(era: "legacy" | "modern"): McpServer {
           : answer({ ok: false, answer: 'I only deploy. Say "deploy".', items: [], options: ["deploy"] });
       }
       const target = inputResponse(ctx.mcpReq.inputResponses, "target");
+      if (target.kind === "elicit") log("answered", { tool: "mt.ask", question, action: target.action });
       if (target.kind === "missing") {
         return inputRequired({
           inputRequests: {
@@ -319,6 +320,7 @@ function serveHttp(handler: McpHttpHandler): void {
 }
 
 const revision = process.env.MCP26_REVISION ?? "both";
+log("started", { revision });
 watchNote();
 if (HTTP) {
   // One fresh instance per request; a change is published to every open listen stream.

@@ -2,7 +2,7 @@ import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/core/log.js";
-import { FloodGate } from "../../../src/edge/flood-gate.js";
+import { FloodGate } from "../../../src/scheduler/flood-gate.js";
 import { OrderedReads } from "../../../src/edge/ordered-reads.js";
 import { StrangerGate } from "../../../src/edge/stranger-gate.js";
 import { CHOSEN_BUTTON_DATA, pageData } from "../../../src/render/telegram-keyboard.js";

@@ -1,0 +1,81 @@
+import { BULLMQ_ARM } from "./arms.js";
+import type { Figures } from "./workloads.js";
+
+/** The roomgate arm with as many processes as the bullmq peer: `start` and one `worker`, limits raised. */
+export const PAIR_ARM = "roomgate, limits raised, start + 1 worker";
+
+/** roomgate's one-process arm, shown beside the pair for reference. */
+const SINGLE_ARM = "roomgate, limits raised";
+
+const x = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : "—");
+
+/** CPU ms per turn as "processes + Redis" (the namespace child and loader counted with the processes). */
+function cpu(f: Figures): string {
+  const { process, children, redis } = f.cpuSplit;
+  return `${(process + children).toFixed(2)} + ${redis.toFixed(2)} ms`;
+}
+
+interface Line {
+  what: string;
+  figure: string;
+  met: boolean | undefined;
+}
+
+/**
+ * Issue 28's targets against the grammY + bullmq peer in the same run: a burst at
+ * >= 1.0x its msgs/s with as many processes, CPU per turn (processes + Redis) <=
+ * 1.5x, Redis commands per turn <= 1.2x; 200/s at p50 <= 1.2x and p99 <= 1.5x.
+ * The one-process arm's ratios follow as "ref" lines. Empty when the peer did not run.
+ */
+export function formatPeerTargets(figures: Figures[]): string {
+  const lines: Line[] = [];
+  const of = (workload: string, arm: string) => figures.find((f) => f.workload === workload && f.arm === arm);
+  for (const workload of [...new Set(figures.map((f) => f.workload))]) {
+    const peer = of(workload, BULLMQ_ARM);
+    if (!peer) continue;
+    for (const [arm, reference] of [
+      [PAIR_ARM, false],
+      [SINGLE_ARM, true],
+    ] as const) {
+      const rg = of(workload, arm);
+      if (!rg) continue;
+      const met = (ok: boolean) => (reference ? undefined : ok);
+      const who = reference ? `${workload}, ${arm} (reference)` : `${workload}, ${arm}`;
+      if (workload.includes("at once")) {
+        const rate = rg.msgsPerSecond / peer.msgsPerSecond;
+        lines.push({
+          what: `${who}: >= 1.0x the peer's msgs/s`,
+          figure: `${rg.msgsPerSecond.toFixed(0)} / ${peer.msgsPerSecond.toFixed(0)} = ${x(rate)}; processes at ${(rg.processCores * 100).toFixed(0)}% / ${(peer.processCores * 100).toFixed(0)}% of a core`,
+          met: met(rate >= 1),
+        });
+        const c = rg.cpuMsPerTurn / peer.cpuMsPerTurn;
+        lines.push({
+          what: `${who}: CPU ms/turn (processes + Redis) <= 1.5x the peer's`,
+          figure: `${cpu(rg)} / ${cpu(peer)} = ${x(c)}`,
+          met: met(c <= 1.5),
+        });
+        const cmds = rg.redisCommandsPerTurn / peer.redisCommandsPerTurn;
+        lines.push({
+          what: `${who}: Redis commands/turn <= 1.2x the peer's`,
+          figure: `${rg.redisCommandsPerTurn.toFixed(1)} / ${peer.redisCommandsPerTurn.toFixed(1)} = ${x(cmds)}`,
+          met: met(cmds <= 1.2),
+        });
+      }
+      if (workload === "200/s") {
+        lines.push({
+          what: `${who}: p50 <= 1.2x the peer's`,
+          figure: `${rg.p50.toFixed(2)} / ${peer.p50.toFixed(2)} ms = ${x(rg.p50 / peer.p50)}`,
+          met: met(rg.p50 / peer.p50 <= 1.2),
+        });
+        lines.push({
+          what: `${who}: p99 <= 1.5x the peer's`,
+          figure: `${rg.p99.toFixed(2)} / ${peer.p99.toFixed(2)} ms = ${x(rg.p99 / peer.p99)}`,
+          met: met(rg.p99 / peer.p99 <= 1.5),
+        });
+      }
+    }
+  }
+  return lines
+    .map((l) => `- ${l.met === undefined ? "ref" : l.met ? "met" : "NOT MET"}: ${l.what}: ${l.figure}`)
+    .join("\n");
+}

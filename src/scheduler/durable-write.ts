@@ -1,0 +1,95 @@
+import { Cluster } from "ioredis";
+import { RoomgateError } from "../core/errors.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+
+/** A write was applied on the master but fewer replicas than required acknowledged it in time. */
+export class ReplicaWaitError extends RoomgateError {
+  constructor(
+    readonly acknowledged: number,
+    readonly required: number,
+  ) {
+    super(`only ${acknowledged} of ${required} replicas acknowledged the write in time; it is not relied on`);
+  }
+}
+
+/** How acknowledged writes are made durable: how many replicas a write's master must WAIT for. */
+export interface Durability {
+  timeoutMs: number;
+  /**
+   * The master a write whose first key is `key` goes to, the replicas it must reach, and
+   * how long its WAIT may take when not `timeoutMs` (shorter while a replica is known
+   * not to be in sync: every WAIT holds its connection until it times out).
+   */
+  required(key: string): Promise<{ node: string; replicas: number; timeoutMs?: number }>;
+  /** What the WAIT answered, so the count can follow the master's replicas. */
+  observe(node: string, acknowledged: number, required: number): void;
+}
+
+/** No replica is waited for (one instance, or `redis.waitReplicas: 0`). */
+export const NO_WAIT: Durability = {
+  timeoutMs: 0,
+  required: async () => ({ node: "", replicas: 0 }),
+  observe: () => undefined,
+};
+
+/**
+ * True for the errors of a write that may or may not have been applied, on a master
+ * that may be gone (too few replicas acknowledged, a connection lost to a failover, a
+ * slot moving): such a write, when idempotent, is sent again.
+ */
+export function isUnacknowledged(err: unknown): boolean {
+  if (err instanceof ReplicaWaitError) return true;
+  const message = err instanceof Error ? err.message : "";
+  // "Command aborted": ioredis' answer to the rest of a pipeline whose connection closed
+  // after its first replies (the script ran, its WAIT was cut off).
+  return /Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|EPIPE|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
+    message,
+  );
+}
+
+/** One command of a durable write: its name on the client (a defined script's too) and its arguments. */
+export type Write = readonly [command: string, ...args: (string | number)[]];
+
+type Commands = Record<string, (...args: (string | number)[]) => unknown>;
+
+/**
+ * Sends writes that something is relied on after (a turn's step, a webhook's 202, a
+ * send slot) as one pipeline to the node of `key`, followed by WAIT for the replicas
+ * `durability` requires: the writes' replies once enough replicas have them, else a
+ * ReplicaWaitError (the writes are on the master; the caller retries an idempotent
+ * write). The script and WAIT go to one node on one connection, so WAIT covers these
+ * writes. Every key the writes touch must be in the slot of `key`. A single write
+ * with no replica to wait for is sent as a plain command: a pipeline object per
+ * call was an eighth of a busy worker's CPU (node --cpu-prof, docs/benchmarks.md).
+ */
+export async function durableWrite(
+  redis: RedisClient,
+  durability: Durability,
+  key: string,
+  writes: readonly Write[],
+): Promise<unknown[]> {
+  const { node, replicas, timeoutMs = durability.timeoutMs } = await durability.required(key);
+  if (replicas === 0 && writes.length === 1) {
+    const [command, ...args] = writes[0]!;
+    return [await (redis as unknown as Commands)[command]!.call(redis, ...args)];
+  }
+  const pipeline = redis.pipeline();
+  for (const [command, ...args] of writes)
+    (pipeline as unknown as Commands)[command]!.call(pipeline, ...args);
+  if (replicas > 0) pipeline.call("WAIT", replicas, timeoutMs);
+  const replies = (await pipeline.exec()) ?? [];
+  // What the WAIT answered is told first, even when a write failed (NOREPLICAS): the
+  // count learns of a missing replica from every attempt.
+  const wait = replicas > 0 ? replies[writes.length] : undefined;
+  if (wait && !wait[0]) durability.observe(node, Number(wait[1]), replicas);
+  for (const [err] of replies) {
+    if (!err) continue;
+    // ioredis follows MOVED for a pipeline only when all its commands are reads; this one
+    // writes, so the slots are read again here, or every retry would go to the old master.
+    if (redis instanceof Cluster && err.message.startsWith("MOVED ")) redis.refreshSlotsCache();
+    throw err;
+  }
+  const acknowledged = Number(wait?.[1]);
+  if (replicas > 0 && acknowledged < replicas) throw new ReplicaWaitError(acknowledged, replicas);
+  return replies.slice(0, writes.length).map(([, reply]) => reply);
+}

@@ -1,0 +1,61 @@
+--[[
+  reserve-slot: takes or books one send slot in every given window (sends outside a
+  turn and a turn's sends alike, right after the turn's fenced step), records a 429's
+  hold, or records that a send's request was answered.
+
+  A slot taken for now or for at most `soon` ms ahead (100 at most) is one the sender
+  leaves in without asking again, so it must fit every entry due within 100 ms, as
+  they stand: each of those senders did the same, and so no window ever counts more
+  than its limit, whatever the order the requests left in (entries count from their
+  departure until answered, then from the answer). A slot further ahead is a booking:
+  a plan that later senders queue behind; when it comes, its sender asks again with
+  the same member and leaves if the entries then due allow (a late neighbour may
+  shift it a little, never to the back of the queue).
+
+  KEYS
+    first     the first window's zset (every window is in its slot)
+  ARGS
+    windows   {key, max (sends), windowMs}, in order
+    member    the send's member (unique per attempt; a booked attempt keeps its own)
+    mode      "take": now or not at all; "book": now, soon, or booked for later (a new
+              member); "booked": the same for a member that may hold a booking;
+              "answered": the member's request was answered now; "hold": block the windows
+    ms        "hold": ms to block the windows for; "book", "booked": the `soon` ms
+  REPLY
+    waitMs    0 when the slot was taken now, else the ms until the slot ("book": taken
+              or booked for then; "take": nothing recorded); 0 for "hold", "answered"
+    tight     true when a window is at least half full, so that the caller should
+              report the answer ("answered")
+]]
+local PLAN_MARGIN_MS = 10
+-- How far ahead a booking that has come looks: no sender waits longer than this for a
+-- slot it took (`soon` is at most this), so every such slot is seen by the others.
+local SEEN_AHEAD_MS = 100
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local keys, max, window = windows_of(A.windows)
+local member, mode = A.member, A.mode
+if mode == "hold" then
+  windows_hold(keys, window, A.ms, now)
+  return cmsgpack.pack({ waitMs = 0, tight = false })
+end
+if mode == "answered" then
+  windows_answered(keys, member, now)
+  return cmsgpack.pack({ waitMs = 0, tight = false })
+end
+local soon = mode == "take" and 0 or math.min(A.ms, SEEN_AHEAD_MS)
+local own = mode == "booked" and tonumber(redis.call("ZSCORE", keys[1], member) or "-1") or -1
+-- Asked before its booking comes (a claim ahead of time): the booking stands.
+if own > now + soon then return cmsgpack.pack({ waitMs = own - now, tight = false }) end
+local from, tight, crowded = windows_read(keys, max, window, now, member, own >= 0)
+-- A booking that has come counts only what leaves by then; a new sender, every booking.
+local upto = own >= 0 and now + SEEN_AHEAD_MS or math.huge
+local at = windows_earliest(crowded, from, upto, 0)
+if mode == "take" and at > now then return cmsgpack.pack({ waitMs = at - now, tight = tight }) end
+-- A booking for later is planned with each window 10 ms longer: a booked send's entry
+-- moves later by its answer's delay, and a plan short of that makes the booking shift
+-- when it comes (another park and claim), where a plan a little long costs nothing
+-- (its sender, asking ahead of time, leaves as early as the windows allow).
+if own < 0 and at > now + soon then at = windows_earliest(crowded, from, upto, PLAN_MARGIN_MS) end
+windows_take(keys, window, member, at, now, from)
+return cmsgpack.pack({ waitMs = at - now, tight = tight })

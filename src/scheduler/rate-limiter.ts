@@ -1,0 +1,195 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import type { SendWindow } from "../core/adapter.js";
+import { retry, sleep, type RetryPolicy } from "../core/retry.js";
+import { declareScript, runScript } from "./lua-script.js";
+import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+
+/** reserve-slot.lua (with the windows' functions, windows.lua): one send slot, a 429's hold, an answer time. */
+export const RESERVE_SLOT = declareScript({
+  file: new URL("./lua/reserve-slot.lua", import.meta.url),
+  includes: [new URL("./lua/windows.lua", import.meta.url)],
+  keys: ["first"],
+  args: z.object({
+    windows: z.array(z.object({ key: z.string(), max: z.number(), windowMs: z.number() })),
+    member: z.string(),
+    mode: z.enum(["take", "book", "booked", "answered", "hold"]),
+    ms: z.number(),
+  }),
+  reply: z.object({ waitMs: z.number(), tight: z.boolean() }),
+});
+
+/**
+ * A slot write not acknowledged (its replicas lag, the bot's master is failing over) is
+ * sent again with the same member for about 15 s; then the send fails as any Redis
+ * error does (a turn parks and tries again later).
+ */
+const UNACKNOWLEDGED: RetryPolicy = { attempts: 20, firstMs: 100, maxMs: 1000, jitter: true };
+
+/** Window keys `expectsSlotNow` remembers before it drops the ones that passed. */
+const BUSY_KEYS_KEPT = 10_000;
+
+/** A slot this close is waited for in the process and sent without asking Redis again. */
+const SOON_MS = 20;
+
+/** Slot calls whose round trips make the baseline a reply's lateness is measured from. */
+const RTT_SAMPLES = 32;
+
+/** A reply later than this past its call's usual round trip is a slot that may have gone by. */
+const LATE_REPLY_MS = 50;
+
+/**
+ * What the slot script answers: ms until the slot (0 = now) and whether a window is
+ * half full; and how much later than usual the answer came (`lateMs`). The slot is
+ * taken when the script runs, at the start of the call: an answer held up (a WAIT for
+ * a replica catching up after a failover, a stalled event loop) comes after the slot,
+ * by as much as it was held up.
+ */
+export interface SlotReply {
+  waitMs: number;
+  tight: boolean;
+  lateMs: number;
+}
+
+/** A slot taken by `acquire`: pass it to `answered` once the request was answered. */
+export interface Slot {
+  windows: SendWindow[];
+  member: string;
+  tight: boolean;
+}
+
+/**
+ * A send limiter shared by every process through Redis, on Redis' own clock (TIME
+ * inside the script): a send takes a slot in each of its windows (per bot, per
+ * chat, per group) now, or books the earliest one later and waits for it. Each slot
+ * counts from when its request may leave until the request is answered; then it
+ * counts from that moment, when the request had certainly arrived, so that however
+ * late a loaded worker's request leaves, the platform never sees more than a window
+ * allows. A turn's sends take their slots through its gate (src/scheduler/turn-gate.ts),
+ * right after the fenced turn step.
+ *
+ * Every window write waits for the replicas `durability` names (WAIT, in the same round
+ * trip), and a slot is handed out only once they have it: a master killed right after
+ * a send is replaced by a replica that counts that send, so a failover never lets the
+ * platform see more than a window allows.
+ */
+export class RedisRateLimiter {
+  /** Per window key, until when (local ms) this process expects a booking there to wait. */
+  private readonly busyUntil = new Map<string, number>();
+  /** Round trips of the last RTT_SAMPLES slot calls, ms. */
+  private readonly rtts: number[] = [];
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly durability: Durability = NO_WAIT,
+  ) {}
+
+  private async call(
+    windows: SendWindow[],
+    member: string,
+    mode: "take" | "book" | "booked" | "answered" | "hold",
+    ms = 0,
+  ): Promise<SlotReply> {
+    const list = windows.map((w) => ({ key: w.key, max: w.max, windowMs: w.windowMs }));
+    let sentAt = 0;
+    const { waitMs, tight } = await retry(
+      (attempt) => {
+        sentAt = Date.now();
+        // A retried booking may have been recorded: it is asked for as the member's own.
+        const as = mode === "book" && attempt > 1 ? "booked" : mode;
+        return runScript(
+          this.redis,
+          RESERVE_SLOT,
+          { first: windows[0]!.key },
+          { windows: list, member, mode: as, ms },
+          { durability: this.durability },
+        );
+      },
+      (err) => (isUnacknowledged(err) ? "retry" : "fail"),
+      UNACKNOWLEDGED,
+    );
+    if (mode !== "answered") this.note(windows, mode === "hold" ? ms : waitMs, mode !== "hold" && tight);
+    return { waitMs, tight, lateMs: this.lateness(Date.now() - sentAt) };
+  }
+
+  /** How much longer than the fastest of the recent slot calls one took (0 when not). */
+  private lateness(rttMs: number): number {
+    this.rtts.push(rttMs);
+    if (this.rtts.length > RTT_SAMPLES) this.rtts.shift();
+    return Math.max(0, rttMs - Math.min(...this.rtts));
+  }
+
+  /**
+   * Whether this process expects a slot in every window now: none of its own replies
+   * since said a window is half full, booked for later, held for a 429, or took the
+   * one slot of a one-send window (a chat's 1 a second). A guess, not a promise: other
+   * processes send too, and the booking decides.
+   */
+  expectsSlotNow(windows: SendWindow[]): boolean {
+    const now = Date.now();
+    return windows.every((w) => (this.busyUntil.get(w.key) ?? 0) <= now);
+  }
+
+  /** Records until when the windows are expected to make a booking wait, from one reply. */
+  private note(windows: SendWindow[], waitMs: number, tight: boolean): void {
+    const now = Date.now();
+    for (const w of windows) {
+      const busy = waitMs > 0 || tight || w.max <= 1 ? now + waitMs + w.windowMs : 0;
+      if (busy > (this.busyUntil.get(w.key) ?? 0)) this.busyUntil.set(w.key, busy);
+    }
+    // One entry per chat sent to: what has passed is dropped once there are many.
+    if (this.busyUntil.size > BUSY_KEYS_KEPT)
+      for (const [key, until] of this.busyUntil) if (until <= now) this.busyUntil.delete(key);
+  }
+
+  /** Takes one slot in every window now, or returns the ms to wait (nothing taken then). */
+  async tryAcquire(windows: SendWindow[]): Promise<number> {
+    if (windows.length === 0) return 0;
+    return (await this.call(windows, randomUUID(), "take")).waitMs;
+  }
+
+  /**
+   * Takes `member`'s slot now or within `soonMs` (at most 100; the caller then waits
+   * the reply's ms and sends without asking again), or books the earliest one later. A booking
+   * is kept for that member: asking again with it (`booked`) when it comes takes it,
+   * ahead of every sender that booked after; asking before that changes nothing.
+   */
+  async book(
+    windows: SendWindow[],
+    member: string,
+    soonMs: number,
+    options: { booked?: boolean } = {},
+  ): Promise<SlotReply> {
+    if (windows.length === 0) return { waitMs: 0, tight: false, lateMs: 0 };
+    return this.call(windows, member, options.booked ? "booked" : "book", soonMs);
+  }
+
+  /** Records that `member`'s request was answered now (it had arrived by then). */
+  async answered(windows: SendWindow[], member: string): Promise<void> {
+    if (windows.length === 0) return;
+    await this.call(windows, member, "answered");
+  }
+
+  /** Waits for a slot in every window and takes it; pass the slot to `answered` after the request. */
+  async acquire(windows: SendWindow[], signal?: AbortSignal): Promise<Slot> {
+    const member = randomUUID();
+    for (;;) {
+      const { waitMs, tight, lateMs } = await this.book(windows, member, SOON_MS, { booked: true });
+      // An answer held up past its slot: ask again (the member keeps its place) before leaving.
+      if (lateMs - waitMs > LATE_REPLY_MS) continue;
+      if (waitMs <= SOON_MS) {
+        if (waitMs > 0) await sleep(waitMs, signal);
+        return { windows, member, tight };
+      }
+      // Booked: ask again shortly before it comes, with the same member.
+      await sleep(waitMs - SOON_MS / 2, signal);
+    }
+  }
+
+  /** Blocks the windows for every process until `ms` from now (a platform's retry_after). */
+  async hold(windows: SendWindow[], ms: number): Promise<void> {
+    if (windows.length === 0 || ms <= 0) return;
+    await this.call(windows, "hold", "hold", Math.ceil(ms));
+  }
+}

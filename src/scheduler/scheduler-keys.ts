@@ -1,0 +1,208 @@
+import calculateSlot from "cluster-key-slot";
+import { DEFAULT_SHARDS, MAX_SHARDS } from "../core/config/queue.js";
+
+/** Redis Cluster's number of hash slots. */
+const SLOTS = 16384;
+
+/** The keys of one room, all in its shard's hash slot, so that one script can touch them together. */
+export interface RoomKeys {
+  room: string;
+  shard: number;
+  inbox: string;
+  lease: string;
+  turn: string;
+  session: string;
+  history: string;
+  offerRefs: string;
+}
+
+/** The scheduler's keys of one lane in one shard (in the shard's slot). */
+export interface LaneShardKeys {
+  lane: string;
+  shard: number;
+  pending: string;
+  running: string;
+}
+
+/**
+ * The scheduler's key layout (as bullmq's queue-keys): shards, and every key of the
+ * scheduler built in one place.
+ *
+ * Rooms are spread over `shards` shards by a hash of the room key. A shard's keys
+ * — its rooms' inboxes, sessions, leases and turn records, its lanes' pending and
+ * running sets, its dead letters and its flood counters — share one `{hash tag}`,
+ * so every scheduler script touches one Redis Cluster slot, and the shards spread
+ * over the masters. Shard n's tag is chosen so that its slot lies in the n-th of
+ * `shards` equal slot ranges: a cluster whose masters own equal ranges gets an even
+ * share of shards each. The same layout runs on a single Redis.
+ */
+export class SchedulerKeys {
+  readonly shards: number;
+  private readonly tags: string[];
+
+  constructor(
+    readonly prefix: string,
+    options: { shards?: number } = {},
+  ) {
+    this.shards = options.shards ?? DEFAULT_SHARDS;
+    if (!Number.isInteger(this.shards) || this.shards < 1 || this.shards > MAX_SHARDS) {
+      throw new RangeError(`shards must be an integer from 1 to ${MAX_SHARDS}, got ${this.shards}`);
+    }
+    this.tags = Array.from({ length: this.shards }, (_, n) => shardTag(n, this.shards));
+  }
+
+  /** The shard a room belongs to: any room key, by a stable hash of the whole key. */
+  shardOf(room: string): number {
+    return calculateSlot(room) % this.shards;
+  }
+
+  /** Shard n's hash tag, as it appears between braces in its keys. */
+  tag(shard: number): string {
+    const tag = this.tags[shard];
+    if (tag === undefined) throw new RangeError(`no shard ${shard} (shards: ${this.shards})`);
+    return tag;
+  }
+
+  /** A key in shard n's hash slot. */
+  protected inShard(shard: number, rest: string): string {
+    return `${this.prefix}:{${this.tag(shard)}}:${rest}`;
+  }
+
+  /** A key of one room, in its shard's hash slot. */
+  protected ofRoom(room: string, what: string): string {
+    return this.inShard(this.shardOf(room), `room:${room}:${what}`);
+  }
+
+  /** All scheduler keys of one room. */
+  room(room: string): RoomKeys {
+    return {
+      room,
+      shard: this.shardOf(room),
+      inbox: this.inbox(room),
+      lease: this.lease(room),
+      turn: this.turn(room),
+      session: this.session(room),
+      history: this.history(room),
+      offerRefs: this.offerRefs(room),
+    };
+  }
+
+  /** The scheduler keys of one lane in one shard. */
+  laneShard(lane: string, shard: number): LaneShardKeys {
+    return {
+      lane,
+      shard,
+      pending: this.inShard(shard, `lane:${lane}:pending`),
+      running: this.inShard(shard, `lane:${lane}:running`),
+    };
+  }
+
+  /** The room's session record (conversation, enabled tools, offers, slot state). */
+  session(room: string): string {
+    return this.ofRoom(room, "session");
+  }
+
+  /** The room's capped list of recent turns. */
+  history(room: string): string {
+    return this.ofRoom(room, "history");
+  }
+
+  /** The room's FIFO of inbound events not yet fully handled. */
+  inbox(room: string): string {
+    return this.ofRoom(room, "inbox");
+  }
+
+  /** The lease a worker holds while it drains the room's inbox. */
+  lease(room: string): string {
+    return this.ofRoom(room, "lease");
+  }
+
+  /**
+   * The record of the room's head turn while it is being delivered: its event id,
+   * outcome, attempts, parts sent or being sent, and since when it waits. Deleted once delivered.
+   */
+  turn(room: string): string {
+    return this.ofRoom(room, "turn");
+  }
+
+  /** Platform message ref → offer id, so a reaction on a sent message finds its offer. */
+  offerRefs(room: string): string {
+    return this.ofRoom(room, "offer-refs");
+  }
+
+  /** A notice of one kind (flood, leaving) already given to one user or room, kept while it must not repeat. */
+  notice(room: string, kind: string, userId: string): string {
+    return this.ofRoom(room, `notice:${kind}:${userId}`);
+  }
+
+  /**
+   * Turns one person started in the current minute in rooms of the room's shard, for
+   * inbound flood control: kept in the shard so that the enqueue script counts it in
+   * the same atomic step (docs/reliability.md says what that means across shards).
+   */
+  turnRate(room: string, platformUserId: string): string {
+    return this.inShard(this.shardOf(room), `turn-rate:${platformUserId}`);
+  }
+
+  /**
+   * Platform event ids received lately in the rooms of one shard (a zset of "<room> <id>"
+   * by Redis ms), so a redelivered event is not enqueued twice; one set per shard,
+   * trimmed by each enqueue.
+   */
+  seen(shard: number): string {
+    return this.inShard(shard, "seen");
+  }
+
+  /**
+   * A lane's wake-up list: rooms (by name) that became pending, one entry each; an idle
+   * worker of the lane blocks on it. One key per lane, in the lane's own slot.
+   */
+  wake(lane: string): string {
+    return `${this.prefix}:lane:{${lane}}:wake`;
+  }
+
+  /**
+   * The pub/sub channel told when an event is queued behind a room's running turn, so
+   * a call waiting for a /cancel or an answer reads the inbox then (not a key: no slot).
+   */
+  roomSignal(room: string): string {
+    return `${this.prefix}:signal:${room}`;
+  }
+
+  /** Turns of one shard that could not be delivered: id → record JSON. */
+  deadLetters(shard: number): string {
+    return this.inShard(shard, "dead-letters");
+  }
+
+  /** One shard's dead letters' ids by the Redis ms they were recorded. */
+  deadLetterIndex(shard: number): string {
+    return this.inShard(shard, "dead-letters:index");
+  }
+
+  /**
+   * A sliding-window send limiter's sorted set; `group` (e.g. one bot) is the hash
+   * tag, so all scopes of one bot are checked in one script on one slot.
+   */
+  rate(group: string, scope: string): string {
+    return `${this.prefix}:rate:{${group}}:${scope}`;
+  }
+
+  /** The layout this prefix was first used with (its shard count), so a changed count is refused. */
+  get layout(): string {
+    return `${this.prefix}:layout`;
+  }
+}
+
+/**
+ * Shard n's hash tag: `s<n>`, or `s<n>.<k>` with the smallest k that puts its slot in
+ * the n-th of `shards` equal slot ranges. Deterministic, so every process agrees.
+ */
+function shardTag(n: number, shards: number): string {
+  const from = Math.floor((n * SLOTS) / shards);
+  const to = Math.floor(((n + 1) * SLOTS) / shards);
+  for (let k = 0; ; k += 1) {
+    const tag = k === 0 ? `s${n}` : `s${n}.${k}`;
+    const slot = calculateSlot(tag);
+    if (slot >= from && slot < to) return tag;
+  }
+}

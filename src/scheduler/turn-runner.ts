@@ -1,0 +1,381 @@
+import { randomUUID } from "node:crypto";
+import type { PlatformSender } from "../core/adapter.js";
+import { LeaseLostError, PermanentSendError } from "../core/delivery-errors.js";
+import { InboundEventSchema, type InboundEvent } from "../core/event.js";
+import type { Logger } from "../core/log.js";
+import type { TurnOutcome } from "../core/reply.js";
+import type { Engine } from "../engine/engine.js";
+import type { TurnChannel } from "../engine/turn-channel.js";
+import { turnSeconds, turnsTotal } from "../ops/metrics.js";
+import { deadLettersTotal } from "../ops/metrics.js";
+import type { RedisRateLimiter } from "./rate-limiter.js";
+import type { CommitRecord } from "./scheduler-args.js";
+import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
+import type { HistoryEntry, Session } from "../sessions/session.js";
+import { QUARANTINED, requeuedOutcomeOf } from "./dead-letters.js";
+import type { RoomLease } from "./room-lease.js";
+import { deliverWaitingForSlots, type SlotPause } from "./slot-wait.js";
+import { historyCap, turnCommit, type KeptSession } from "./turn-commit.js";
+import { TurnGate } from "./turn-gate.js";
+import { TurnLifecycle, verdictOf } from "./turn-lifecycle.js";
+import { parkTurn, recordOf, waitedOf } from "./turn-park.js";
+
+/** What the claim (or the previous turn's finish) read for the room's head turn. */
+export interface TurnInput {
+  head: string;
+  /** The session as stored, when it was read (a claim); the holder's own is `kept`. */
+  session: string | null;
+  /** The head turn's record (field → value). */
+  record: Record<string, string>;
+  history?: string[];
+  /** Redis' clock when it was read (ms), to tell how long the turn has waited. */
+  now?: number;
+  /** The session this holder committed last, when it has held the room since. */
+  kept?: KeptSession;
+}
+
+/**
+ * Events this process queued lately, by their inbox entry as written: a turn of one
+ * of them takes the event as it was built instead of parsing it again.
+ */
+export type RecentEvents = (entry: string) => InboundEvent | undefined;
+
+/** What one turn left: the room's next turn when the worker keeps it, or when a parked room resumes. */
+export interface TurnResult {
+  next?: TurnInput;
+  resumeInMs?: number;
+}
+
+/** Scheduling settings of the turn runner. */
+export interface TurnRunnerSettings {
+  /** A turn still waiting this long after its first wait goes to the dead letters. */
+  deadlineMs: number;
+  /** The longest backoff between delivery retries. */
+  retryMaxMs: number;
+  /** The typing indicator starts only when a turn runs longer than this. */
+  typingAfterMs: number;
+  idleSeconds: number;
+  /**
+   * A turn whose computation was cut short by its process dying this many times goes
+   * to the dead letters instead of being computed again (it may be what kills it).
+   */
+  maxComputeDeaths: number;
+}
+
+/**
+ * Tells whether a namespace's tools take the history, so it is read only then;
+ * `cachedOnly` answers from the last look without reaching the namespace.
+ */
+export type HistoryWanted = (namespace: string, cachedOnly?: boolean) => Promise<boolean>;
+
+/**
+ * Runs a held room's turns: compute the head turn's outcome (or reuse the one
+ * recorded), deliver it through the turn's gate, and end it in one fenced call
+ * that also returns the next turn. A turn that must wait, or whose delivery failed,
+ * gives the room back (parked until it may resume); nothing is given up silently.
+ * Every write goes through the room's lease.
+ */
+export class TurnRunner {
+  constructor(
+    private readonly deps: {
+      engine: Engine;
+      store: RedisSessionStore;
+      senders: ReadonlyMap<string, PlatformSender>;
+      limiter: RedisRateLimiter;
+      historyWanted: HistoryWanted;
+      log: Logger;
+      settings: TurnRunnerSettings;
+      /** The live channel of a turn (progress, early replies, out-of-band events); none in plain setups. */
+      channel?: (event: InboundEvent, sender: PlatformSender) => TurnChannel;
+      recent?: RecentEvents;
+    },
+  ) {}
+
+  /**
+   * Runs one turn; returns the room's next turn when the worker keeps the room, and
+   * `resumeInMs` when the room was parked to resume that much later. `pause` lets a
+   * send slot booked for soon be waited for without parking (src/scheduler/slot-wait.ts).
+   */
+  async runOne(held: RoomLease, input: TurnInput, draining: boolean, pause?: SlotPause): Promise<TurnResult> {
+    const { log: baseLog } = this.deps;
+    const turn = new TurnLifecycle();
+    const json = safeJson(input.head);
+    let event = this.deps.recent?.(input.head);
+    if (!event) {
+      const parsed = InboundEventSchema.safeParse(json);
+      if (!parsed.success) {
+        baseLog.error(
+          { room: held.room, issues: parsed.error.issues.slice(0, 3) },
+          "unreadable event dropped from inbox",
+        );
+        return this.finish(turn, held, input, undefined, draining);
+      }
+      event = parsed.data;
+    }
+    const log = baseLog.child({ turn: event.eventId, room: event.room });
+    // Adapters refuse strangers at the edge; one queued anyway is dropped without any state.
+    if (!this.deps.engine.admits(event)) {
+      log.warn({ sender: event.sender.id }, "sender not allowed; dropped");
+      return this.finish(turn, held, input, undefined, draining);
+    }
+    const record = recordOf(input.record, event.eventId);
+    const gate = new TurnGate(
+      { limiter: this.deps.limiter, log, platform: event.platform },
+      held,
+      record,
+      turn,
+    );
+    const started = Date.now();
+    try {
+      const sender = this.deps.senders.get(event.platform);
+      if (!sender) throw new PermanentSendError(`no sender for platform ${event.platform} in this process`);
+      let outcome = this.deps.store.parseOutcome(record.outcome) ?? requeuedOutcomeOf(json);
+      let kept: KeptSession | undefined;
+      const redelivery = outcome !== null;
+      // A set-aside turn's record says why, so a retried delivery still dead-letters it after.
+      let quarantine = record.quarantine;
+      if (!outcome) {
+        const computed = await this.computeOrSetAside(held, event, input, sender, record, log);
+        const built = turnCommit(event.eventId, computed, input.kept, this.deps.store.settings);
+        gate.setCommit({
+          ...built.commit,
+          ...(computed.quarantine ? { quarantine: computed.quarantine } : {}),
+        });
+        outcome = computed.outcome;
+        kept = built.kept;
+        quarantine = computed.quarantine;
+        log.debug({ kind: event.kind, ms: Date.now() - started }, "turn computed");
+      }
+      if (held.lost) throw new LeaseLostError(held.room);
+      const context = { turnId: event.eventId, ledger: gate, log, gate };
+      const delivered = outcome;
+      const refs = await deliverWaitingForSlots(
+        () => sender.deliver(event, delivered, context),
+        gate,
+        held,
+        draining ? undefined : pause,
+      );
+      // Everything is sent: the finish records it, fenced, even while the lease is unconfirmed.
+      if (held.taken) throw new LeaseLostError(held.room);
+      if (quarantine) return await this.setAside(turn, held, input, event, gate, quarantine, log);
+      turnsTotal.inc({
+        platform: event.platform,
+        namespace: event.namespace,
+        outcome: redelivery ? "redelivered" : "delivered",
+      });
+      turnSeconds.observe(
+        { platform: event.platform, namespace: event.namespace },
+        (Date.now() - started) / 1000,
+      );
+      const links = this.offerLinks(held.room, event, outcome, refs, kept, input);
+      return await this.finish(turn, held, input, event, draining, {
+        commit: gate.pendingCommit(),
+        kept: links.kept ?? kept,
+        session: links.session,
+        offerLinks: links.links,
+      });
+    } catch (err) {
+      return parkTurn(this.deps.settings, turn, held, input, event, gate, err, log);
+    }
+  }
+
+  /**
+   * Computes the turn, or sets it aside when it is what kills: a computation cut short
+   * by its process dying `maxComputeDeaths` times, or a message that crashed the
+   * namespace twice. A set-aside turn's outcome is the one line its sender gets; it is
+   * committed like any outcome (a retry delivers it, never computes again) and the turn
+   * then goes to the dead letters. A namespace that is restarting makes the room wait
+   * for it (a park), for at most NAMESPACE_WAIT_MS, then the person gets its line.
+   */
+  private async computeOrSetAside(
+    held: RoomLease,
+    event: InboundEvent,
+    input: TurnInput,
+    sender: PlatformSender,
+    record: Record<string, string>,
+    log: Logger,
+  ): Promise<{
+    session: Session;
+    append: HistoryEntry[];
+    outcome: TurnOutcome;
+    resetHistory?: boolean;
+    quarantine?: string;
+  }> {
+    const stored = () => this.sessionOf(held.room, event.namespace, input);
+    const line = (text: string, quarantine?: string) => ({
+      session: stored(),
+      append: [],
+      outcome: { reply: { blocks: [{ type: "text" as const, text }], options: [] } },
+      ...(quarantine ? { quarantine } : {}),
+    });
+    const deaths = Number(record.computing ?? "1") - 1;
+    if (deaths >= this.deps.settings.maxComputeDeaths) {
+      const why = `its computation was cut short ${deaths} times by the worker process dying`;
+      log.error({ deaths }, `turn set aside: ${why}`);
+      return line(poisonTexts.processDied, why);
+    }
+    try {
+      return await this.compute(held, event, input, sender);
+    } catch (err) {
+      const verdict = verdictOf(err, {
+        attempts: Number(record.attempts ?? "0"),
+        waitedMs: waitedOf(input, record),
+        retryMaxMs: this.deps.settings.retryMaxMs,
+        computing: true,
+      });
+      if (verdict.verdict !== "line") throw err;
+      if (verdict.setAside) log.error({ err }, `turn set aside: ${verdict.setAside}`);
+      else log.warn({ err }, "namespace still restarting after the longest wait; its line is sent");
+      return line(verdict.text, verdict.setAside);
+    }
+  }
+
+  /** Dead-letters a turn whose one line was delivered: it must not be computed again. */
+  private async setAside(
+    turn: TurnLifecycle,
+    held: RoomLease,
+    input: TurnInput,
+    event: InboundEvent,
+    gate: TurnGate,
+    why: string,
+    log: Logger,
+  ): Promise<TurnResult> {
+    const id = randomUUID();
+    const reply = await held.park({
+      writes: gate.writes(),
+      head: input.head,
+      delayMs: 0,
+      verdict: "dead",
+      reason: `${QUARANTINED}${why}`,
+      deadlineMs: this.deps.settings.deadlineMs,
+      letterId: id,
+    });
+    if (reply.kind !== "dead") {
+      turn.to(reply.kind === "over" ? "finished" : reply.kind === "lost" ? "lost" : "parked");
+      return {};
+    }
+    turn.to("dead-lettered");
+    deadLettersTotal.inc({ platform: event.platform });
+    turnsTotal.inc({ platform: event.platform, namespace: event.namespace, outcome: "dead_letter" });
+    log.warn({ deadLetter: id, why }, "turn set aside: its sender was told; it is in the dead letters");
+    return {};
+  }
+
+  private async compute(held: RoomLease, event: InboundEvent, input: TurnInput, sender: PlatformSender) {
+    const { store, historyWanted, settings } = this.deps;
+    let stopWorking: (() => void) | undefined;
+    const typing = event.sender.allowed
+      ? setTimeout(() => (stopWorking = sender.working(event)), settings.typingAfterMs)
+      : undefined;
+    try {
+      const history =
+        input.history ?? ((await historyWanted(event.namespace)) ? await store.history(held.room) : []);
+      const kept = input.kept?.session.namespace === event.namespace ? input.kept.session : undefined;
+      const state = kept
+        ? {
+            session: kept,
+            history: store.parse(held.room, event.namespace, input.kept!.json, history).history,
+          }
+        : store.parse(held.room, event.namespace, input.session, history);
+      const result = await this.deps.engine.run(event, state, this.deps.channel?.(event, sender));
+      return {
+        session: result.session,
+        append: result.append,
+        outcome: result.outcome,
+        resetHistory: result.resetHistory,
+      };
+    } finally {
+      clearTimeout(typing);
+      stopWorking?.();
+    }
+  }
+
+  /** The room's session as this holder has it: the one it kept, else the one read with the claim. */
+  private sessionOf(room: string, namespace: string, input: TurnInput): Session {
+    if (input.kept?.session.namespace === namespace) return input.kept.session;
+    return this.deps.store.parse(room, namespace, input.session, []).session;
+  }
+
+  /**
+   * The offer's message refs, when the reply carried an offer: the session to store
+   * again with them (and keep), and the ref → offer links.
+   */
+  private offerLinks(
+    room: string,
+    event: InboundEvent,
+    outcome: TurnOutcome,
+    refs: string[],
+    computed: KeptSession | undefined,
+    input: TurnInput,
+  ): { session?: string; links?: Record<string, string>; kept?: KeptSession } {
+    const offerId = outcome.reply?.offerId;
+    const last = refs.at(-1);
+    if (!offerId || !last) return {};
+    const session = computed?.session ?? this.sessionOf(room, event.namespace, input);
+    const offer = session.offers.find((o) => o.id === offerId);
+    if (!offer) return { links: { [last]: offerId } };
+    offer.messageRefs = [...new Set([...offer.messageRefs, last])];
+    const json = JSON.stringify(session);
+    return { session: json, links: { [last]: offerId }, kept: { session, json, writtenAt: Date.now() } };
+  }
+
+  private async finish(
+    turn: TurnLifecycle,
+    held: RoomLease,
+    input: TurnInput,
+    event: InboundEvent | undefined,
+    draining: boolean,
+    end: {
+      commit?: CommitRecord | undefined;
+      kept?: KeptSession | undefined;
+      session?: string | undefined;
+      offerLinks?: Record<string, string> | undefined;
+    } = {},
+  ): Promise<TurnResult> {
+    const { settings, historyWanted, store } = this.deps;
+    if (held.taken) {
+      turn.to("lost");
+      return {};
+    }
+    const wantHistory = event ? await historyWanted(event.namespace, true) : false;
+    const reply = await held.finish({
+      head: input.head,
+      ...(end.commit ? { commit: end.commit } : {}),
+      ...(end.session ? { session: end.session } : {}),
+      ...(end.offerLinks ? { offerLinks: end.offerLinks } : {}),
+      idleSeconds: settings.idleSeconds,
+      draining,
+      wantHistory,
+      historyCap: historyCap(store.settings),
+    });
+    if (reply.kind === "lost") {
+      turn.to("lost");
+      this.deps.log.warn(
+        { room: held.room },
+        "room lease lost before the turn's end; another worker continues",
+      );
+      return {};
+    }
+    turn.to("finished");
+    if (reply.kind === "released") return {};
+    // Sent again after its reply was lost: the next turn starts from what Redis has.
+    const kept = reply.again ? undefined : (end.kept ?? input.kept);
+    return {
+      next: {
+        head: reply.head,
+        session: reply.again ? (reply.session ?? null) : null,
+        record: reply.again ? (reply.record ?? {}) : { computing: "1" },
+        ...(wantHistory ? { history: reply.history } : {}),
+        now: reply.now,
+        ...(kept ? { kept } : {}),
+      },
+    };
+  }
+}
+
+/** What a person is told when their message is set aside. */
+const poisonTexts = {
+  processDied:
+    "This message was set aside: working on it stopped the worker more than once, so it is not tried again. " +
+    "The other conversations go on, and an operator can look at it.",
+};

@@ -1,0 +1,180 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisClusterTopology, RedisSentinelTopology } from "../../bench/support/redis-topology.js";
+import { durableWrite, type Durability } from "../../src/scheduler/durable-write.js";
+import { RedisConnection } from "../../src/sessions/redis-connection.js";
+import type { RedisServer } from "../../src/sessions/redis-server.js";
+import { capturingLogger } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
+
+/**
+ * Acknowledged writes wait for every replica their master has had (`waitReplicas:
+ * auto`), and stop waiting for one as soon as the topology says it is gone — the
+ * sentinels have it down, or the cluster promoted the master's only replica — not
+ * after a fixed half minute.
+ */
+
+/** Seconds until a durable write to `key` is acknowledged, trying every 100 ms. */
+async function acknowledgedAfter(connection: RedisConnection, durability: Durability, key: string) {
+  const since = Date.now();
+  for (let i = 0; ; i += 1) {
+    try {
+      await durableWrite(connection.client, durability, key, [["set", key, String(i)]]);
+      return (Date.now() - since) / 1000;
+    } catch (err) {
+      if (Date.now() - since > 60_000)
+        throw new Error(`no write to ${key} acknowledged within 60 s (${(err as Error).message})`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+describe("behind Sentinel (1 master, 2 replicas, 3 sentinels, down-after 1 s)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-wait-sentinel-"));
+  let group: RedisSentinelTopology;
+  let connection: RedisConnection;
+  const { log, lines } = capturingLogger();
+  beforeAll(async () => {
+    group = await RedisSentinelTopology.start({ dir, replicas: 2, sentinels: 3 });
+    connection = new RedisConnection({ kind: "sentinel", name: group.name, nodes: group.urls });
+    await connection.resolveWait("auto", log);
+  }, 60_000);
+  afterAll(async () => {
+    connection?.close();
+    await group?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("stops waiting for a replica once the sentinels have it down", async () => {
+    const durability = connection.durability(log);
+    // Both replicas counted: the master has had them.
+    await waitFor(
+      async () => (await durability.required("k")).replicas === 2,
+      10_000,
+      "two replicas counted",
+    );
+    await durableWrite(connection.client, durability, "k", [["set", "k", "before"]]);
+    const master = await group.master();
+    const replica = group.data.find((d) => d !== master)!;
+    await replica.kill();
+    const seconds = await acknowledgedAfter(connection, durability, "k");
+    // The sentinels call it down after 1 s without an answer; then the next write is acknowledged.
+    expect(seconds).toBeLessThan(8);
+    expect((await durability.required("k")).replicas).toBe(1);
+    expect(lines().some((l) => l.why === "the topology has the others down")).toBe(true);
+    await replica.start();
+  }, 60_000);
+});
+
+describe("behind Sentinel, the master killed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-wait-sentinel-kill-"));
+  let group: RedisSentinelTopology;
+  let connection: RedisConnection;
+  const { log } = capturingLogger();
+  beforeAll(async () => {
+    group = await RedisSentinelTopology.start({
+      dir,
+      replicas: 2,
+      sentinels: 3,
+      config: ["min-replicas-to-write 1", "min-replicas-max-lag 10"],
+    });
+    connection = new RedisConnection({ kind: "sentinel", name: group.name, nodes: group.urls });
+    await connection.resolveWait("auto", log);
+    // As the runtime does: a client that ioredis ends is replaced (client-watch.ts).
+    connection.watchClients({ deadAfterMs: 30_000, probeEveryMs: 200, log, lost: () => undefined });
+  }, 60_000);
+  afterAll(async () => {
+    connection?.close();
+    await group?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("acknowledges writes on the promoted replica once the other replica follows it, not the dead master", async () => {
+    const durability = connection.durability(log);
+    await waitFor(
+      async () => (await durability.required("k")).replicas === 2,
+      20_000,
+      "two replicas counted",
+    );
+    await acknowledgedAfter(connection, durability, "k");
+    let writing = true;
+    const writers = Array.from({ length: 8 }, async (_, i) => {
+      while (writing) {
+        await durableWrite(connection.client, durability, `w${i}`, [["set", `w${i}`, "x"]]).catch(
+          () => undefined,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    const old = await group.master();
+    await old.kill();
+    const since = Date.now();
+    await group.promotedFrom(old);
+    const promotedAfter = (Date.now() - since) / 1000;
+    const seconds = await acknowledgedAfter(connection, durability, "k");
+    writing = false;
+    await Promise.all(writers);
+    // Writers kept writing through the kill: their queued writes do not hold up the next one.
+    expect(seconds).toBeLessThan(promotedAfter + 5);
+    expect((await durability.required("k")).replicas).toBe(1);
+    expect(old.running).toBe(false);
+  }, 90_000);
+});
+
+describe("on a Redis Cluster (3 masters, 3 replicas, node timeout 2 s)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-wait-cluster-"));
+  let cluster: RedisClusterTopology;
+  let connection: RedisConnection;
+  const { log } = capturingLogger();
+  beforeAll(async () => {
+    cluster = await RedisClusterTopology.start({ dir });
+    connection = new RedisConnection({ kind: "cluster", nodes: cluster.urls });
+    await connection.resolveWait("auto", log);
+  }, 60_000);
+  afterAll(async () => {
+    connection?.close();
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("acknowledges writes on a promoted master at once, without waiting for its old master to return", async () => {
+    const durability = connection.durability(log);
+    const key = "{w}:k";
+    await durableWrite(connection.client, durability, key, [["set", key, "before"]]);
+    const owner = await masterOf(cluster, key);
+    const before = await cluster.identify(owner);
+    await owner.kill();
+    await cluster.failedOver(before);
+    // Promoted: the old master is down for good as far as the cluster knows; nothing to wait for.
+    expect(await acknowledgedAfter(connection, durability, key)).toBeLessThan(5);
+    expect(owner.running).toBe(false);
+  }, 90_000);
+});
+
+/** The master node serving `key`'s slot. */
+async function masterOf(cluster: RedisClusterTopology, key: string): Promise<RedisServer> {
+  for (const node of await cluster.masters()) {
+    const client = node.client();
+    try {
+      const slot = Number(await client.call("CLUSTER", "KEYSLOT", key));
+      const mine = String(await client.call("CLUSTER", "NODES"))
+        .split("\n")
+        .find((l) => l.includes("myself"))!
+        .trim()
+        .split(" ")
+        .slice(8);
+      if (
+        mine.some((range) => {
+          const [from, to = from] = range.split("-").map(Number);
+          return slot >= from! && slot <= to!;
+        })
+      )
+        return node;
+    } finally {
+      client.disconnect();
+    }
+  }
+  throw new Error(`no master serves ${key}`);
+}
