@@ -15,6 +15,7 @@ import { RoomgateFleet } from "../support/roomgate-fleet.js";
 import { classifyDuplicates, readResentLines, type DuplicateCauses } from "../support/duplicate-causes.js";
 import { analyse, messageText, type DeliveryReport } from "../support/send-analysis.js";
 import { bystanderErrors, labelSetAside, POISON_WORD, poisonKeys } from "./poison.js";
+import type { FaultMarks } from "./redis-faults.js";
 import { crashText, SCENARIOS, startFault, type Scenario } from "./scenarios.js";
 import { startFaultRedis, TOPOLOGIES, TOPOLOGY_SCENARIOS, type Topology } from "./topologies.js";
 
@@ -28,6 +29,8 @@ const { values } = parseArgs({
     rate: { type: "string", default: "50" },
     "drain-timeout": { type: "string", default: "180" },
     "tolerance-ms": { type: "string", default: "100" },
+    // Sentinel's down-after-milliseconds (Redis' default is 30000).
+    "down-after": { type: "string", default: "1000" },
     json: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
   },
@@ -110,6 +113,8 @@ function schedule(scenario: Scenario, start: number): { plan: ScheduledMessage[]
 
 interface Row extends DeliveryReport, DuplicateCauses {
   scenario: Scenario;
+  /** From the fault to the topology taking writes again by itself (a promotion, the fault's end), ms. */
+  promotionMs: number;
   tooMany: number;
   /** Replies to messages other than poison ones that were not their echo (an error line). */
   bystanderErrors: number;
@@ -119,13 +124,14 @@ interface Row extends DeliveryReport, DuplicateCauses {
 
 async function runScenario(scenario: Scenario): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), `roomgate-faults-${topology}-${scenario}-`));
-  const redis = await startFaultRedis(topology, dir);
+  const redis = await startFaultRedis(topology, dir, Number(values["down-after"]));
   const standin = await BotApiStandin.start();
   const token = standin.addBot(BOT_ID, "faults_bot");
   const chats = chatPlan();
   const markers = mkdtempSync(join(dir, "markers-"));
   let report: DeliveryReport;
   let bystanders: ReturnType<typeof bystanderErrors>;
+  let marks: FaultMarks = {};
   const fleet = new RoomgateFleet({
     dir,
     redis: redis.config,
@@ -151,6 +157,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     const fault = startFault(scenario, { fleet, redis, standin, loadMs, log });
     await sleep(loadMs + 600);
     await fault.stop();
+    marks = fault.marks;
     const drainUntil = performance.now() + drainTimeoutMs + fault.extraDrainMs;
     const answered = () =>
       new Set(labelSetAside(standin.sends, poison).map((s) => /m-?\d+\.\d+/.exec(s.text)?.[0])).size;
@@ -192,6 +199,10 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     ...report,
     ...causes,
     scenario,
+    promotionMs:
+      marks.faultAt !== undefined && marks.promotedAt !== undefined
+        ? marks.promotedAt - marks.faultAt
+        : Number.NaN,
     tooMany: standin.tooMany,
     bystanderErrors: bystanders.count,
     bystanderSample: bystanders.sample,
@@ -213,6 +224,7 @@ const HEAD = [
   "grp>20/min",
   "429s",
   "bystander err",
+  "promote s",
   "stall s",
   "drain s",
   "result",
@@ -233,6 +245,7 @@ function cells(r: Row): string[] {
     String(r.groupRateViolations),
     String(r.tooMany),
     String(r.bystanderErrors),
+    (r.promotionMs / 1000).toFixed(1),
     (r.longestStallMs / 1000).toFixed(1),
     (r.drainMs / 1000).toFixed(1),
     r.passed ? "PASS" : "FAIL",
@@ -258,6 +271,8 @@ console.log(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ")).j
 console.log(
   [
     "dup: replies sent more than once that no kill explains; a failure.",
+    "promote s: from the fault to the topology taking writes again by itself (a promotion, or the fault's end).",
+    "stall s: the longest time any chat had an unanswered message and got no reply (target: promote + 5 s).",
     "bystander err: replies to messages other than the poison ones that were not their answer (an error line).",
     "resent-unknown: replies sent again because the worker holding the room was killed after the",
     "  request left and before the part was recorded sent (it logged that resend, naming the killed",

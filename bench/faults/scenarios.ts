@@ -1,6 +1,18 @@
 import type { BotApiStandin } from "../support/bot-api-standin.js";
 import type { FaultRedis } from "./topologies.js";
 import type { RoomgateFleet } from "../support/roomgate-fleet.js";
+import {
+  clientPause,
+  clusterFailover,
+  failback,
+  hungMaster,
+  masterAndSentinelKill,
+  misconf,
+  outOfMemory,
+  rangeDown,
+  replicaStall,
+  type FaultMarks,
+} from "./redis-faults.js";
 
 /** The faults the script can inject, one per run. */
 export const SCENARIOS = [
@@ -13,6 +25,15 @@ export const SCENARIOS = [
   "failover",
   "switchover",
   "master-kill",
+  "hung-master",
+  "master-sentinel-kill",
+  "failback",
+  "range-down",
+  "cluster-failover",
+  "client-pause",
+  "replica-stall",
+  "oom",
+  "misconf",
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -30,6 +51,8 @@ export interface FaultTargets {
 export interface RunningFault {
   /** Extra time the drain may take because of this fault (an outage's length). */
   extraDrainMs: number;
+  /** When the fault began and when the topology took writes again by itself (a promotion). */
+  marks: FaultMarks;
   stop(): Promise<void>;
 }
 
@@ -48,19 +71,21 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
     case "namespace":
     case "poison":
       // The crashing words ride in the messages themselves (`crashText`, bench/faults/poison.ts).
-      return { extraDrainMs: 0, stop: async () => undefined };
+      return { extraDrainMs: 0, marks: {}, stop: async () => undefined };
     case "429":
       // On for the whole run, drain included: every attempt may meet one.
       t.standin.faults = { tooManyRatio: 0.3, retryAfter: [1, 3] };
-      return { extraDrainMs: 0, stop: async () => undefined };
+      return { extraDrainMs: 0, marks: {}, stop: async () => undefined };
     case "failover":
-      return once(t, t.loadMs / 3, async () => {
+      return once(t, t.loadMs / 3, async (marks) => {
         const cluster = t.redis.cluster!;
         const { node, keys } = await cluster.busiestMaster("rg:*");
         t.log(`kill -9 the cluster master holding most of roomgate's keys (${node.address}, ${keys} keys)`);
         const before = await cluster.identify(node);
+        marks.faultAt = Date.now();
         await node.kill();
         const promoted = await cluster.failedOver(before);
+        marks.promotedAt = Date.now();
         t.log(`${promoted.address} (its replica) was promoted; every slot is served again`);
         // As a supervisor would: the killed node comes back and rejoins as a replica.
         await node.start();
@@ -68,26 +93,48 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
         t.log(`${node.address} is back, a replica of the new master and in sync`);
       });
     case "switchover":
-      return once(t, t.loadMs / 3, async () => {
+      return once(t, t.loadMs / 3, async (marks) => {
         const group = t.redis.sentinel!;
         const old = await group.master();
         t.log(`SENTINEL FAILOVER (master ${old.address})`);
+        marks.faultAt = Date.now();
         await group.failover();
         const now = await group.promotedFrom(old);
+        marks.promotedAt = Date.now();
         t.log(`${now.address} promoted`);
       });
     case "master-kill":
-      return once(t, t.loadMs / 3, async () => {
+      return once(t, t.loadMs / 3, async (marks) => {
         const group = t.redis.sentinel!;
         const old = await group.master();
         t.log(`kill -9 the Sentinel-named master ${old.address}`);
+        marks.faultAt = Date.now();
         await old.kill();
         const now = await group.promotedFrom(old);
+        marks.promotedAt = Date.now();
         t.log(`${now.address} promoted; the old master stays down for 10 s`);
         await sleep(10_000);
         await old.start();
         t.log(`${old.address} is back`);
       });
+    case "hung-master":
+      return once(t, t.loadMs / 3, (marks) => hungMaster(t.redis, marks, t.log));
+    case "master-sentinel-kill":
+      return once(t, t.loadMs / 3, (marks) => masterAndSentinelKill(t.redis, marks, t.log));
+    case "failback":
+      return once(t, t.loadMs / 4, (marks) => failback(t.redis, marks, t.log));
+    case "range-down":
+      return once(t, t.loadMs / 3, (marks) => rangeDown(t.redis, marks, t.log));
+    case "cluster-failover":
+      return once(t, t.loadMs / 3, (marks) => clusterFailover(t.redis, marks, t.log));
+    case "client-pause":
+      return once(t, t.loadMs / 3, (marks) => clientPause(t.redis, marks, t.log));
+    case "replica-stall":
+      return once(t, t.loadMs / 3, (marks) => replicaStall(t.redis, marks, t.log));
+    case "oom":
+      return once(t, t.loadMs / 3, (marks) => outOfMemory(t.redis, marks, t.log));
+    case "misconf":
+      return once(t, t.loadMs / 3, (marks) => misconf(t.redis, marks, t.log));
     case "outage": {
       const fault = once(t, 5_000, async () => {
         t.log("Bot API unreachable for 60 s");
@@ -99,13 +146,15 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
   }
 }
 
-function once(t: FaultTargets, afterMs: number, act: () => Promise<void>): RunningFault {
+function once(t: FaultTargets, afterMs: number, act: (marks: FaultMarks) => Promise<void>): RunningFault {
   let done: Promise<void> = Promise.resolve();
+  const marks: FaultMarks = {};
   const timer = setTimeout(() => {
-    done = act().catch((err: unknown) => t.log(`fault failed: ${String(err)}`));
+    done = act(marks).catch((err: unknown) => t.log(`fault failed: ${String(err)}`));
   }, afterMs);
   return {
     extraDrainMs: 0,
+    marks,
     stop: async () => {
       clearTimeout(timer);
       await done;
@@ -145,6 +194,7 @@ function killWorkers(t: FaultTargets): RunningFault {
   })();
   return {
     extraDrainMs: 0,
+    marks: {},
     stop: async () => {
       stopped = true;
       await loop;

@@ -9,9 +9,9 @@ export type Topology = (typeof TOPOLOGIES)[number];
 
 /** The faults each topology runs by default. */
 export const TOPOLOGY_SCENARIOS: Record<Topology, string[]> = {
-  single: ["kill", "redis", "namespace", "poison", "429", "outage"],
-  cluster: ["failover"],
-  sentinel: ["switchover", "master-kill"],
+  single: ["kill", "redis", "namespace", "poison", "429", "outage", "client-pause", "oom", "misconf"],
+  cluster: ["failover", "cluster-failover", "range-down", "replica-stall", "client-pause"],
+  sentinel: ["switchover", "master-kill", "hung-master", "master-sentinel-kill", "failback", "replica-stall"],
 };
 
 /**
@@ -36,8 +36,15 @@ export interface FaultRedis {
  */
 const MIN_REPLICAS = ["min-replicas-to-write 1", "min-replicas-max-lag 10"];
 
-/** Starts the topology's Redis in `dir` on free loopback ports. */
-export async function startFaultRedis(topology: Topology, dir: string): Promise<FaultRedis> {
+/**
+ * Starts the topology's Redis in `dir` on free loopback ports; a Sentinel group's
+ * sentinels take a master for down after `downAfterMs`.
+ */
+export async function startFaultRedis(
+  topology: Topology,
+  dir: string,
+  downAfterMs = 1000,
+): Promise<FaultRedis> {
   if (topology === "single") {
     const single = await RedisServer.start({ dir: join(dir, "redis"), spawn: spawnTracked });
     return { topology, config: { url: single.url }, single, stop: () => single.stop() };
@@ -56,6 +63,7 @@ export async function startFaultRedis(topology: Topology, dir: string): Promise<
     replicas: 2,
     sentinels: 3,
     config: MIN_REPLICAS,
+    downAfterMs,
     spawn: spawnTracked,
   });
   return {

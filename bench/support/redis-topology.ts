@@ -151,6 +151,37 @@ export class RedisClusterTopology {
     return promoted!;
   }
 
+  /** The node replicating the master whose cluster id is `id` (CLUSTER NODES). */
+  async replicaOf(id: string): Promise<RedisServer> {
+    for (const node of this.nodes.filter((n) => n.running)) {
+      const info = await this.info(node, "info", "replication");
+      if (!info.includes("role:slave")) continue;
+      const nodes = await this.info(node, "cluster", "nodes");
+      const mine = nodes.split("\n").find((l) => l.includes("myself"));
+      if (mine?.trim().split(" ")[3] === id) return node;
+    }
+    throw new Error(`no running replica of ${id}`);
+  }
+
+  /** Sends `args` to `node` as they are (CLUSTER FAILOVER, CONFIG SET …). */
+  async command(node: RedisServer, args: string[]): Promise<unknown> {
+    const client = node.client();
+    try {
+      return await client.call(args[0]!, ...args.slice(1));
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** Waits until every running node says `cluster_state:ok`. */
+  async allOk(ms = 60_000): Promise<void> {
+    await until("cluster_state:ok on every running node", ms, async () => {
+      const running = this.nodes.filter((n) => n.running);
+      const states = await Promise.all(running.map((n) => this.info(n, "cluster", "info")));
+      return states.every((s) => s.includes("cluster_state:ok"));
+    });
+  }
+
   /** Waits until `node` (an old master started again) is a replica in sync with its master. */
   async inSyncAsReplica(node: RedisServer, ms = 30_000): Promise<void> {
     await until(`${node.address} a replica in sync`, ms, async () => {
@@ -192,6 +223,8 @@ export class RedisSentinelTopology {
     sentinels?: number;
     /** Extra lines for the data nodes (e.g. `min-replicas-to-write 1`). */
     config?: string[];
+    /** The sentinels' down-after-milliseconds (default 1000; Redis' own default is 30000). */
+    downAfterMs?: number;
     spawn?: Spawn;
   }): Promise<RedisSentinelTopology> {
     const name = options.name ?? "rgmaster";
@@ -220,7 +253,7 @@ export class RedisSentinelTopology {
             "sentinel resolve-hostnames no",
             `sentinel announce-ip 127.0.0.1`,
             `sentinel monitor ${name} 127.0.0.1 ${master.port} ${Math.floor(count / 2) + 1}`,
-            `sentinel down-after-milliseconds ${name} 1000`,
+            `sentinel down-after-milliseconds ${name} ${options.downAfterMs ?? 1000}`,
             `sentinel failover-timeout ${name} 10000`,
             `sentinel parallel-syncs ${name} 1`,
           ],
@@ -270,6 +303,38 @@ export class RedisSentinelTopology {
   /** Asks the sentinels for a failover (`SENTINEL FAILOVER`), as an operator's switchover does. */
   async failover(): Promise<void> {
     await this.ask(this.sentinels[0]!, ["failover", this.name]);
+  }
+
+  /** Sends `args` to a data node as they are (CONFIG SET, CLIENT PAUSE, BGSAVE …). */
+  async command(node: RedisServer, args: string[]): Promise<unknown> {
+    const client = node.client();
+    try {
+      return await client.call(args[0]!, ...args.slice(1));
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** What every running sentinel says of the replicas (SENTINEL REPLICAS: field → value per replica). */
+  async replicasSeen(): Promise<Record<string, string>[][]> {
+    return Promise.all(
+      this.sentinels
+        .filter((s) => s.running)
+        .map(async (s) => {
+          const replicas = (await this.ask(s, ["replicas", this.name])) as string[][];
+          return replicas.map((flat) =>
+            Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[v, flat[i + 1]!]] : []))),
+          );
+        }),
+    );
+  }
+
+  /** Waits until `node` is a replica of the current master with its link up. */
+  async inSync(node: RedisServer, ms = 60_000): Promise<void> {
+    await until(`${node.address} a replica in sync`, ms, async () => {
+      const info = String(await this.command(node, ["INFO", "replication"]));
+      return info.includes("role:slave") && info.includes("master_link_status:up");
+    });
   }
 
   /** Waits until the sentinels name a master other than `old`, and it is a master. */

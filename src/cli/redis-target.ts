@@ -64,7 +64,11 @@ export async function resolveRedis(
   const lock = await lockRedisDir(dir, log);
   let redis;
   try {
-    redis = await startEmbeddedRedis({ dir, persist: true });
+    redis = await startEmbeddedRedis({
+      dir,
+      persist: true,
+      ...(config ? { maxMemoryMb: config.redis.embeddedMaxMemoryMb } : {}),
+    });
   } catch (err) {
     lock.release();
     throw err;

@@ -39,10 +39,16 @@ export function embeddedRedisPassword(dir: string): string {
   return readFileSync(file, "utf8").trim();
 }
 
+/** The embedded server's memory cap when the configuration names none (`redis.embeddedMaxMemoryMb`). */
+export const EMBEDDED_MAX_MEMORY_MB = 512;
+
 /**
  * Starts `redis-server` on a free loopback port with its data in `dir`, behind a
  * random password kept in the folder; append-only persistence is on unless
- * `persist` is false, so a restart of the demo loses nothing. The password goes
+ * `persist` is false, so a restart of the demo loses nothing. Its memory is capped at
+ * `maxMemoryMb` with `noeviction`: at the cap writes are refused (`OOM command not
+ * allowed`: logged, retried until Redis takes writes again) rather than queued turns,
+ * leases or sessions evicted without a word. The password goes
  * in a config file (mode 0600), not on the command line that `ps` shows. The folder
  * and everything Redis writes in it are private to the service user (DESIGN §9), and
  * the server ends with the process that started it.
@@ -50,6 +56,7 @@ export function embeddedRedisPassword(dir: string): string {
 export async function startEmbeddedRedis(options: {
   dir: string;
   persist?: boolean;
+  maxMemoryMb?: number;
 }): Promise<EmbeddedRedis> {
   assertRedisServerInstalled();
   privateDir(options.dir);
@@ -58,6 +65,7 @@ export async function startEmbeddedRedis(options: {
     dir: options.dir,
     password: embeddedRedisPassword(options.dir),
     appendonly: options.persist ?? true,
+    config: [`maxmemory ${options.maxMemoryMb ?? EMBEDDED_MAX_MEMORY_MB}mb`, "maxmemory-policy noeviction"],
     private: true,
   });
   return { url: server.url, port: server.port, pid: server.pid ?? 0, stop: () => server.stop() };

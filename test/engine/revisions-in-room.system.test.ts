@@ -236,6 +236,8 @@ describe.each(cases)(
         );
         expect(seen(mine)).toContain("mt asks Alice: Sign the release?");
         expect(seen(group.messages().slice(roomBefore))).not.toContain("Sign the release?");
+        // Bob's "No" (Alice's button replayed), queued before her "Yes", is not her answer.
+        await forge(db, pressOf(group, "mt", BOB, group.buttonData("No", ALICE), "bob-no"));
         const before = group.messages().length;
         await group.press(ALICE, "Yes");
         await waitFor(
@@ -247,7 +249,31 @@ describe.each(cases)(
           WAIT_MS,
           "the shipped result",
         );
-        expect(server.events("tasks/update").map((e) => e.keys)).toEqual([["sign"]]);
+        expect(server.events("tasks/update").map((e) => e.responses)).toEqual([
+          { sign: { action: "accept", content: { sign: true } } },
+        ]);
+      },
+    );
+
+    it.runIf(modern)(
+      "a running task's question nobody answers expires: tasks/update tells the server it was cancelled",
+      async () => {
+        await hastyDm.say(ALICE, "/tools");
+        const before = hastyDm.messages().length;
+        standin.userSends(hasty.token, { from: ALICE, chat: hastyDm.chat, text: "/call mt.ship" });
+        await waitFor(
+          () =>
+            hastyDm
+              .messages()
+              .slice(before)
+              .some((m) => m.text?.includes("shipped, unsigned")),
+          WAIT_MS,
+          "the task's result after the expiry",
+        );
+        const shown = seen(hastyDm.messages().slice(before));
+        expect(shown).toContain("mth asks: Sign the release?");
+        expect(shown).toContain("No answer came in time, so the question was cancelled.");
+        expect(server.events("tasks/update").at(-1)!.responses).toEqual({ sign: { action: "cancel" } });
       },
     );
 

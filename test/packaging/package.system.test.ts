@@ -38,6 +38,17 @@ function run(command: string, args: string[], options: SpawnSyncOptions = {}) {
   return { status: result.status, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 
+/** As `run`, without blocking this process (where the stand-ins answer). */
+function runAsync(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const child = spawn(command, args, options);
+  let stdout = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stdout += c.toString()));
+  return new Promise<{ status: number | null; stdout: string }>((done) =>
+    child.once("exit", (status) => done({ status, stdout })),
+  );
+}
+
 let tarball: string;
 
 beforeAll(() => {
@@ -101,8 +112,8 @@ describe("the npm package", () => {
   }, 120_000);
 });
 
-describe("the installed package's roomgate start, on the configuration init wrote", () => {
-  it("answers on Telegram, and in an encrypted Matrix room (the crypto resolves outside the checkout)", async () => {
+describe("the installed package's roomgate doctor and start, on the configuration init wrote", () => {
+  it("doctor finds no problem; start answers on Telegram, and in an encrypted Matrix room (the crypto resolves outside the checkout)", async () => {
     const roomgate = join(prefix, "bin", "roomgate");
     const dir = join(root, "start");
     mkdirSync(dir, { recursive: true });
@@ -137,15 +148,17 @@ describe("the installed package's roomgate start, on the configuration init wrot
             "",
           ].join("\n"),
       );
-      const child = spawn(roomgate, ["start"], {
-        cwd: dir,
-        env: {
-          ...env,
-          TELEGRAM_TOKEN: bot.token,
-          MATRIX_TOKEN: mxBot.accessToken,
-          MATRIX_STORE_KEY: "the package test's store key",
-        },
-      });
+      const secrets = {
+        TELEGRAM_TOKEN: bot.token,
+        MATRIX_TOKEN: mxBot.accessToken,
+        MATRIX_STORE_KEY: "the package test's store key",
+      };
+      // The quick start's order: doctor first, then start. Not spawnSync: the stand-ins
+      // answer from this process.
+      const doctor = await runAsync(roomgate, ["doctor"], { cwd: dir, env: { ...env, ...secrets } });
+      expect(doctor.stdout).toContain("No problems: roomgate start has what it needs.");
+      expect(doctor.status, doctor.stdout).toBe(0);
+      const child = spawn(roomgate, ["start"], { cwd: dir, env: { ...env, ...secrets } });
       let out = "";
       child.stdout.on("data", (c: Buffer) => (out += c.toString()));
       child.stderr.on("data", (c: Buffer) => (out += c.toString()));

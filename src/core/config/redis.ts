@@ -40,6 +40,12 @@ export const RedisSchema = z
      * promote a new master, so that a failover is waited out, not restarted through.
      */
     deadAfterSeconds: z.number().positive().default(30),
+    /**
+     * The embedded Redis' memory cap (used when none of url, cluster and sentinel is
+     * given), in MB, with `noeviction`: at the cap new writes are refused, nothing stored
+     * is dropped.
+     */
+    embeddedMaxMemoryMb: z.number().int().positive().default(512),
   })
   .refine((r) => [r.url, r.cluster, r.sentinel].filter((v) => v !== undefined).length <= 1, {
     message: "give at most one of url, cluster and sentinel",

@@ -1,0 +1,243 @@
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { RedisServer } from "../../src/sessions/redis-server.js";
+import type { FaultRedis } from "./topologies.js";
+
+/** When a fault began and when the topology served writes again on its own (a promotion), local ms. */
+export interface FaultMarks {
+  faultAt?: number;
+  promotedAt?: number;
+}
+
+type Log = (line: string) => void;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${ms} ms`);
+    await sleep(100);
+  }
+}
+
+/** Sends one command to one node as it is. */
+async function send(node: RedisServer, args: (string | number)[]): Promise<unknown> {
+  const client = node.client();
+  try {
+    return await client.call(String(args[0]), ...args.slice(1));
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function info(node: RedisServer, section: string): Promise<string> {
+  return String(await send(node, ["INFO", section]));
+}
+
+/** The nodes taking writes now: the one instance, the Sentinel-named master, every Cluster master. */
+async function writableMasters(redis: FaultRedis): Promise<RedisServer[]> {
+  if (redis.single) return [redis.single];
+  if (redis.sentinel) return [await redis.sentinel.master()];
+  return redis.cluster!.masters();
+}
+
+/** The nodes replicating the master that holds most of roomgate's keys. */
+async function busyReplicas(redis: FaultRedis): Promise<RedisServer[]> {
+  if (redis.sentinel) {
+    const master = await redis.sentinel.master();
+    return redis.sentinel.data.filter((n) => n !== master && n.running);
+  }
+  if (redis.cluster) {
+    const { node } = await redis.cluster.busiestMaster("rg:*");
+    const { id } = await redis.cluster.identify(node);
+    return [await redis.cluster.replicaOf(id)];
+  }
+  return [];
+}
+
+/** SIGSTOP, then SIGCONT `ms` later: the process keeps its sockets open and answers nothing. */
+async function freeze(node: RedisServer, ms: number): Promise<void> {
+  process.kill(node.pid!, "SIGSTOP");
+  try {
+    await sleep(ms);
+  } finally {
+    process.kill(node.pid!, "SIGCONT");
+  }
+}
+
+/** Sentinel: the master hangs (SIGSTOP) for 40 s, the case ioredis' failoverDetector exists for. */
+export async function hungMaster(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const group = redis.sentinel!;
+  const old = await group.master();
+  log(`SIGSTOP the Sentinel-named master ${old.address} for 40 s`);
+  marks.faultAt = Date.now();
+  const hang = freeze(old, 40_000);
+  const now = await group.promotedFrom(old);
+  marks.promotedAt = Date.now();
+  log(`${now.address} promoted ${((marks.promotedAt - marks.faultAt) / 1000).toFixed(1)} s after the hang`);
+  await hang;
+  log(`${old.address} goes on (SIGCONT)`);
+  await group.inSync(old);
+  log(`${old.address} is a replica of the new master and in sync`);
+}
+
+/** Sentinel: the master and one sentinel are killed together; both come back 10 s after the promotion. */
+export async function masterAndSentinelKill(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const group = redis.sentinel!;
+  const old = await group.master();
+  const sentinel = group.sentinels[0]!;
+  log(`kill -9 the master ${old.address} and the sentinel ${sentinel.address}`);
+  marks.faultAt = Date.now();
+  await Promise.all([old.kill(), sentinel.kill()]);
+  const now = await group.promotedFrom(old);
+  marks.promotedAt = Date.now();
+  log(`${now.address} promoted ${((marks.promotedAt - marks.faultAt) / 1000).toFixed(1)} s after the kill`);
+  await sleep(10_000);
+  await Promise.all([old.start(), sentinel.start()]);
+  log(`${old.address} and the sentinel are back`);
+}
+
+/**
+ * Sentinel: a switchover, and once the old master follows the new one in sync, a
+ * switchover back to it (the third node made ineligible meanwhile, so the sentinels
+ * choose the old master).
+ */
+export async function failback(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const group = redis.sentinel!;
+  const old = await group.master();
+  log(`SENTINEL FAILOVER (master ${old.address})`);
+  marks.faultAt = Date.now();
+  await group.failover();
+  const now = await group.promotedFrom(old);
+  marks.promotedAt = Date.now();
+  log(`${now.address} promoted; waiting for ${old.address} to follow it in sync`);
+  await group.inSync(old);
+  const others = group.data.filter((n) => n !== old && n !== now);
+  for (const n of others) await send(n, ["CONFIG", "SET", "replica-priority", "0"]);
+  // The sentinels read a replica's priority from its INFO, every 10 s.
+  await until("the sentinels seeing the other replicas ineligible", 30_000, async () => {
+    const seen = await group.replicasSeen();
+    return seen.every((replicas) =>
+      others.every((n) => replicas.some((r) => Number(r.port) === n.port && r["slave-priority"] === "0")),
+    );
+  });
+  // The sentinels refuse a failover while the last one's timeout runs; asked again until taken.
+  await until("a failover back accepted", 60_000, async () => {
+    await group.failover();
+    return true;
+  });
+  log(`SENTINEL FAILOVER back to ${old.address}`);
+  await until(`${old.address} master again`, 60_000, async () => (await group.master()) === old);
+  for (const n of others) await send(n, ["CONFIG", "SET", "replica-priority", "100"]);
+  log(`${old.address} is the master again`);
+}
+
+/** Cluster: the busiest master and its only replica killed; that slot range is down for 15 s. */
+export async function rangeDown(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const cluster = redis.cluster!;
+  const { node } = await cluster.busiestMaster("rg:*");
+  const { id } = await cluster.identify(node);
+  const replica = await cluster.replicaOf(id);
+  log(`kill -9 the master ${node.address} and its only replica ${replica.address}; back in 15 s`);
+  marks.faultAt = Date.now();
+  await Promise.all([node.kill(), replica.kill()]);
+  await sleep(15_000);
+  await node.start();
+  await replica.start();
+  await cluster.allOk();
+  marks.promotedAt = Date.now();
+  log(`${node.address} serves its range again (${((marks.promotedAt - marks.faultAt) / 1000).toFixed(1)} s)`);
+}
+
+/** Cluster: the busiest master's replica takes over by CLUSTER FAILOVER (an operator's switchover). */
+export async function clusterFailover(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const cluster = redis.cluster!;
+  const { node } = await cluster.busiestMaster("rg:*");
+  const { id } = await cluster.identify(node);
+  const replica = await cluster.replicaOf(id);
+  log(`CLUSTER FAILOVER on ${replica.address} (replica of ${node.address})`);
+  marks.faultAt = Date.now();
+  await send(replica, ["CLUSTER", "FAILOVER"]);
+  await until(`${replica.address} a master`, 30_000, async () =>
+    (await info(replica, "replication")).includes("role:master"),
+  );
+  marks.promotedAt = Date.now();
+  log(`${replica.address} promoted ${((marks.promotedAt - marks.faultAt) / 1000).toFixed(1)} s after`);
+  await cluster.inSyncAsReplica(node);
+}
+
+/** Any topology: every master refuses writes for 10 s (CLIENT PAUSE 10000 WRITE). */
+export async function clientPause(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const masters = await writableMasters(redis);
+  log(`CLIENT PAUSE 10000 WRITE on ${masters.map((m) => m.address).join(", ")}`);
+  marks.faultAt = Date.now();
+  await Promise.all(masters.map((m) => send(m, ["CLIENT", "PAUSE", 10_000, "WRITE"])));
+  await sleep(10_000);
+  marks.promotedAt = Date.now();
+}
+
+/** Sentinel or Cluster: the replicas of the busiest master stop (SIGSTOP) for 8 s, so WAIT times out. */
+export async function replicaStall(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const replicas = await busyReplicas(redis);
+  log(`SIGSTOP the replicas ${replicas.map((r) => r.address).join(", ")} for 8 s (WAIT times out)`);
+  marks.faultAt = Date.now();
+  await Promise.all(replicas.map((r) => freeze(r, 8_000)));
+  marks.promotedAt = Date.now();
+  log("the replicas go on (SIGCONT)");
+}
+
+/** Any topology: every master at its maxmemory with noeviction for 10 s (`OOM command not allowed`). */
+export async function outOfMemory(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const masters = await writableMasters(redis);
+  log(`maxmemory 1 byte, noeviction, on ${masters.map((m) => m.address).join(", ")} for 10 s`);
+  marks.faultAt = Date.now();
+  await Promise.all(
+    masters.map((m) => send(m, ["CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory", "1"])),
+  );
+  await sleep(10_000);
+  await Promise.all(masters.map((m) => send(m, ["CONFIG", "SET", "maxmemory", "0"])));
+  marks.promotedAt = Date.now();
+  log("maxmemory lifted");
+}
+
+/**
+ * Any topology: a snapshot that cannot be written makes every master answer writes with
+ * MISCONF for 10 s (stop-writes-on-bgsave-error): its file name (dbfilename, a protected
+ * setting) is taken by a directory, so the snapshot's rename fails, whoever runs Redis.
+ */
+export async function misconf(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const masters = await writableMasters(redis);
+  log(`a failed snapshot (MISCONF) on ${masters.map((m) => m.address).join(", ")} for 10 s`);
+  const blocked: string[] = [];
+  marks.faultAt = Date.now();
+  for (const m of masters) {
+    const [, dir] = (await send(m, ["CONFIG", "GET", "dir"])) as [string, string];
+    const [, file] = (await send(m, ["CONFIG", "GET", "dbfilename"])) as [string, string];
+    const path = join(dir, file);
+    if (existsSync(path)) renameSync(path, `${path}.aside`);
+    mkdirSync(join(path, "taken"), { recursive: true });
+    blocked.push(path);
+    await send(m, ["CONFIG", "SET", "save", "3600 1"]);
+    await send(m, ["BGSAVE"]);
+    await until(`${m.address} failing its snapshot`, 10_000, async () =>
+      (await info(m, "persistence")).includes("rdb_last_bgsave_status:err"),
+    );
+  }
+  await sleep(10_000);
+  for (const path of blocked) {
+    rmSync(path, { recursive: true, force: true });
+    if (existsSync(`${path}.aside`)) renameSync(`${path}.aside`, path);
+  }
+  for (const m of masters) {
+    await until(`${m.address} saving again`, 20_000, async () => {
+      if ((await info(m, "persistence")).includes("rdb_last_bgsave_status:ok")) return true;
+      await send(m, ["BGSAVE"]).catch(() => undefined);
+      return false;
+    });
+    await send(m, ["CONFIG", "SET", "save", ""]);
+  }
+  marks.promotedAt = Date.now();
+  log("snapshots written again; writes accepted");
+}
