@@ -232,6 +232,29 @@ function build(era: "legacy" | "modern"): McpServer {
   );
 
   server.registerTool(
+    "mt.paint",
+    {
+      description: "Paints a picture; asks the client's model for one (sampling), which rooms do not offer",
+      inputSchema: z.object({}),
+      annotations: { readOnlyHint: true },
+    },
+    async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
+      log("call", { tool: "mt.paint", era, responses: Object.keys(ctx.mcpReq.inputResponses ?? {}) });
+      if (inputResponse(ctx.mcpReq.inputResponses, "picture").kind === "missing") {
+        return inputRequired({
+          inputRequests: {
+            picture: inputRequired.createMessage({
+              messages: [{ role: "user", content: { type: "text", text: "Paint a cat" } }],
+              maxTokens: 50,
+            }),
+          },
+        });
+      }
+      return text("painted");
+    },
+  );
+
+  server.registerTool(
     "mt.status",
     {
       description: "Reads the board",
