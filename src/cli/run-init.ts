@@ -32,15 +32,18 @@ type Ask = (question: string, fallback: string, given: string | undefined) => Pr
 
 function asker(options: InitOptions, output: NodeJS.WritableStream): { ask: Ask; close: () => void } {
   if (options.yes) return { ask: async (_q, fallback, given) => given ?? fallback, close: () => {} };
-  const rl = createInterface({ input: options.input ?? process.stdin, output, terminal: false });
+  const input = options.input ?? process.stdin;
+  const rl = createInterface({ input, output, terminal: false });
   const lines = rl[Symbol.asyncIterator]();
+  // A terminal shows what is typed; answers from a pipe are shown here, one question a line.
+  const echo = !(input as { isTTY?: boolean }).isTTY;
   const ask: Ask = async (question, fallback, given) => {
     if (given !== undefined) return given;
     output.write(`${question} [${fallback}]: `);
     const next = await lines.next();
     // Input that ended (a script that answered fewer questions) takes the defaults.
     const answer = next.done ? "" : String(next.value).trim();
-    if (next.done) output.write("\n");
+    if (next.done || echo) output.write(`${next.done ? "" : answer}\n`);
     return answer === "" ? fallback : answer;
   };
   return { ask, close: () => rl.close() };

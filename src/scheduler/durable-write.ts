@@ -35,14 +35,16 @@ export const NO_WAIT: Durability = {
 /**
  * True for the errors of a write that may or may not have been applied, on a master
  * that may be gone (too few replicas acknowledged, a connection lost to a failover, a
- * slot moving): such a write, when idempotent, is sent again.
+ * slot moving), or that Redis refused for now (MISCONF: it cannot write its snapshot or
+ * append-only file; OOM: maxmemory reached with noeviction; a script is refused at its
+ * first write, so nothing of it was applied): such a write, when idempotent, is sent again.
  */
 export function isUnacknowledged(err: unknown): boolean {
   if (err instanceof ReplicaWaitError) return true;
   const message = err instanceof Error ? err.message : "";
   // "Command aborted": ioredis' answer to the rest of a pipeline whose connection closed
   // after its first replies (the script ran, its WAIT was cut off).
-  return /Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|EPIPE|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes/i.test(
+  return /Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|EPIPE|CLUSTERDOWN|TRYAGAIN|MOVED|ASK |READONLY|NOREPLICAS|Failed to refresh slots|None of startup nodes|^MISCONF |^OOM command not allowed/i.test(
     message,
   );
 }

@@ -11,14 +11,14 @@ import { deadLettersTotal } from "../ops/metrics.js";
 import type { RedisRateLimiter } from "./rate-limiter.js";
 import type { CommitRecord } from "./scheduler-args.js";
 import { safeJson, type RedisSessionStore } from "../sessions/session-store.js";
-import type { HistoryEntry, Session } from "../sessions/session.js";
 import { QUARANTINED, requeuedOutcomeOf } from "./dead-letters.js";
 import type { RoomLease } from "./room-lease.js";
 import { deliverWaitingForSlots, type SlotPause } from "./slot-wait.js";
 import { historyCap, turnCommit, type KeptSession } from "./turn-commit.js";
 import { TurnGate } from "./turn-gate.js";
-import { TurnLifecycle, verdictOf } from "./turn-lifecycle.js";
-import { parkTurn, recordOf, waitedOf } from "./turn-park.js";
+import { TurnCompute } from "./turn-compute.js";
+import { TurnLifecycle } from "./turn-lifecycle.js";
+import { parkTurn, recordOf } from "./turn-park.js";
 
 /** What the claim (or the previous turn's finish) read for the room's head turn. */
 export interface TurnInput {
@@ -89,7 +89,11 @@ export class TurnRunner {
       channel?: (event: InboundEvent, sender: PlatformSender) => TurnChannel;
       recent?: RecentEvents;
     },
-  ) {}
+  ) {
+    this.computer = new TurnCompute(deps);
+  }
+
+  private readonly computer: TurnCompute;
 
   /**
    * Runs one turn; returns the room's next turn when the worker keeps the room, and
@@ -135,7 +139,7 @@ export class TurnRunner {
       // A set-aside turn's record says why, so a retried delivery still dead-letters it after.
       let quarantine = record.quarantine;
       if (!outcome) {
-        const computed = await this.computeOrSetAside(held, event, input, sender, record, log);
+        const computed = await this.computer.run(held, event, input, sender, record, log);
         const built = turnCommit(event.eventId, computed, input.kept, this.deps.store.settings);
         gate.setCommit({
           ...built.commit,
@@ -179,57 +183,6 @@ export class TurnRunner {
     }
   }
 
-  /**
-   * Computes the turn, or sets it aside when it is what kills: a computation cut short
-   * by its process dying `maxComputeDeaths` times, or a message that crashed the
-   * namespace twice. A set-aside turn's outcome is the one line its sender gets; it is
-   * committed like any outcome (a retry delivers it, never computes again) and the turn
-   * then goes to the dead letters. A namespace that is restarting makes the room wait
-   * for it (a park), for at most NAMESPACE_WAIT_MS, then the person gets its line.
-   */
-  private async computeOrSetAside(
-    held: RoomLease,
-    event: InboundEvent,
-    input: TurnInput,
-    sender: PlatformSender,
-    record: Record<string, string>,
-    log: Logger,
-  ): Promise<{
-    session: Session;
-    append: HistoryEntry[];
-    outcome: TurnOutcome;
-    resetHistory?: boolean;
-    quarantine?: string;
-  }> {
-    const stored = () => this.sessionOf(held.room, event.namespace, input);
-    const line = (text: string, quarantine?: string) => ({
-      session: stored(),
-      append: [],
-      outcome: { reply: { blocks: [{ type: "text" as const, text }], options: [] } },
-      ...(quarantine ? { quarantine } : {}),
-    });
-    const deaths = Number(record.computing ?? "1") - 1;
-    if (deaths >= this.deps.settings.maxComputeDeaths) {
-      const why = `its computation was cut short ${deaths} times by the worker process dying`;
-      log.error({ deaths }, `turn set aside: ${why}`);
-      return line(poisonTexts.processDied, why);
-    }
-    try {
-      return await this.compute(held, event, input, sender);
-    } catch (err) {
-      const verdict = verdictOf(err, {
-        attempts: Number(record.attempts ?? "0"),
-        waitedMs: waitedOf(input, record),
-        retryMaxMs: this.deps.settings.retryMaxMs,
-        computing: true,
-      });
-      if (verdict.verdict !== "line") throw err;
-      if (verdict.setAside) log.error({ err }, `turn set aside: ${verdict.setAside}`);
-      else log.warn({ err }, "namespace still restarting after the longest wait; its line is sent");
-      return line(verdict.text, verdict.setAside);
-    }
-  }
-
   /** Dead-letters a turn whose one line was delivered: it must not be computed again. */
   private async setAside(
     turn: TurnLifecycle,
@@ -261,41 +214,6 @@ export class TurnRunner {
     return {};
   }
 
-  private async compute(held: RoomLease, event: InboundEvent, input: TurnInput, sender: PlatformSender) {
-    const { store, historyWanted, settings } = this.deps;
-    let stopWorking: (() => void) | undefined;
-    const typing = event.sender.allowed
-      ? setTimeout(() => (stopWorking = sender.working(event)), settings.typingAfterMs)
-      : undefined;
-    try {
-      const history =
-        input.history ?? ((await historyWanted(event.namespace)) ? await store.history(held.room) : []);
-      const kept = input.kept?.session.namespace === event.namespace ? input.kept.session : undefined;
-      const state = kept
-        ? {
-            session: kept,
-            history: store.parse(held.room, event.namespace, input.kept!.json, history).history,
-          }
-        : store.parse(held.room, event.namespace, input.session, history);
-      const result = await this.deps.engine.run(event, state, this.deps.channel?.(event, sender));
-      return {
-        session: result.session,
-        append: result.append,
-        outcome: result.outcome,
-        resetHistory: result.resetHistory,
-      };
-    } finally {
-      clearTimeout(typing);
-      stopWorking?.();
-    }
-  }
-
-  /** The room's session as this holder has it: the one it kept, else the one read with the claim. */
-  private sessionOf(room: string, namespace: string, input: TurnInput): Session {
-    if (input.kept?.session.namespace === namespace) return input.kept.session;
-    return this.deps.store.parse(room, namespace, input.session, []).session;
-  }
-
   /**
    * The offer's message refs, when the reply carried an offer: the session to store
    * again with them (and keep), and the ref → offer links.
@@ -311,7 +229,7 @@ export class TurnRunner {
     const offerId = outcome.reply?.offerId;
     const last = refs.at(-1);
     if (!offerId || !last) return {};
-    const session = computed?.session ?? this.sessionOf(room, event.namespace, input);
+    const session = computed?.session ?? this.computer.sessionOf(room, event.namespace, input);
     const offer = session.offers.find((o) => o.id === offerId);
     if (!offer) return { links: { [last]: offerId } };
     offer.messageRefs = [...new Set([...offer.messageRefs, last])];
@@ -372,10 +290,3 @@ export class TurnRunner {
     };
   }
 }
-
-/** What a person is told when their message is set aside. */
-const poisonTexts = {
-  processDied:
-    "This message was set aside: working on it stopped the worker more than once, so it is not tried again. " +
-    "The other conversations go on, and an operator can look at it.",
-};

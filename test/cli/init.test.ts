@@ -31,7 +31,9 @@ describe("roomgate init", () => {
     expect(env).toMatch(/^FEED_BOT_TOKEN=$/m);
     expect(env).toContain("# LOG_LEVEL=info");
     expect(statSync(join(dir, ".env")).mode & 0o777).toBe(0o600);
-    expect(text()).toContain("Platform (telegram or matrix) [telegram]: ");
+    // Answers from a pipe are shown after their questions, one question a line.
+    expect(text()).toContain("Platform (telegram or matrix) [telegram]: telegram\n");
+    expect(text()).toContain("[the bundled demo]: \n");
     expect(text()).toContain(`roomgate doctor -c ${config}`);
   });
 

@@ -1,5 +1,12 @@
 import type { Sas } from "@matrix-org/matrix-sdk-crypto-wasm";
-import { DeviceId, UserId, VerificationMethod } from "@matrix-org/matrix-sdk-crypto-wasm";
+import {
+  DeviceId,
+  EventId,
+  OtherUserIdentity,
+  RoomId,
+  UserId,
+  VerificationMethod,
+} from "@matrix-org/matrix-sdk-crypto-wasm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runMatrixVerify } from "../../../src/cli/matrix/run-matrix-verify.js";
 import { ConfigSchema, type Config } from "../../../src/core/config.js";
@@ -24,13 +31,14 @@ describe("verifying the bot: emoji shown to the operator, never confirmed by the
   let config: Config;
   let receiver: MatrixReceiver;
   let alice: E2eePeer;
+  let room: string;
 
   beforeEach(async () => {
     hs = await MatrixHomeserverStandin.start();
     redis = await testRedis();
     bot = hs.registerUser("bot", "BOTDEV");
     aliceId = hs.registerUser("alice").userId;
-    const room = hs.createRoom(aliceId, { members: [bot.userId], encrypted: true });
+    room = hs.createRoom(aliceId, { members: [bot.userId], encrypted: true });
     config = ConfigSchema.parse({
       redis: { url: redis.url, prefix: redis.prefix },
       namespaces: {},
@@ -128,5 +136,53 @@ describe("verifying the bot: emoji shown to the operator, never confirmed by the
     expect(sas.isDone()).toBe(false);
     const device = await alice.machine.getDevice(new UserId(bot.userId), new DeviceId("BOTDEV"));
     expect(device?.isVerified()).toBe(false);
+  });
+
+  it("in the room (Element's 'Verify user'): the bot accepts her request and the operator confirms the emoji", async () => {
+    const identity = await alice.machine.getIdentity(new UserId(bot.userId));
+    if (!(identity instanceof OtherUserIdentity)) throw new Error("alice does not know the bot's identity");
+    const methods = [VerificationMethod.SasV1];
+    // Element (matrix-js-sdk) sends its request and its steps in the clear, even in an encrypted room.
+    const asked = await alice.sendClear(
+      room,
+      "m.room.message",
+      JSON.parse(identity.verificationRequestContent(methods)) as Record<string, unknown>,
+    );
+    const request = identity.requestVerification(new RoomId(room), new EventId(asked.event_id), methods);
+    // Her client feeds the bot's in-room verification events (decrypted) to its machine, as Element does.
+    const fed = new Set<string>();
+    const look = async () => {
+      for (const event of hs.sentBy(room, bot.userId, "m.room.encrypted")) {
+        if (fed.has(event.event_id)) continue;
+        const clear = await alice.decrypt(event);
+        if (!clear) continue;
+        fed.add(event.event_id);
+        const { pos: _pos, ...wire } = event;
+        await alice.machine.receiveVerificationEvent(JSON.stringify({ ...wire, ...clear }), new RoomId(room));
+      }
+    };
+    await alice.syncUntil(() => request.isReady(), 10_000, look);
+    const started = await request.startSas();
+    if (!started) throw new Error("SAS did not start");
+    const [sas, start] = started;
+    await alice.sendOutgoing(start as Parameters<E2eePeer["sendOutgoing"]>[0]);
+    await alice.syncUntil(() => sas.canBePresented(), 10_000, look);
+    const shown: VerificationEntry[] = [];
+    const operator = runMatrixVerify({
+      config,
+      waitSeconds: 30,
+      pollMs: 100,
+      out: { write: () => true } as unknown as NodeJS.WritableStream,
+      confirm: async (entry) => {
+        shown.push(entry);
+        return true;
+      },
+    });
+    await expect.poll(() => shown.length, { timeout: 10_000 }).toBe(1);
+    expect(shown[0]!.emoji?.map((e) => e.symbol)).toEqual(sas.emoji()?.map((e) => e.symbol));
+    for (const step of await sas.confirm())
+      await alice.sendOutgoing(step as Parameters<E2eePeer["sendOutgoing"]>[0]);
+    await alice.syncUntil(() => sas.isDone(), 10_000, look);
+    expect(await operator).toBe(0);
   });
 });
