@@ -236,7 +236,8 @@ function build(era: "legacy" | "modern"): McpServer {
     {
       description: "Paints a picture; asks the client's model for one (sampling), which rooms do not offer",
       inputSchema: z.object({}),
-      annotations: { readOnlyHint: true },
+      // Not read-only (check calls those) and not destructive (rooms run it without an approval).
+      annotations: { destructiveHint: false },
     },
     async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
       log("call", { tool: "mt.paint", era, responses: Object.keys(ctx.mcpReq.inputResponses ?? {}) });
