@@ -6,7 +6,8 @@
 //              this question's marker: the retried call on the restarted child answers
 //   hang       the process spins forever, answering nothing (not even pings)
 //   sleep:<ms> the answer waits that long
-// ECHO_PID_LOG appends the process id at start-up, so a test can count restarts.
+// ECHO_PID_LOG appends the process id at start-up, so a test can count restarts;
+// ECHO_CALL_LOG appends each question as its call arrives, so a test knows it is in flight.
 import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
@@ -21,6 +22,7 @@ const markers = process.env.ECHO_MARKERS;
 if (process.env.ECHO_PID_LOG) appendFileSync(process.env.ECHO_PID_LOG, `${process.pid}\n`);
 
 async function misbehave(text: string): Promise<void> {
+  if (process.env.ECHO_CALL_LOG) appendFileSync(process.env.ECHO_CALL_LOG, `${text}\n`);
   if (/\bcrash-once\b/.test(text) && markers) {
     const marker = join(markers, createHash("sha256").update(text).digest("hex").slice(0, 16));
     if (!existsSync(marker)) {

@@ -7,7 +7,7 @@ import { NamespaceConfigSchema } from "../../src/core/config.js";
 import { NamespaceError } from "../../src/core/errors.js";
 import { silentLogger } from "../../src/core/log.js";
 import { NamespaceClient } from "../../src/namespace/namespace-client.js";
-import { eventually } from "../support/wait.js";
+import { eventually, waitFor } from "../support/wait.js";
 
 const ECHO_SERVER = ["--import", "tsx", "bench/support/echo-server.ts"];
 /** The line for a call lost to a crash: the cause class and a ref for the log, never internals. */
@@ -26,19 +26,24 @@ afterEach(async () => {
 });
 
 /** An echo namespace child whose every start is appended to a pid log. */
-function echo(timeoutSeconds = 30): { client: NamespaceClient; pids: () => number[] } {
+function echo(timeoutSeconds = 30): {
+  client: NamespaceClient;
+  pids: () => number[];
+  arrived: () => string[];
+} {
   const dir = mkdtempSync(join(tmpdir(), "roomgate-crash-"));
   const log = join(dir, "pids");
+  const callLog = join(dir, "calls");
   const config = NamespaceConfigSchema.parse({
     command: [process.execPath, ...ECHO_SERVER],
-    env: { ECHO_PID_LOG: log, ECHO_MARKERS: dir },
+    env: { ECHO_PID_LOG: log, ECHO_MARKERS: dir, ECHO_CALL_LOG: callLog },
     timeoutSeconds,
   });
   const client = new NamespaceClient("echo", config, silentLogger());
   clients.push(client);
-  const pids = () =>
-    existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean).map(Number) : [];
-  return { client, pids };
+  const lines = (file: string) =>
+    existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+  return { client, pids: () => lines(log).map(Number), arrived: () => lines(callLog) };
 }
 
 async function outcome(promise: Promise<unknown>): Promise<string> {
@@ -63,19 +68,20 @@ function alive(pid: number): boolean {
 
 describe("NamespaceClient when its child crashes or hangs", () => {
   it("retries the calls of other rooms lost to a crash when they are safe to repeat, and only those", async () => {
-    const { client, pids } = echo();
+    const { client, pids, arrived } = echo();
     await client.start();
     const inFlight = [
-      outcome(client.call("echo.ask", { question: "sleep:1500 room A" })),
-      outcome(client.call("echo.lookup", { question: "sleep:1500 room B" })),
-      outcome(client.call("echo.write", { question: "sleep:1500 room C" })),
+      outcome(client.call("echo.ask", { question: "sleep:3000 room A" })),
+      outcome(client.call("echo.lookup", { question: "sleep:3000 room B" })),
+      outcome(client.call("echo.write", { question: "sleep:3000 room C" })),
     ];
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The crash comes while the child is answering all three (each takes 3 s).
+    await waitFor(() => arrived().length === 3, 20_000, "the three calls at the child");
     const crasher = outcome(client.call("echo.write", { question: "crash" }));
     expect(await crasher).toEqual(STOPPED);
     expect(await Promise.all(inFlight)).toEqual([
-      "echo: sleep:1500 room A",
-      "lookup: sleep:1500 room B",
+      "echo: sleep:3000 room A",
+      "lookup: sleep:3000 room B",
       STOPPED,
     ]);
     expect(pids()).toHaveLength(2);
@@ -108,12 +114,16 @@ describe("NamespaceClient when its child crashes or hangs", () => {
     await client.start();
     const started = Date.now();
     const lines: string[] = [];
-    // A message every 50 ms for 3 s, each of which kills the child it reaches.
+    let sent = 0;
+    // A message every 50 ms for 3 s (the arrivals are the scenario's input), each of which
+    // kills the child it reaches.
     while (Date.now() - started < 3_000) {
+      sent += 1;
       void outcome(client.call("echo.write", { question: "crash" })).then((line) => lines.push(line));
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await eventually(() => expect(lines.length).toBeGreaterThanOrEqual(50), 10_000);
+    expect(sent).toBeGreaterThanOrEqual(10);
+    await waitFor(() => lines.length === sent, 20_000, "every message answered");
     // Backoff 250 ms, 500 ms, 1 s, 2 s…: a handful of starts, not one per message.
     expect(pids().length).toBeLessThanOrEqual(6);
     expect(new Set(lines)).toEqual(

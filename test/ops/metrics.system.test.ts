@@ -67,10 +67,16 @@ describe("/metrics after real turns", () => {
       standin.userSends(bot.token, { from: { id, first_name: "U" }, text: "what should I read today?" });
     }
     await waitFor(async () => sample(await scrape(), "roomgate_queue_depth") >= 2, 10_000, "a queue");
-    await new Promise((r) => setTimeout(r, 300));
-    const busy = await scrape();
+    // The oldest waiting event ages while the slow turns run (SLOW_MS each).
+    const busy = await waitFor(
+      async () => {
+        const text = await scrape();
+        return sample(text, "roomgate_queue_oldest_age_seconds") > 0.2 && text;
+      },
+      10_000,
+      "the oldest event's age past 0.2 s",
+    );
     expect(sample(busy, "roomgate_queue_rooms")).toBeGreaterThanOrEqual(1);
-    expect(sample(busy, "roomgate_queue_oldest_age_seconds")).toBeGreaterThan(0.2);
     for (const id of [ALICE.id, 5103, 5104]) {
       await waitFor(() => standin.botMessages(bot.token, id).length === 1, 30_000, "every answer");
     }

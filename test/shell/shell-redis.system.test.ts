@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { freePort, RedisServer } from "../../src/sessions/redis-server.js";
 import { DEMO_SERVER } from "../support/spine.js";
+import { waitFor } from "../support/wait.js";
 
 const dir = mkdtempSync(join(tmpdir(), "rg-shell-redis-"));
 const config = join(dir, "config.yaml");
@@ -31,14 +32,6 @@ function shell(redisUrl: string) {
   return { child, exited, out: () => out, err: () => err };
 }
 
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe("roomgate shell and its Redis", () => {
   it("says when Redis is not reachable at start, and exits non-zero", async () => {
     const s = shell(`redis://127.0.0.1:${await freePort()}`);
@@ -51,7 +44,7 @@ describe("roomgate shell and its Redis", () => {
     const redis = await RedisServer.start({ dir: join(dir, "redis") });
     const s = shell(redis.url);
     s.child.stdin.write("what should I read today?\n");
-    await until(() => s.out().length > 0, 20_000);
+    await waitFor(() => s.out().length > 0, 20_000, "the shell's first output");
     await redis.kill();
     s.child.stdin.end("and tomorrow?\n");
     expect(await s.exited).toBe(1);

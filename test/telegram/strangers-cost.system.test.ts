@@ -52,10 +52,17 @@ afterAll(async () => {
 /** Lines of roomgate's log that mention `what`. */
 const logLines = (what: string) => roomgate.output.split("\n").filter((l) => l.includes(what));
 
-/** Waits until the stand-in has handed out every update and roomgate has had time to act on them. */
+/**
+ * Waits until roomgate has acted on every update: the poll past them confirms them, and
+ * it asks for more only once a batch is handled (its refusals sent, its lines logged, its
+ * Redis commands run). A command of the test's own, seen on the monitor after them, is
+ * the barrier for the monitor's stream.
+ */
 async function settled(): Promise<void> {
   await waitFor(() => standin.pendingUpdates(bot.token) === 0, 30_000, "the updates taken");
-  await new Promise((r) => setTimeout(r, 1_000));
+  const marker = `${db.prefix}:settled:${commands.length}`;
+  await db.redis.exists(marker);
+  await waitFor(() => commands.some((c) => c.includes(marker)), 30_000, "the monitor caught up");
 }
 
 describe("what a stranger costs (real roomgate start, Bot API stand-in)", () => {

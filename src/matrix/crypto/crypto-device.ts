@@ -260,7 +260,16 @@ export class CryptoDevice {
         });
       } catch (err) {
         decrypted = await this.recovered(roomId, event, err);
-        if (!decrypted) throw refuse(decryptionFailure(err), err);
+        if (!decrypted) {
+          // A device signed by a changed identity reads as not cross-signed until it is pinned: say
+          // why it really is refused (on a real Synapse the room key comes before the new identity).
+          const changed =
+            trust !== "all" && decryptionFailure(err) === "untrusted-device"
+              ? await this.unapprovedChange(event.sender)
+              : undefined;
+          if (changed) throw refuse("identity-changed", err, changed);
+          throw refuse(decryptionFailure(err), err);
+        }
       }
       const changed = trust === "all" ? undefined : await this.unapprovedChange(event.sender);
       if (changed) throw refuse("identity-changed", new Error(`${event.sender} has a new identity`), changed);
