@@ -115,6 +115,8 @@ interface Row extends DeliveryReport, DuplicateCauses {
   scenario: Scenario;
   /** From the fault to the topology taking writes again by itself (a promotion, the fault's end), ms. */
   promotionMs: number;
+  /** From the fault to the new master taking a write, ms (NaN where the fault has no new master). */
+  writableMs: number;
   tooMany: number;
   /** Replies to messages other than poison ones that were not their echo (an error line). */
   bystanderErrors: number;
@@ -203,6 +205,10 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       marks.faultAt !== undefined && marks.promotedAt !== undefined
         ? marks.promotedAt - marks.faultAt
         : Number.NaN,
+    writableMs:
+      marks.faultAt !== undefined && marks.writableAt !== undefined
+        ? marks.writableAt - marks.faultAt
+        : Number.NaN,
     tooMany: standin.tooMany,
     bystanderErrors: bystanders.count,
     bystanderSample: bystanders.sample,
@@ -225,6 +231,7 @@ const HEAD = [
   "429s",
   "bystander err",
   "promote s",
+  "writable s",
   "stall s",
   "drain s",
   "result",
@@ -246,6 +253,7 @@ function cells(r: Row): string[] {
     String(r.tooMany),
     String(r.bystanderErrors),
     (r.promotionMs / 1000).toFixed(1),
+    (r.writableMs / 1000).toFixed(1),
     (r.longestStallMs / 1000).toFixed(1),
     (r.drainMs / 1000).toFixed(1),
     r.passed ? "PASS" : "FAIL",
@@ -272,6 +280,7 @@ console.log(
   [
     "dup: replies sent more than once that no kill explains; a failure.",
     "promote s: from the fault to the topology taking writes again by itself (a promotion, or the fault's end).",
+    "writable s: from the fault to the new master taking a write (min-replicas-to-write: once a replica follows it).",
     "stall s: the longest time any chat had an unanswered message and got no reply (target: promote + 5 s).",
     "bystander err: replies to messages other than the poison ones that were not their answer (an error line).",
     "resent-unknown: replies sent again because the worker holding the room was killed after the",
