@@ -3,10 +3,15 @@ import { join } from "node:path";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
 import type { FaultRedis } from "./topologies.js";
 
-/** When a fault began and when the topology served writes again on its own (a promotion), local ms. */
+/**
+ * When a fault began, when the topology named a new master (or the fault ended), and
+ * when that master took a write (a promoted master with min-replicas-to-write refuses
+ * writes until a replica follows it), local ms.
+ */
 export interface FaultMarks {
   faultAt?: number;
   promotedAt?: number;
+  writableAt?: number;
 }
 
 type Log = (line: string) => void;
@@ -20,6 +25,20 @@ async function until(what: string, ms: number, check: () => Promise<boolean>): P
     if (Date.now() > deadline) throw new Error(`${what} not reached within ${ms} ms`);
     await sleep(100);
   }
+}
+
+/**
+ * Marks when the Sentinel-named master `node` takes a write (a key outside roomgate's
+ * prefix; a Cluster node would answer MOVED for it), trying every 100 ms.
+ */
+export function markWritable(node: RedisServer, marks: FaultMarks): void {
+  void until(`${node.address} taking writes`, 120_000, async () => {
+    await send(node, ["SET", "fault-probe", String(Date.now())]);
+    return true;
+  }).then(
+    () => (marks.writableAt = Date.now()),
+    () => undefined,
+  );
 }
 
 /** Sends one command to one node as it is. */
@@ -76,6 +95,7 @@ export async function hungMaster(redis: FaultRedis, marks: FaultMarks, log: Log)
   const hang = freeze(old, 40_000);
   const now = await group.promotedFrom(old);
   marks.promotedAt = Date.now();
+  markWritable(now, marks);
   log(`${now.address} promoted ${((marks.promotedAt - marks.faultAt) / 1000).toFixed(1)} s after the hang`);
   await hang;
   log(`${old.address} goes on (SIGCONT)`);
@@ -93,6 +113,7 @@ export async function masterAndSentinelKill(redis: FaultRedis, marks: FaultMarks
   await Promise.all([old.kill(), sentinel.kill()]);
   const now = await group.promotedFrom(old);
   marks.promotedAt = Date.now();
+  markWritable(now, marks);
   log(`${now.address} promoted ${((marks.promotedAt - marks.faultAt) / 1000).toFixed(1)} s after the kill`);
   await sleep(10_000);
   await Promise.all([old.start(), sentinel.start()]);
@@ -112,6 +133,7 @@ export async function failback(redis: FaultRedis, marks: FaultMarks, log: Log): 
   await group.failover();
   const now = await group.promotedFrom(old);
   marks.promotedAt = Date.now();
+  markWritable(now, marks);
   log(`${now.address} promoted; waiting for ${old.address} to follow it in sync`);
   await group.inSync(old);
   const others = group.data.filter((n) => n !== old && n !== now);

@@ -115,6 +115,10 @@ interface Row extends DeliveryReport, DuplicateCauses {
   scenario: Scenario;
   /** From the fault to the topology taking writes again by itself (a promotion, the fault's end), ms. */
   promotionMs: number;
+  /** From the fault to the new master taking a write, ms (NaN where the fault has no new master). */
+  writableMs: number;
+  /** The longest time the bot sent nothing at all, between its first and last send, ms: how long answers stopped flowing. */
+  silentMs: number;
   tooMany: number;
   /** Replies to messages other than poison ones that were not their echo (an error line). */
   bystanderErrors: number;
@@ -132,6 +136,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   let report: DeliveryReport;
   let bystanders: ReturnType<typeof bystanderErrors>;
   let marks: FaultMarks = {};
+  let silentMs = Number.NaN;
   const fleet = new RoomgateFleet({
     dir,
     redis: redis.config,
@@ -175,6 +180,8 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     const sends = labelSetAside(standin.sends, poison);
     report = analyse(standin.released, sends, { toleranceMs });
     // Every send with its arrival time, so that a limit violation can be placed against the fault's log lines.
+    const times = sends.map((x) => x.at).sort((a, b) => a - b);
+    silentMs = times.slice(1).reduce((longest, at, i) => Math.max(longest, at - times[i]!), 0);
     writeFileSync(join(dir, "sends.json"), JSON.stringify(sends.map((s) => [s.at, s.chatId, s.text])));
     bystanders = bystanderErrors(standin.released, sends, poison);
   } finally {
@@ -203,6 +210,11 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       marks.faultAt !== undefined && marks.promotedAt !== undefined
         ? marks.promotedAt - marks.faultAt
         : Number.NaN,
+    writableMs:
+      marks.faultAt !== undefined && marks.writableAt !== undefined
+        ? marks.writableAt - marks.faultAt
+        : Number.NaN,
+    silentMs,
     tooMany: standin.tooMany,
     bystanderErrors: bystanders.count,
     bystanderSample: bystanders.sample,
@@ -225,6 +237,8 @@ const HEAD = [
   "429s",
   "bystander err",
   "promote s",
+  "writable s",
+  "silent s",
   "stall s",
   "drain s",
   "result",
@@ -246,6 +260,8 @@ function cells(r: Row): string[] {
     String(r.tooMany),
     String(r.bystanderErrors),
     (r.promotionMs / 1000).toFixed(1),
+    (r.writableMs / 1000).toFixed(1),
+    (r.silentMs / 1000).toFixed(1),
     (r.longestStallMs / 1000).toFixed(1),
     (r.drainMs / 1000).toFixed(1),
     r.passed ? "PASS" : "FAIL",
@@ -272,7 +288,9 @@ console.log(
   [
     "dup: replies sent more than once that no kill explains; a failure.",
     "promote s: from the fault to the topology taking writes again by itself (a promotion, or the fault's end).",
-    "stall s: the longest time any chat had an unanswered message and got no reply (target: promote + 5 s).",
+    "writable s: from the fault to the new master taking a write (min-replicas-to-write: once a replica follows it).",
+    "silent s: the longest time the bot sent nothing at all (answers stopped flowing; target: promote + 5 s).",
+    "stall s: the longest time any chat had an unanswered message and got no reply (backlog included: the load is 50/s, the bot's limit 30/s).",
     "bystander err: replies to messages other than the poison ones that were not their answer (an error line).",
     "resent-unknown: replies sent again because the worker holding the room was killed after the",
     "  request left and before the part was recorded sent (it logged that resend, naming the killed",

@@ -11,6 +11,7 @@ import {
   outOfMemory,
   rangeDown,
   replicaStall,
+  markWritable,
   type FaultMarks,
 } from "./redis-faults.js";
 
@@ -101,6 +102,7 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
         await group.failover();
         const now = await group.promotedFrom(old);
         marks.promotedAt = Date.now();
+        markWritable(now, marks);
         t.log(`${now.address} promoted`);
       });
     case "master-kill":
@@ -112,6 +114,7 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
         await old.kill();
         const now = await group.promotedFrom(old);
         marks.promotedAt = Date.now();
+        markWritable(now, marks);
         t.log(`${now.address} promoted; the old master stays down for 10 s`);
         await sleep(10_000);
         await old.start();

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   SdkError,
@@ -120,6 +121,12 @@ function mcpReason(err: ProtocolError | SdkError): string {
       return "it rejected the arguments";
     case ProtocolErrorCode.MethodNotFound:
       return "it does not support that request";
+    case ProtocolErrorCode.MissingRequiredClientCapability: {
+      // A 2026-07-28 server that needs what roomgate does not declare (sampling, roots).
+      const needs =
+        err instanceof MissingRequiredClientCapabilityError ? Object.keys(err.requiredCapabilities) : [];
+      return `it needs ${needs.length > 0 ? needs.join(" and ") : "something"} from the client, which a chat cannot give`;
+    }
     case SdkErrorCode.InvalidResult:
       return "its reply was malformed";
     default:

@@ -324,6 +324,23 @@ describe.each(cases)(
       ).not.toContainEqual(expect.stringContaining("ready: 42 files"));
     });
 
+    it("a server asking for what a room cannot give (sampling) gets a plain refusal, and the tool does not run", async () => {
+      await dm.say(ALICE, "/tools");
+      const refused = await dm.say(ALICE, "/call mt.paint");
+      // On 2026-07-28 the server refuses the call (-32021, sampling not declared); on
+      // 2025-11-25 its tool says so itself. Either way a line, and nothing painted.
+      if (modern) {
+        expect(refused).toMatch(
+          /^mt could not run mt\.paint \(it needs sampling from the client, which a chat cannot give\); the operator has the details \(ref [0-9a-f]{8}\)\.$/,
+        );
+      } else {
+        expect(refused).toContain('mt.paint (agent "mt") reported an error');
+        expect(refused).toContain("did not declare the required capability");
+      }
+      expect(refused).not.toContain("painted");
+      expect(server.events("call").filter((e) => e.tool === "mt.paint")).toHaveLength(1);
+    });
+
     it("posts an update of the subscribed resource into the bound room", async () => {
       server.setNote(`board is green on ${revision}`);
       await waitFor(

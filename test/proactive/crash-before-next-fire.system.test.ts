@@ -1,8 +1,10 @@
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { InboundEventSchema } from "../../src/core/event.js";
 import { silentLogger } from "../../src/core/log.js";
+import { PROACTIVE_QUEUE } from "../../src/proactive/proactive-queue.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
@@ -116,8 +118,13 @@ async function crashInTheWindow(db: TestRedis, downSeconds: number) {
   ).catch((err: unknown) => {
     throw new Error(`${String(err)}: ${doomed.output}`);
   });
-  // Its bullmq worker is ready right after it joined the run of workers.
-  await new Promise((r) => setTimeout(r, 500));
+  // Its bullmq worker listens (bullmq names its connection; the queue counts those).
+  const queue = new Queue(PROACTIVE_QUEUE, { connection: db.redis, prefix: db.keys.bullmqPrefix });
+  try {
+    await waitFor(async () => (await queue.getWorkersCount()) > 0, 60_000, "its bullmq worker listening");
+  } finally {
+    await queue.close();
+  }
   const reconciler = await inProcess(db, downSeconds, false);
   await died;
   await reconciler.stop(0);

@@ -232,6 +232,30 @@ function build(era: "legacy" | "modern"): McpServer {
   );
 
   server.registerTool(
+    "mt.paint",
+    {
+      description: "Paints a picture; asks the client's model for one (sampling), which rooms do not offer",
+      inputSchema: z.object({}),
+      // Not read-only (check calls those) and not destructive (rooms run it without an approval).
+      annotations: { destructiveHint: false },
+    },
+    async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
+      log("call", { tool: "mt.paint", era, responses: Object.keys(ctx.mcpReq.inputResponses ?? {}) });
+      if (inputResponse(ctx.mcpReq.inputResponses, "picture").kind === "missing") {
+        return inputRequired({
+          inputRequests: {
+            picture: inputRequired.createMessage({
+              messages: [{ role: "user", content: { type: "text", text: "Paint a cat" } }],
+              maxTokens: 50,
+            }),
+          },
+        });
+      }
+      return text("painted");
+    },
+  );
+
+  server.registerTool(
     "mt.status",
     {
       description: "Reads the board",
