@@ -281,7 +281,7 @@ describe.each(cases)(
       await dm.say(ALICE, "/tools");
       const from = dm.messages().length;
       const startedAt = Date.now();
-      standin.userSends(bot.token, { from: ALICE, chat: dm.chat, text: "/call mt.build" });
+      standin.userSends(bot.token, { from: ALICE, chat: dm.chat, text: "/call mt.build target=slow" });
       const draft = await waitFor(
         () =>
           standin
@@ -321,7 +321,7 @@ describe.each(cases)(
           .messages()
           .slice(from)
           .map((m) => m.text),
-      ).not.toContainEqual(expect.stringContaining("ready: 42 files"));
+      ).not.toContainEqual(expect.stringContaining("build of slow ready"));
     });
 
     it("a server asking for what a room cannot give (sampling) gets a plain refusal, and the tool does not run", async () => {

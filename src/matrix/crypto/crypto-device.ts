@@ -260,16 +260,20 @@ export class CryptoDevice {
         });
       } catch (err) {
         decrypted = await this.recovered(roomId, event, err);
-        if (!decrypted) {
-          // A device signed by a changed identity reads as not cross-signed until it is pinned: say
-          // why it really is refused (on a real Synapse the room key comes before the new identity).
-          const changed =
-            trust !== "all" && decryptionFailure(err) === "untrusted-device"
-              ? await this.unapprovedChange(event.sender)
-              : undefined;
-          if (changed) throw refuse("identity-changed", err, changed);
-          throw refuse(decryptionFailure(err), err);
+        // A device signed by a changed identity reads as not cross-signed until that identity is
+        // pinned: refused as what it is, and read once the operator's approval is pinned.
+        const changedIdentity =
+          !decrypted && trust !== "all" && decryptionFailure(err) === "untrusted-device"
+            ? await identityChange(this.machine, event.sender)
+            : undefined;
+        if (changedIdentity) {
+          const unapproved = await this.unapprovedChange(event.sender);
+          if (unapproved) throw refuse("identity-changed", err, unapproved);
+          decrypted = await attempt().catch((again: unknown) => {
+            throw refuse(decryptionFailure(again), again);
+          });
         }
+        if (!decrypted) throw refuse(decryptionFailure(err), err);
       }
       const changed = trust === "all" ? undefined : await this.unapprovedChange(event.sender);
       if (changed) throw refuse("identity-changed", new Error(`${event.sender} has a new identity`), changed);

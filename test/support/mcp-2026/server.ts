@@ -179,26 +179,30 @@ function build(era: "legacy" | "modern"): McpServer {
       const asTask = wantsTasks(ctx);
       log("call", { tool: "mt.build", era, asTask });
       const done = text(`build of ${target ?? "main"} ready: 42 files`);
+      // A "slow" build leaves a test ample time to stop it, on a busy machine too.
+      const stageMs = target === "slow" ? STAGE_MS * 10 : STAGE_MS;
       if (asTask) {
         return startTask("mt.build", async (task) => {
-          await stages(task, BUILD_STAGES);
+          await stages(task, BUILD_STAGES, stageMs);
           return done;
         });
       }
       // Without tasks the same stages run inside the call, as progress notifications.
       const token = ctx.mcpReq._meta?.progressToken;
+      const signal = ctx.mcpReq.signal;
       for (const [i, name] of BUILD_STAGES.entries()) {
-        if (ctx.mcpReq.signal.aborted) {
-          log("call-cancelled", { tool: "mt.build" });
-          return text("build cancelled", true);
-        }
+        if (signal.aborted) break;
         if (token !== undefined) {
           await ctx.mcpReq.notify({
             method: "notifications/progress",
             params: { progressToken: token, progress: i + 1, total: BUILD_STAGES.length, message: name },
           });
         }
-        await pause(STAGE_MS);
+        await pause(stageMs, signal);
+      }
+      if (signal.aborted) {
+        log("call-cancelled", { tool: "mt.build" });
+        return text("build cancelled", true);
       }
       return done;
     },

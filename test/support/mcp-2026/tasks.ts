@@ -86,15 +86,26 @@ export function startTask(tool: string, work: (task: TaskState) => Promise<CallT
   return { resultType: "task", ...taskView(task) } as unknown as CallToolResult;
 }
 
-/** Waits `ms` (a stage of work). */
-export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits `ms` (a stage of work), or until `signal` aborts. */
+export const pause = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
-/** Runs named stages, one status message each; false once the task was cancelled. */
-export async function stages(task: TaskState, names: string[]): Promise<boolean> {
+/** Runs named stages of `ms` each, one status message each; false once the task was cancelled. */
+export async function stages(task: TaskState, names: string[], ms = STAGE_MS): Promise<boolean> {
   for (const [i, name] of names.entries()) {
     if (task.status === "cancelled") return false;
     touch(task, { status: "working", statusMessage: `${name} (${i + 1}/${names.length})` });
-    await pause(STAGE_MS);
+    await pause(ms);
   }
   return task.status !== "cancelled";
 }
