@@ -337,8 +337,8 @@ export class RedisSentinelTopology {
     });
   }
 
-  /** Waits until the sentinels name a master other than `old`, and it is a master. */
-  async promotedFrom(old: RedisServer, ms = 30_000): Promise<RedisServer> {
+  /** Waits until the sentinels name a master other than `old`, and it is a master (down-after may be 30 s). */
+  async promotedFrom(old: RedisServer, ms = 90_000): Promise<RedisServer> {
     let found: RedisServer | undefined;
     await until("a new master", ms, async () => {
       const now = await this.master();
