@@ -73,7 +73,10 @@ async function queued(redis: RedisClient): Promise<{ ticks: number[]; hooks: str
  * from a lost lock), never twice and never not at all.
  */
 async function ticksGoOn(redis: RedisClient, n: number): Promise<number[]> {
-  const last = (await queued(redis)).ticks.at(-1) ?? Date.now();
+  // Counted from a fire, never from this process's clock: from "now", one late first fire
+  // could already be n periods on and end the wait with nothing to compare it with.
+  await waitFor(async () => (await queued(redis)).ticks.length > 0, 30_000, "a first fire");
+  const last = (await queued(redis)).ticks.at(-1)!;
   const until = last + n * PERIOD_MS;
   const contiguous = (ticks: number[]) =>
     ticks.at(-1)! >= until && ticks.length === (ticks.at(-1)! - ticks[0]!) / PERIOD_MS + 1;
