@@ -84,7 +84,7 @@ describe("a turn's record while Redis refuses writes", () => {
       const room = `telegram:7:${kind}:${n}`;
       const keys = new Keys(`t${kind.toLowerCase()}${n}`);
       const scripts = new SchedulerScripts(redis, keys);
-      await scripts.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
+      await scripts.intake.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
       expect((await scripts.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
       const lease = new RoomLease(scripts, room, LANE, "t1", SETTINGS);
 

@@ -39,7 +39,7 @@ beforeEach(() => {
 
 async function held(scripts: SchedulerScripts, ids: string[]): Promise<RoomLease> {
   for (const id of ids)
-    await db.scheduler.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
+    await db.scheduler.intake.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
   const claimed = await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS });
   expect(claimed.kind).toBe("claimed");
   return new RoomLease(scripts, room, LANE, "t1", SETTINGS);
@@ -140,7 +140,13 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
       );
     // A failover or a master refusing writes stops every renewal for longer than a lease.
     const short = { leaseMs: 150, turnRecordMs: 60_000 };
-    await db.scheduler.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
+    await db.scheduler.intake.enqueue({
+      room,
+      lane: LANE,
+      eventId: "a",
+      entry: event("a"),
+      dedupeMs: 60_000,
+    });
     await db.scheduler.claim({ room, lane: LANE, token: "t1", ...short });
     const lease = new RoomLease(new SchedulerScripts(db.redis, db.keys), room, LANE, "t1", short);
     await runOut("t1's lease");

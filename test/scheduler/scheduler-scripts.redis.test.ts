@@ -27,7 +27,7 @@ beforeEach(() => {
 
 const lane = () => db.keys.laneShard(LANE, db.keys.shardOf(room));
 const enqueue = (id: string) =>
-  s.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
+  s.intake.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
 const claim = (token: string) => s.claim({ room, lane: LANE, token, leaseMs: 5000, turnRecordMs: 60_000 });
 const lease = (token: string): LeaseRef => ({ room, lane: LANE, token });
 const commit = (eventId: string) => ({
@@ -43,7 +43,7 @@ const commit = (eventId: string) => ({
 describe("enqueue-events", () => {
   it("queues a batch in order, once per event id in the shard, and claims a room once its events are in", async () => {
     const other = `${room}:b`;
-    const batch = await s.enqueueEvents(LANE, db.keys.shardOf(room), 60_000, [
+    const batch = await s.intake.enqueueEvents(LANE, db.keys.shardOf(room), 60_000, [
       {
         room,
         eventId: "a1",
@@ -63,7 +63,7 @@ describe("enqueue-events", () => {
     ]);
     expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("a1"), event("a2")]);
     // Held now: a later event neither makes it pending nor is claimed again.
-    const later = await s.enqueueEvents(LANE, db.keys.shardOf(room), 60_000, [
+    const later = await s.intake.enqueueEvents(LANE, db.keys.shardOf(room), 60_000, [
       {
         room,
         eventId: "a3",
@@ -78,7 +78,13 @@ describe("enqueue-events", () => {
     expect(await db.redis.zscore(lane().pending, room)).toBeNull();
     // An id is its room's: another room's event with the same id is queued.
     expect(
-      await s.enqueue({ room: other, lane: LANE, eventId: "a1", entry: event("a1"), dedupeMs: 60_000 }),
+      await s.intake.enqueue({
+        room: other,
+        lane: LANE,
+        eventId: "a1",
+        entry: event("a1"),
+        dedupeMs: 60_000,
+      }),
     ).toEqual({
       kind: "queued",
       becamePending: true,
@@ -92,7 +98,7 @@ describe("enqueue-events", () => {
     expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("a"), event("b")]);
     expect(await db.redis.zscore(lane().pending, room)).not.toBeNull();
     const flood = { userId: "tg:1", turnsPerMinute: 100, roomQueueCap: 2 };
-    const refused = await s.enqueue({
+    const refused = await s.intake.enqueue({
       room,
       lane: LANE,
       eventId: "c",
@@ -114,9 +120,9 @@ describe("enqueue-events", () => {
 describe("check-flood", () => {
   it("counts a person's turns in the room's shard and refuses the excess with one notice", async () => {
     const a = { room, userId: "tg:2", turnsPerMinute: 1, roomQueueCap: 10 };
-    expect(await s.checkFlood(a)).toEqual({ kind: "admitted" });
-    expect(await s.checkFlood(a)).toEqual({ kind: "refused", limit: "rate", noticeDue: true });
-    expect(await s.checkFlood(a)).toEqual({ kind: "refused", limit: "rate", noticeDue: false });
+    expect(await s.intake.checkFlood(a)).toEqual({ kind: "admitted" });
+    expect(await s.intake.checkFlood(a)).toEqual({ kind: "refused", limit: "rate", noticeDue: true });
+    expect(await s.intake.checkFlood(a)).toEqual({ kind: "refused", limit: "rate", noticeDue: false });
   });
 });
 

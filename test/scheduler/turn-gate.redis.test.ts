@@ -50,7 +50,7 @@ function stalledWrite(until: Promise<void>): Durability & { stalled: () => boole
 it("asks again for a slot that went by while its step was held up, so the chat still gets a second between sends", async () => {
   const room = "telegram:7:901";
   const eventId = JSON.stringify({ eventId: "a" });
-  await db.scheduler.enqueue({ room, lane: LANE, eventId: "a", entry: eventId, dedupeMs: 60_000 });
+  await db.scheduler.intake.enqueue({ room, lane: LANE, eventId: "a", entry: eventId, dedupeMs: 60_000 });
   expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
   let unstall!: () => void;
   const writes = stalledWrite(new Promise<void>((resolve) => (unstall = resolve)));
@@ -106,7 +106,7 @@ async function behindProxy(
   const redis = new Redis(proxy.url, { maxRetriesPerRequest: null });
   try {
     const entry = JSON.stringify({ eventId: room });
-    await db.scheduler.enqueue({ room, lane: LANE, eventId: room, entry, dedupeMs: 60_000 });
+    await db.scheduler.intake.enqueue({ room, lane: LANE, eventId: room, entry, dedupeMs: 60_000 });
     expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
     const lease = new RoomLease(new SchedulerScripts(redis, db.keys), room, LANE, "t1", SETTINGS);
     const limiter = new RedisRateLimiter(redis);
