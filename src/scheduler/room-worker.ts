@@ -9,6 +9,7 @@ import { INACTIVE_RECHECK_MS, LaneState, type LaneSpec } from "./lane-state.js";
 import type { ClaimTicket } from "./redis-inbox.js";
 import type { ClaimReply } from "./scheduler-replies.js";
 import type { TurnInput, TurnRunner } from "./turn-runner.js";
+import { takeoverGraceMs, writeRefusals } from "./write-refusals.js";
 
 type Claimed = Extract<ClaimReply, { kind: "claimed" }>;
 
@@ -177,7 +178,7 @@ export class RoomWorker {
     const { leaseMs, turnRecordMs } = this.options;
     const token = this.nextToken();
     return {
-      claim: { token, leaseMs, turnRecordMs },
+      claim: { token, leaseMs, turnRecordMs, ...this.takeoverHold() },
       taken: (reply) => {
         close();
         this.lastClaimAt = Date.now();
@@ -188,6 +189,17 @@ export class RoomWorker {
         lane.signal();
       },
     };
+  }
+
+  /**
+   * While Redis refused writes lately (as this process saw), a room whose lease expired is
+   * left to its holder for TAKEOVER_GRACE after the last refusal: the holder could not renew
+   * either, and renews first once Redis takes writes (LeaseRenewals retries soon after a
+   * refusal). A takeover after a crash with Redis fine is not delayed.
+   */
+  private takeoverHold(): { takeoverHoldMs?: number } {
+    const ms = writeRefusals.takeoverHoldMs(takeoverGraceMs(this.options.leaseMs));
+    return ms > 0 ? { takeoverHoldMs: ms } : {};
   }
 
   private free(lane: LaneState): number {
@@ -256,7 +268,14 @@ export class RoomWorker {
     const { scripts, log, leaseMs, turnRecordMs } = this.options;
     const token = this.nextToken();
     try {
-      const reply = await scripts.claim({ room, lane: lane.name, token, leaseMs, turnRecordMs });
+      const reply = await scripts.claim({
+        room,
+        lane: lane.name,
+        token,
+        leaseMs,
+        turnRecordMs,
+        ...this.takeoverHold(),
+      });
       this.lastClaimAt = Date.now();
       if (reply.kind === "claimed") {
         this.take(lane, room, token, reply);

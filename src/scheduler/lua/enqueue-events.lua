@@ -18,7 +18,8 @@
     dedupeMs  de-duplication window, ms
     events    {room, id, entry (event JSON), inbox, signal (the room's channel),
               flood = {counter, noticeQueue, noticeRate, perMinute, cap} or nil}, in order
-    claims    {room, token, leaseMs, turnRecordMs, lease, inbox, session, turn}, or nil
+    claims    {room, token, leaseMs, turnRecordMs, takeoverHoldMs (claim.lua), lease,
+              inbox, session, turn}, or nil
   REPLY
     events    per event: {kind = "queued", becamePending = true when the room became pending
               (wake a worker)}, {kind = "duplicate"} or the flood refusal
@@ -67,6 +68,6 @@ for i, c in ipairs(A.claims or {}) do
     inbox = c.inbox,
     session = c.session,
     turn = c.turn,
-  }, c.room, c.token, c.leaseMs, c.turnRecordMs, now)
+  }, c.room, c.token, c.leaseMs, c.turnRecordMs, now, c.takeoverHoldMs)
 end
 return cmsgpack.pack({ events = out, claims = claimed })
