@@ -1,5 +1,5 @@
 import { NO_WAIT, type Durability } from "./durable-write.js";
-import type { SchedulerKeys } from "./scheduler-keys.js";
+import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { ClaimArgs, LeaseRef, ParkVerdict, TurnWrites } from "./scheduler-args.js";
 import type {
@@ -32,12 +32,14 @@ import { IntakeScripts } from "./intake-scripts.js";
 export class SchedulerScripts {
   /** The calls that queue events (enqueue-events.lua, check-flood.lua). */
   readonly intake: IntakeScripts;
+  readonly keys: SchedulerKeys;
 
   constructor(
     private readonly redis: RedisClient,
-    readonly keys: SchedulerKeys,
+    layout: KeyLayout,
     readonly durability: Durability = NO_WAIT,
   ) {
+    const keys = (this.keys = schedulerKeysOf(layout));
     this.intake = new IntakeScripts(redis, keys, durability);
   }
 
@@ -184,6 +186,11 @@ export class SchedulerScripts {
       { id: a.id, room: a.room, entry: a.entry },
       true,
     );
+  }
+
+  /** How many events wait in the room's inbox (its running turn's included). */
+  inboxLength(room: string): Promise<number> {
+    return this.redis.llen(this.keys.inbox(room));
   }
 
   /**
