@@ -25,6 +25,13 @@ export interface Inbox {
 export interface DeliveryLedger {
   get(partKey: string): Promise<string | null>;
   set(partKey: string, messageRef: string): Promise<void>;
+  /**
+   * True when an earlier attempt of this part (not yet recorded sent) may have reached
+   * the platform: its holder died or lost the room with the request out. A sender whose
+   * platform has no idempotent send tells the person when it sends such a part again.
+   * Optional: a ledger that never outlives its process has no such attempts.
+   */
+  unconfirmed?(partKey: string): boolean;
 }
 
 /**
@@ -55,6 +62,11 @@ export interface SendGate {
    * slot counts from this moment, when the request had certainly arrived.
    */
   answered(): void;
+  /**
+   * Says that the platform refused the attempt last reserved (a 429, a 4xx, a connection
+   * never made): nothing was sent, so a later attempt of its part is not a resend.
+   */
+  refused(): void;
   /** Blocks the windows for every process for `ms` (a platform's 429). */
   hold(windows: SendWindow[], ms: number): Promise<void>;
 }

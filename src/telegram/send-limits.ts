@@ -41,6 +41,20 @@ const CHAT_SLACK_MS = 150;
 const UNGATED_RETRY: RetryPolicy = { attempts: 8, firstMs: 500, maxMs: 30_000 };
 const UNGATED_NETWORK_ATTEMPTS = 4;
 
+/**
+ * Network failures that happen before a connection exists (refused, no route, no such
+ * host): the request was never written, so the message cannot have arrived. A reset or
+ * a timeout may come after Telegram took it, and stays unknown.
+ */
+const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** True when `err` (grammY's HttpError around node-fetch's, or a raw one) says no connection was made. */
+export function neverConnected(err: unknown): boolean {
+  const inner: unknown = err instanceof HttpError ? err.error : err;
+  const code = (inner as { code?: unknown } | null)?.code;
+  return typeof code === "string" && NOT_CONNECTED.has(code);
+}
+
 /** The turn a send belongs to, so every attempt is reserved through that turn's gate. */
 interface SendScope {
   gate: SendGate;
@@ -117,10 +131,14 @@ export function installSendLimits(
       try {
         res = await prev(method, payload, signal);
       } catch (err) {
+        if (neverConnected(err)) turn.gate.refused();
         throw new TransientSendError(`${method}: ${loggableError(err).message}`, { cause: safeCause(err) });
       } finally {
         turn.gate.answered();
       }
+      // Telegram answered, refusing: nothing was sent. A 5xx may come from a proxy in front
+      // of a Bot API that took the message, so it stays an attempt of unknown outcome.
+      if (!res.ok && res.error_code < 500) turn.gate.refused();
       if (!res.ok && res.error_code === 429) {
         const retryAfter = retryAfterOf(res);
         await on429(retryAfter);

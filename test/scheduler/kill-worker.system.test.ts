@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, afterAll, beforeEach, describe, expect, it } from "vitest";
+import { RESEND_NOTE } from "../../src/render/telegram.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
@@ -87,7 +88,9 @@ describe("a worker killed with SIGKILL", () => {
     const second = run("start", {}, port);
     await waitFor(() => answers().length === 2, 20_000, "the part to be sent again");
     const [a, b] = answers();
-    expect(b!.text).toBe(a!.text);
+    // The person is told: the copy is the same answer, whole, with one note below it.
+    expect(b!.text).toBe(`${a!.text}\n\n${RESEND_NOTE}`);
+    expect(a!.text).not.toContain(RESEND_NOTE);
     // The outcome was committed before the send: the namespace was asked once, not again.
     expect(asks(first.callLog)).toHaveLength(1);
     expect(asks(second.callLog)).toHaveLength(0);
@@ -122,6 +125,7 @@ describe("a worker killed with SIGKILL", () => {
       "the new process's /metrics",
     );
     expect(metrics).toMatch(/^roomgate_resent_unknown_parts_total\{platform="telegram"\} 1$/m);
+    expect(metrics).toMatch(/^roomgate_resent_noted_parts_total\{platform="telegram"\} 1$/m);
     // The turn is finished: the room answers the next question once, and no third copy came
     // before it (the room's turns are served in order, so a repeat would come first).
     standin.userSends(bot.token, { from: ALICE, text: "/status" });

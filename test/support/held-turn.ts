@@ -27,6 +27,8 @@ export class HeldTurn {
   static async take(db: TestRedis, room: string, log: Logger): Promise<HeldTurn> {
     const token = `test-worker/${randomUUID()}/:1`;
     await db.redis.set(db.schedulerKeys.lease(room), token, "PX", 60_000);
+    // A new turn: an earlier turn of the room (never finished here) leaves it no record.
+    await db.redis.del(db.schedulerKeys.turn(room));
     const held = new RoomLease(db.scheduler, room, laneOf(room), token, {
       leaseMs: 60_000,
       turnRecordMs: 60_000,
