@@ -14,6 +14,8 @@ export interface Inbox {
    * optional: without it the edge checks the limits first, then enqueues.
    */
   enqueueLimited?(event: InboundEvent, ticket: FloodTicket): Promise<Admission>;
+  /** How many events wait in the room's inbox (its running turn's included). */
+  queued(room: string): Promise<number>;
 }
 
 /**
@@ -32,9 +34,14 @@ export interface DeliveryLedger {
   unconfirmed?(partKey: string): boolean;
 }
 
-/** One send limit: at most `max` sends per `windowMs` in the (Redis) window `key`. */
+/**
+ * One send limit: at most `max` sends per `windowMs` in the window `scope` of `group`
+ * (one bot or account: the windows a send must fit all share its group, and the
+ * scheduler keeps them in one Redis slot).
+ */
 export interface SendWindow {
-  key: string;
+  group: string;
+  scope: string;
   max: number;
   windowMs: number;
 }

@@ -84,13 +84,13 @@ export const EnqueueEventsArgsSchema = z.object({
       room: z.string(),
       id: z.string(),
       entry: z.string(),
-      inbox: z.string(),
+      inboxKey: z.number(),
       signal: z.string(),
       flood: z
         .object({
-          counter: z.string(),
-          noticeQueue: z.string(),
-          noticeRate: z.string(),
+          counterKey: z.number(),
+          noticeQueueKey: z.number(),
+          noticeRateKey: z.number(),
           perMinute: z.number(),
           cap: z.number(),
         })
@@ -105,10 +105,10 @@ export const EnqueueEventsArgsSchema = z.object({
         leaseMs: z.number(),
         turnRecordMs: z.number(),
         takeoverHoldMs: z.number().optional(),
-        lease: z.string(),
-        inbox: z.string(),
-        session: z.string(),
-        turn: z.string(),
+        leaseKey: z.number(),
+        inboxKey: z.number(),
+        sessionKey: z.number(),
+        turnKey: z.number(),
       }),
     )
     .optional(),
@@ -178,7 +178,7 @@ export const ReleaseArgsSchema = z.object({ room: z.string(), token: z.string() 
 /** renew-leases.lua */
 export const RenewArgsSchema = z.object({
   leaseMs: z.number(),
-  leases: z.array(z.object({ room: z.string(), token: z.string(), lease: z.string() })),
+  leases: z.array(z.object({ room: z.string(), token: z.string(), leaseKey: z.number() })),
 });
 
 /** requeue-dead-letter.lua */

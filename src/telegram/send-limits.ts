@@ -11,7 +11,6 @@ import { TelegramLimitsSchema, type TelegramLimits } from "../core/config/telegr
 import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
 import { rateLimitedTotal } from "../ops/metrics.js";
-import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import { loggableError, safeCause } from "./loggable-error.js";
 
@@ -75,25 +74,21 @@ export function inSendScope<T>(gate: SendGate | undefined, part: string, send: (
 }
 
 /** The windows a send to `chatId` must fit: per bot, per chat, and per group (negative ids are groups). */
-export function telegramWindows(
-  keys: Keys,
-  botId: number,
-  chatId: number,
-  limits: TelegramLimits,
-): SendWindow[] {
+export function telegramWindows(botId: number, chatId: number, limits: TelegramLimits): SendWindow[] {
   const group = `tg:${botId}`;
   const perSecond = (n: number, slack: number): Pick<SendWindow, "max" | "windowMs"> =>
     n >= 1
       ? { max: Math.floor(n), windowMs: 1000 + slack }
       : { max: 1, windowMs: Math.ceil(1000 / n) + slack };
   const windows: SendWindow[] = [
-    { key: keys.rate(group, "bot"), ...perSecond(limits.botPerSecond, SLACK_MS) },
-    { key: keys.rate(group, `chat:${chatId}`), ...perSecond(limits.chatPerSecond, CHAT_SLACK_MS) },
+    { group, scope: "bot", ...perSecond(limits.botPerSecond, SLACK_MS) },
+    { group, scope: `chat:${chatId}`, ...perSecond(limits.chatPerSecond, CHAT_SLACK_MS) },
   ];
   if (chatId < 0) {
     const perMinute = limits.groupPerMinute;
     windows.push({
-      key: keys.rate(group, `group:${chatId}`),
+      group,
+      scope: `group:${chatId}`,
       ...(perMinute >= 1
         ? { max: Math.floor(perMinute), windowMs: 60_000 + CHAT_SLACK_MS }
         : { max: 1, windowMs: Math.ceil(60_000 / perMinute) + CHAT_SLACK_MS }),
@@ -112,12 +107,12 @@ export function telegramWindows(
  */
 export function installSendLimits(
   api: Api,
-  options: { botId: number; keys: Keys; limiter: RedisRateLimiter; limits: TelegramLimits; log: Logger },
+  options: { botId: number; limiter: RedisRateLimiter; limits: TelegramLimits; log: Logger },
 ): void {
   const transformer: Transformer = async (prev, method, payload, signal) => {
     if (!isLimitedMethod(method)) return prev(method, payload, signal);
     const chatId = Number((payload as { chat_id?: unknown }).chat_id);
-    const all = telegramWindows(options.keys, options.botId, chatId, options.limits);
+    const all = telegramWindows(options.botId, chatId, options.limits);
     // A draft is no message: it counts towards the bot's rate, not the chat's, so the answer after it is not held up.
     const windows = method === "sendMessageDraft" ? all.slice(0, 1) : all;
     const on429 = async (retryAfter: number): Promise<void> => {

@@ -53,10 +53,10 @@ const answers = () => standin.botMessages(bot.token, ALICE.id);
 /** Who holds Alice's room's lease and until when (a score on Redis's clock), read together. */
 async function holder(): Promise<{ token: string | null; until: number }> {
   const room = `telegram:${bot.id}:${ALICE.id}`;
-  const running = db.keys.laneShard("telegram", db.keys.shardOf(room)).running;
+  const running = db.schedulerKeys.laneShard("telegram", db.schedulerKeys.shardOf(room)).running;
   const [[, token], [, until]] = (await db.redis
     .multi()
-    .get(db.keys.lease(room))
+    .get(db.schedulerKeys.lease(room))
     .zscore(running, room)
     .exec()) as [[null, string | null], [null, string | null]];
   return { token, until: Number(until) };
@@ -134,7 +134,7 @@ describe("a worker killed with SIGKILL", () => {
     expect(answers()[2]!.text).not.toBe(a!.text);
     // The turn's record goes once its last part is recorded sent, just after the answer arrives.
     await waitFor(
-      async () => (await db.redis.exists(db.keys.turn(`telegram:${bot.id}:${ALICE.id}`))) === 0,
+      async () => (await db.redis.exists(db.schedulerKeys.turn(`telegram:${bot.id}:${ALICE.id}`))) === 0,
       20_000,
       "the finished turn's record to go",
     );

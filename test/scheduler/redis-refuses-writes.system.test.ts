@@ -9,7 +9,7 @@ import { RoomLease } from "../../src/scheduler/room-lease.js";
 import { RoomWorker } from "../../src/scheduler/room-worker.js";
 import type { TurnRunner } from "../../src/scheduler/turn-runner.js";
 import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
-import { Keys } from "../../src/sessions/keys.js";
+import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { RedisServer } from "../../src/sessions/redis-server.js";
 import { waitFor } from "../support/wait.js";
 
@@ -90,7 +90,7 @@ describe("a turn's record while Redis refuses writes", () => {
     async (kind) => {
       n += 1;
       const room = `telegram:7:${kind}:${n}`;
-      const keys = new Keys(`t${kind.toLowerCase()}${n}`);
+      const keys = new SchedulerKeys(`t${kind.toLowerCase()}${n}`);
       const scripts = new SchedulerScripts(redis, keys);
       await scripts.intake.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
       expect((await scripts.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
@@ -131,7 +131,7 @@ describe("rooms whose leases ran out while Redis refused writes", () => {
     "%s: their holder renews and records what it sent; no other worker takes one over",
     async (kind) => {
       n += 1;
-      const keys = new Keys(`tover${kind.toLowerCase()}${n}`);
+      const keys = new SchedulerKeys(`tover${kind.toLowerCase()}${n}`);
       const scripts = new SchedulerScripts(redis, keys);
       const clients: Redis[] = [];
       const client = () => {

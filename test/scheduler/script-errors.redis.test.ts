@@ -19,7 +19,7 @@ it("logs a failing script's name and Redis' message, without its source", async 
   // A connection of its own: its first call of the script goes as EVAL with the source.
   const redis = db.connection.create({ name: "script errors" });
   const script = SCHEDULER_SCRIPTS.renewLeases;
-  const running = db.keys.laneShard("telegram", 0).running;
+  const running = db.schedulerKeys.laneShard("telegram", 0).running;
   // A table the script cannot walk: Redis answers with a Lua runtime error.
   const bad = { leaseMs: 1000, leases: "not a list" } as unknown as { leaseMs: number; leases: [] };
   const err = await runScript(redis, script, { running }, bad).catch((e: unknown) => e);

@@ -30,10 +30,16 @@ beforeEach(async () => {
   db = await testRedis();
   bot = standin.addBot();
   const api = createTelegramBot(bot.token, standin.url).api;
-  sender = new TelegramSender(new Map([[bot.id, api]]), db.keys, new RedisRateLimiter(db.redis), log, {
-    typingEveryMs: TYPING_EVERY_MS,
-    pressDeadlineMs: PRESS_DEADLINE_MS,
-  });
+  sender = new TelegramSender(
+    new Map([[bot.id, api]]),
+    db.keys,
+    new RedisRateLimiter(db.redis, db.schedulerKeys),
+    log,
+    {
+      typingEveryMs: TYPING_EVERY_MS,
+      pressDeadlineMs: PRESS_DEADLINE_MS,
+    },
+  );
 });
 afterEach(async () => db.cleanup());
 
