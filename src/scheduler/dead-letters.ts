@@ -2,7 +2,7 @@ import { z } from "zod";
 import { InboundEventSchema } from "../core/event.js";
 import { TurnOutcomeSchema, type TurnOutcome } from "../core/reply.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import { safeJson } from "../sessions/session-store.js";
+import { safeJson } from "../core/safe-json.js";
 import { laneOf } from "./lanes.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
 

@@ -5,6 +5,7 @@ import { retry, sleep, type RetryPolicy } from "../core/retry.js";
 import { declareScript, runScript } from "./lua-script.js";
 import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
+import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
 
 /** reserve-slot.lua (with the windows' functions, windows.lua): one send slot, a 429's hold, an answer time. */
 export const RESERVE_SLOT = declareScript({
@@ -80,10 +81,20 @@ export class RedisRateLimiter {
   /** Round trips of the last RTT_SAMPLES slot calls, ms. */
   private readonly rtts: number[] = [];
 
+  private readonly keys: SchedulerKeys;
+
   constructor(
     private readonly redis: RedisClient,
+    layout: KeyLayout,
     private readonly durability: Durability = NO_WAIT,
-  ) {}
+  ) {
+    this.keys = schedulerKeysOf(layout);
+  }
+
+  /** A window's sorted set: the group is its hash tag, so one send's windows share a slot. */
+  private keyOf(w: SendWindow): string {
+    return this.keys.rate(w.group, w.scope);
+  }
 
   private async call(
     windows: SendWindow[],
@@ -91,7 +102,7 @@ export class RedisRateLimiter {
     mode: "take" | "book" | "booked" | "answered" | "hold",
     ms = 0,
   ): Promise<SlotReply> {
-    const list = windows.map((w) => ({ key: w.key, max: w.max, windowMs: w.windowMs }));
+    const list = windows.map((w) => ({ key: this.keyOf(w), max: w.max, windowMs: w.windowMs }));
     let sentAt = 0;
     const { waitMs, tight } = await retry(
       (attempt) => {
@@ -101,7 +112,7 @@ export class RedisRateLimiter {
         return runScript(
           this.redis,
           RESERVE_SLOT,
-          { first: windows[0]!.key },
+          { first: list[0]!.key },
           { windows: list, member, mode: as, ms },
           { durability: this.durability },
         );
@@ -128,7 +139,7 @@ export class RedisRateLimiter {
    */
   expectsSlotNow(windows: SendWindow[]): boolean {
     const now = Date.now();
-    return windows.every((w) => (this.busyUntil.get(w.key) ?? 0) <= now);
+    return windows.every((w) => (this.busyUntil.get(this.keyOf(w)) ?? 0) <= now);
   }
 
   /** Records until when the windows are expected to make a booking wait, from one reply. */
@@ -136,7 +147,8 @@ export class RedisRateLimiter {
     const now = Date.now();
     for (const w of windows) {
       const busy = waitMs > 0 || tight || w.max <= 1 ? now + waitMs + w.windowMs : 0;
-      if (busy > (this.busyUntil.get(w.key) ?? 0)) this.busyUntil.set(w.key, busy);
+      const key = this.keyOf(w);
+      if (busy > (this.busyUntil.get(key) ?? 0)) this.busyUntil.set(key, busy);
     }
     // One entry per chat sent to: what has passed is dropped once there are many.
     if (this.busyUntil.size > BUSY_KEYS_KEPT)

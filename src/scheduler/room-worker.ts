@@ -4,6 +4,7 @@ import type { Logger } from "../core/log.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { RoomLease } from "./room-lease.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
+import { LaneFeed } from "./lane-feed.js";
 import { INACTIVE_RECHECK_MS, LaneState, type LaneSpec } from "./lane-state.js";
 import type { ClaimTicket } from "./redis-inbox.js";
 import type { ClaimReply } from "./scheduler-replies.js";
@@ -18,8 +19,6 @@ type Claimed = Extract<ClaimReply, { kind: "claimed" }>;
  * it can expire. At most this long, at least a second.
  */
 const PEEK_EVERY_MAX_MS = 5000;
-/** Rooms of each kind one look at a shard returns. */
-const PEEK_LIMIT = 32;
 /** How long handing rooms back at shutdown may take. */
 const LET_GO_MS = 2000;
 
@@ -67,14 +66,14 @@ export class RoomWorker {
   private stopping = false;
   private seq = 0;
   private readonly peekEveryMs: number;
+  private readonly feed: LaneFeed;
   /** Local time of the last claim or look answered by Redis, for health. */
   lastClaimAt = 0;
 
   constructor(
     private readonly options: {
       scripts: SchedulerScripts;
-      /** A new client of its own, named for logs and health (each lane's blocking pop). */
-      /** A client of its own for BLMPOP, which holds back its health PING for up to `blocksForMs`. */
+      /** A client of its own, named for logs and health, for a lane's BLMPOP, which holds back its health PING for up to `blocksForMs`. */
       blocker: (name: string, blocksForMs: number) => RedisClient;
       runner: TurnRunner;
       lanes: (string | LaneSpec)[];
@@ -85,6 +84,14 @@ export class RoomWorker {
     },
   ) {
     this.peekEveryMs = Math.max(1000, Math.min(PEEK_EVERY_MAX_MS, options.leaseMs / 2));
+    this.feed = new LaneFeed({
+      scripts: options.scripts,
+      peekEveryMs: this.peekEveryMs,
+      free: (lane) => this.free(lane),
+      stopping: () => this.stopping,
+      answered: () => (this.lastClaimAt = Date.now()),
+      log: options.log,
+    });
   }
 
   /** Starts one dispatch loop and one wake-up listener per lane (the leases are renewed by LeaseRenewals). */
@@ -96,7 +103,7 @@ export class RoomWorker {
       const blocker = this.options.blocker(`wake-ups (${lane.name})`, this.peekEveryMs);
       blocker.on("error", () => undefined);
       this.blockers.push(blocker);
-      this.loops.push(this.dispatch(lane), this.listen(lane, blocker));
+      this.loops.push(this.dispatch(lane), this.feed.listen(lane, blocker));
     }
   }
 
@@ -214,40 +221,6 @@ export class RoomWorker {
     return true;
   }
 
-  /** Pops the lane's wake list while this process has a free slot for what it pops. */
-  private async listen(lane: LaneState, blocker: RedisClient): Promise<void> {
-    const key = this.options.scripts.keys.wake(lane.name);
-    while (!this.stopping) {
-      if (!lane.active()) {
-        await lane.wait(INACTIVE_RECHECK_MS);
-        continue;
-      }
-      if (this.free(lane) <= lane.ready.size) {
-        await lane.wait(this.peekEveryMs);
-        continue;
-      }
-      try {
-        // As many rooms as this process has free slots for, in the order they became pending.
-        const count = this.free(lane) - lane.ready.size;
-        const got = (await blocker.call(
-          "BLMPOP",
-          this.peekEveryMs / 1000,
-          1,
-          key,
-          "LEFT",
-          "COUNT",
-          count,
-        )) as [string, string[]] | null;
-        if (got) for (const room of got[1]) lane.ready.add(room);
-        else lane.lastPeek = 0;
-        lane.signal();
-      } catch {
-        if (this.stopping) break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-  }
-
   private async dispatch(lane: LaneState): Promise<void> {
     while (!this.stopping) {
       if (!lane.active()) {
@@ -262,7 +235,7 @@ export class RoomWorker {
         continue;
       }
       if (Date.now() - lane.lastPeek >= this.peekEveryMs) {
-        await this.peek(lane);
+        await this.feed.peek(lane);
         continue;
       }
       const room = lane.ready.values().next().value;
@@ -276,42 +249,6 @@ export class RoomWorker {
         continue;
       }
       await this.claim(lane, room);
-    }
-  }
-
-  /** Looks at every shard of the lane for due rooms and expired leases; sets a timer for the next due. */
-  private async peek(lane: LaneState): Promise<void> {
-    const { scripts, log } = this.options;
-    lane.lastPeek = Date.now();
-    let next: number | undefined;
-    try {
-      const looks = await Promise.all(
-        Array.from({ length: scripts.keys.shards }, (_, shard) =>
-          scripts.peek({ lane: lane.name, shard, limit: PEEK_LIMIT }),
-        ),
-      );
-      this.lastClaimAt = Date.now();
-      for (const look of looks) {
-        for (const room of [...look.due, ...look.expired]) lane.ready.add(room);
-        // A room this process will resume on its own timer needs no look of every shard
-        // (a room waiting for its send slot costs nothing until then); the periodic look
-        // still finds anything else in that shard.
-        if (look.nextInMs !== undefined && !(look.nextRoom && lane.resuming.has(look.nextRoom)))
-          next = Math.min(next ?? Infinity, look.nextInMs);
-      }
-    } catch (err) {
-      if (this.stopping) return;
-      log.warn({ err: (err as Error).message, lane: lane.name }, "looking for due rooms failed; retrying");
-      await new Promise((r) => setTimeout(r, 500));
-      return;
-    }
-    clearTimeout(lane.peekTimer);
-    if (next !== undefined && next < this.peekEveryMs) {
-      lane.peekTimer = setTimeout(() => {
-        lane.lastPeek = 0;
-        lane.signal();
-      }, next + 1);
-      lane.peekTimer.unref();
     }
   }
 

@@ -26,15 +26,21 @@ export const CommitSchema = z.object({
 });
 export type CommitRecord = z.infer<typeof CommitSchema>;
 
-/** What a turn buffers until its next fenced call: its commit, and parts recorded sent (part → message ref). */
+/**
+ * What a turn buffers until its next fenced call: its commit, parts recorded sent (part →
+ * message ref), and parts whose attempt the platform refused (part → the `sending:` mark
+ * to put back: an earlier holder's attempt with no recorded answer, or "" for none).
+ */
 export interface TurnWrites {
   commit?: CommitRecord | undefined;
   sent?: Record<string, string> | undefined;
+  notSent?: Record<string, string> | undefined;
 }
 
 const Writes = {
   commit: CommitSchema.optional(),
   sent: z.record(z.string(), z.string()).optional(),
+  notSent: z.record(z.string(), z.string()).optional(),
 };
 
 /** The flood limits an enqueue checks, for one person. */

@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RoomLease } from "../../src/scheduler/room-lease.js";
 import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
-import { Keys } from "../../src/sessions/keys.js";
+import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { RedisServer } from "../../src/sessions/redis-server.js";
 import { waitFor } from "../support/wait.js";
 
@@ -82,9 +82,9 @@ describe("a turn's record while Redis refuses writes", () => {
     async (kind) => {
       n += 1;
       const room = `telegram:7:${kind}:${n}`;
-      const keys = new Keys(`t${kind.toLowerCase()}${n}`);
+      const keys = new SchedulerKeys(`t${kind.toLowerCase()}${n}`);
       const scripts = new SchedulerScripts(redis, keys);
-      await scripts.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
+      await scripts.intake.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
       expect((await scripts.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
       const lease = new RoomLease(scripts, room, LANE, "t1", SETTINGS);
 
