@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
-import { declareScript, runScript } from "./lua-script.js";
+import { declareScript, MoreKeys, runScript } from "./lua-script.js";
 import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
@@ -12,8 +12,9 @@ export const RESERVE_SLOT = declareScript({
   file: new URL("./lua/reserve-slot.lua", import.meta.url),
   includes: [new URL("./lua/windows.lua", import.meta.url)],
   keys: ["first"],
+  moreKeys: true,
   args: z.object({
-    windows: z.array(z.object({ key: z.string(), max: z.number(), windowMs: z.number() })),
+    windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
     member: z.string(),
     mode: z.enum(["take", "book", "booked", "answered", "hold"]),
     ms: z.number(),
@@ -102,7 +103,13 @@ export class RedisRateLimiter {
     mode: "take" | "book" | "booked" | "answered" | "hold",
     ms = 0,
   ): Promise<SlotReply> {
-    const list = windows.map((w) => ({ key: this.keyOf(w), max: w.max, windowMs: w.windowMs }));
+    const keys = { first: this.keyOf(windows[0]!) };
+    const more = new MoreKeys(RESERVE_SLOT, keys);
+    const list = windows.map((w) => ({
+      windowKey: more.of(this.keyOf(w)),
+      max: w.max,
+      windowMs: w.windowMs,
+    }));
     let sentAt = 0;
     const { waitMs, tight } = await retry(
       (attempt) => {
@@ -112,9 +119,9 @@ export class RedisRateLimiter {
         return runScript(
           this.redis,
           RESERVE_SLOT,
-          { first: list[0]!.key },
+          keys,
           { windows: list, member, mode: as, ms },
-          { durability: this.durability },
+          { durability: this.durability, moreKeys: more },
         );
       },
       (err) => (isUnacknowledged(err) ? "retry" : "fail"),
@@ -186,16 +193,35 @@ export class RedisRateLimiter {
   /** Waits for a slot in every window and takes it; pass the slot to `answered` after the request. */
   async acquire(windows: SendWindow[], signal?: AbortSignal): Promise<Slot> {
     const member = randomUUID();
+    const tight = await this.waitForSlot(windows, member, { soonMs: SOON_MS, ...(signal ? { signal } : {}) });
+    return { windows, member, tight };
+  }
+
+  /**
+   * Waits for `member`'s slot in every window and takes it: now or within `soonMs`
+   * (waited out here), else booked and asked for again shortly before it comes, with
+   * the same member (which keeps its place). `check` runs before each further wait and
+   * throws to give up (a turn whose lease was lost). True when a window is half full.
+   */
+  async waitForSlot(
+    windows: SendWindow[],
+    member: string,
+    options: { soonMs: number; signal?: AbortSignal; check?: () => void },
+  ): Promise<boolean> {
+    const { soonMs, signal, check } = options;
     for (;;) {
-      const { waitMs, tight, lateMs } = await this.book(windows, member, SOON_MS, { booked: true });
+      const { waitMs, tight, lateMs } = await this.book(windows, member, soonMs, { booked: true });
       // An answer held up past its slot: ask again (the member keeps its place) before leaving.
-      if (lateMs - waitMs > LATE_REPLY_MS) continue;
-      if (waitMs <= SOON_MS) {
-        if (waitMs > 0) await sleep(waitMs, signal);
-        return { windows, member, tight };
+      if (lateMs - waitMs > LATE_REPLY_MS) {
+        check?.();
+        continue;
       }
-      // Booked: ask again shortly before it comes, with the same member.
-      await sleep(waitMs - SOON_MS / 2, signal);
+      if (waitMs <= soonMs) {
+        if (waitMs > 0) await sleep(waitMs, signal);
+        return tight;
+      }
+      check?.();
+      await sleep(waitMs - soonMs / 2, signal);
     }
   }
 

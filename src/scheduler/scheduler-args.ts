@@ -82,13 +82,13 @@ export const EnqueueEventsArgsSchema = z.object({
       room: z.string(),
       id: z.string(),
       entry: z.string(),
-      inbox: z.string(),
+      inboxKey: z.number(),
       signal: z.string(),
       flood: z
         .object({
-          counter: z.string(),
-          noticeQueue: z.string(),
-          noticeRate: z.string(),
+          counterKey: z.number(),
+          noticeQueueKey: z.number(),
+          noticeRateKey: z.number(),
           perMinute: z.number(),
           cap: z.number(),
         })
@@ -102,10 +102,10 @@ export const EnqueueEventsArgsSchema = z.object({
         token: z.string(),
         leaseMs: z.number(),
         turnRecordMs: z.number(),
-        lease: z.string(),
-        inbox: z.string(),
-        session: z.string(),
-        turn: z.string(),
+        leaseKey: z.number(),
+        inboxKey: z.number(),
+        sessionKey: z.number(),
+        turnKey: z.number(),
       }),
     )
     .optional(),
@@ -174,7 +174,7 @@ export const ReleaseArgsSchema = z.object({ room: z.string(), token: z.string() 
 /** renew-leases.lua */
 export const RenewArgsSchema = z.object({
   leaseMs: z.number(),
-  leases: z.array(z.object({ room: z.string(), token: z.string(), lease: z.string() })),
+  leases: z.array(z.object({ room: z.string(), token: z.string(), leaseKey: z.number() })),
 });
 
 /** requeue-dead-letter.lua */

@@ -11,8 +11,10 @@ import type {
   RequeueReply,
   StepReply,
 } from "./scheduler-replies.js";
+import type { MoreKeys } from "./lua-script.js";
 import {
   callScript,
+  moreKeysOf,
   type TURN_KEYS,
   type ArgsOf,
   type KeysOf,
@@ -157,15 +159,21 @@ export class SchedulerScripts {
 
   /** renew-leases.lua: extend leases of one lane in one shard; true per lease still ours. */
   async renew(a: { lane: string; shard: number; leases: LeaseRef[]; leaseMs: number }): Promise<boolean[]> {
-    const lane = this.keys.laneShard(a.lane, a.shard);
+    const named = { running: this.keys.laneShard(a.lane, a.shard).running };
+    const more = moreKeysOf("renewLeases", named);
     const reply = await this.call(
       "renewLeases",
-      { running: lane.running },
+      named,
       {
         leaseMs: a.leaseMs,
-        leases: a.leases.map((l) => ({ room: l.room, token: l.token, lease: this.keys.lease(l.room) })),
+        leases: a.leases.map((l) => ({
+          room: l.room,
+          token: l.token,
+          leaseKey: more.of(this.keys.lease(l.room)),
+        })),
       },
       false,
+      more,
     );
     return reply.renewed;
   }
@@ -238,7 +246,8 @@ export class SchedulerScripts {
     keys: KeysOf<N>,
     args: ArgsOf<N>,
     durable: boolean,
+    more?: MoreKeys,
   ): Promise<ReplyOf<N>> {
-    return callScript(this.redis, name, keys, args, durable ? this.durability : undefined);
+    return callScript(this.redis, name, keys, args, durable ? this.durability : undefined, more);
   }
 }

@@ -217,23 +217,13 @@ export class TurnGate implements DeliveryLedger, SendGate {
    * waits for it in the worker: the part is already marked as being sent, so parking
    * now would make its next holder take it for an attempt that may have arrived.
    */
-  private async retake(windows: SendWindow[], member: string): Promise<boolean> {
-    for (;;) {
-      const { waitMs, tight, lateMs } = await this.deps.limiter.book(windows, member, BOOKED_WAIT_MS, {
-        booked: true,
-      });
-      // This answer too may have been held up past the slot it gave: then ask again.
-      if (lateMs - waitMs > LATE_MS) {
+  private retake(windows: SendWindow[], member: string): Promise<boolean> {
+    return this.deps.limiter.waitForSlot(windows, member, {
+      soonMs: BOOKED_WAIT_MS,
+      check: () => {
         if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-        continue;
-      }
-      if (waitMs <= BOOKED_WAIT_MS) {
-        if (waitMs > 0) await sleep(waitMs);
-        return tight;
-      }
-      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-      await sleep(waitMs - BOOKED_WAIT_MS / 2);
-    }
+      },
+    });
   }
 
   answered(): void {
