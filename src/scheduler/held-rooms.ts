@@ -1,7 +1,8 @@
 import type { Logger } from "../core/log.js";
 import type { LaneState } from "./lane-state.js";
 import type { RoomLease } from "./room-lease.js";
-import type { TurnInput, TurnRunner } from "./turn-runner.js";
+import type { TurnInput } from "./turn-input.js";
+import type { TurnRunner } from "./turn-runner.js";
 
 /**
  * Rooms a lane lets wait for a booked send slot outside its slots, per slot (128 at
