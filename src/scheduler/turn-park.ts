@@ -6,7 +6,13 @@ import { deadLettersTotal, deferralsTotal, turnsTotal } from "../ops/metrics.js"
 import type { RoomLease } from "./room-lease.js";
 import type { TurnGate } from "./turn-gate.js";
 import { UNCONFIRMED, verdictOf, type TurnLifecycle } from "./turn-lifecycle.js";
-import { recordOf, waitedOf, type TurnInput, type TurnResult, type TurnRunnerSettings } from "./turn-input.js";
+import {
+  recordOf,
+  waitedOf,
+  type TurnInput,
+  type TurnResult,
+  type TurnRunnerSettings,
+} from "./turn-input.js";
 
 type Settings = Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">;
 
