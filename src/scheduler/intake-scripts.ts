@@ -3,8 +3,10 @@ import type { SchedulerKeys } from "./scheduler-keys.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { ClaimArgs, EnqueueArgs, FloodArgs } from "./scheduler-args.js";
 import type { ClaimReply, EnqueueEventsReply, EnqueueReply, FloodReply } from "./scheduler-replies.js";
+import type { MoreKeys } from "./lua-script.js";
 import {
   callScript,
+  moreKeysOf,
   type ArgsOf,
   type KeysOf,
   type ReplyOf,
@@ -41,33 +43,36 @@ export class IntakeScripts {
     const keys = this.keys;
     const laneKeys = keys.laneShard(lane, shard);
     const claims = events.filter((e) => e.claim);
+    const named = { pending: laneKeys.pending, running: laneKeys.running, seen: keys.seen(shard) };
+    const more = moreKeysOf("enqueueEvents", named);
     const reply: EnqueueEventsReply = await this.call(
       "enqueueEvents",
-      { pending: laneKeys.pending, running: laneKeys.running, seen: keys.seen(shard) },
+      named,
       {
         dedupeMs,
         events: events.map((e) => ({
           room: e.room,
           id: e.eventId,
           entry: e.entry,
-          inbox: keys.inbox(e.room),
+          inboxKey: more.of(keys.inbox(e.room)),
           signal: keys.roomSignal(e.room),
-          ...(e.flood ? { flood: this.flood(e.room, e.flood) } : {}),
+          ...(e.flood ? { flood: this.flood(e.room, e.flood, more) } : {}),
         })),
         ...(claims.length > 0
           ? {
               claims: claims.map((e) => ({
                 room: e.room,
                 ...e.claim!,
-                lease: keys.lease(e.room),
-                inbox: keys.inbox(e.room),
-                session: keys.session(e.room),
-                turn: keys.turn(e.room),
+                leaseKey: more.of(keys.lease(e.room)),
+                inboxKey: more.of(keys.inbox(e.room)),
+                sessionKey: more.of(keys.session(e.room)),
+                turnKey: more.of(keys.turn(e.room)),
               })),
             }
           : {}),
       },
       true,
+      more,
     );
     return {
       events: reply.events,
@@ -92,23 +97,32 @@ export class IntakeScripts {
     return { queued: events[0]!, claimed: claims[0]!.reply };
   }
 
-  private flood(room: string, f: FloodArgs) {
+  /** An event's flood check in enqueue-events.lua: its keys by their index in KEYS. */
+  private flood(room: string, f: FloodArgs, more: MoreKeys) {
+    const k = this.floodKeys(room, f.userId);
     return {
-      counter: this.keys.turnRate(room, f.userId),
-      noticeQueue: this.keys.notice(room, "queue", f.userId),
-      noticeRate: this.keys.notice(room, "rate", f.userId),
+      counterKey: more.of(k.counter),
+      noticeQueueKey: more.of(k.noticeQueue),
+      noticeRateKey: more.of(k.noticeRate),
       perMinute: f.turnsPerMinute,
       cap: f.roomQueueCap,
     };
   }
 
+  private floodKeys(room: string, userId: string) {
+    return {
+      counter: this.keys.turnRate(room, userId),
+      noticeQueue: this.keys.notice(room, "queue", userId),
+      noticeRate: this.keys.notice(room, "rate", userId),
+    };
+  }
+
   /** check-flood.lua: the flood limits alone, for an event checked before it is built. */
   checkFlood(a: { room: string } & FloodArgs): Promise<FloodReply> {
-    const { counter, noticeQueue, noticeRate, perMinute, cap } = this.flood(a.room, a);
     return this.call(
       "checkFlood",
-      { inbox: this.keys.inbox(a.room), counter, noticeQueue, noticeRate },
-      { perMinute, cap },
+      { inbox: this.keys.inbox(a.room), ...this.floodKeys(a.room, a.userId) },
+      { perMinute: a.turnsPerMinute, cap: a.roomQueueCap },
       false,
     );
   }
@@ -118,7 +132,8 @@ export class IntakeScripts {
     keys: KeysOf<N>,
     args: ArgsOf<N>,
     durable: boolean,
+    more?: MoreKeys,
   ): Promise<ReplyOf<N>> {
-    return callScript(this.redis, name, keys, args, durable ? this.durability : undefined);
+    return callScript(this.redis, name, keys, args, durable ? this.durability : undefined, more);
   }
 }

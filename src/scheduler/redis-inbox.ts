@@ -81,6 +81,11 @@ export class RedisInbox implements Inbox {
     return this.run(event, ticket);
   }
 
+  /** How many events wait in the room's inbox (its running turn's included). */
+  queued(room: string): Promise<number> {
+    return this.scripts.inboxLength(room);
+  }
+
   /**
    * The event this process queued as `entry`, if it still has it: a turn of it takes
    * the event as it was built instead of parsing the entry again.

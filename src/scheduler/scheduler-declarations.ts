@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Durability } from "./durable-write.js";
-import { declareScript, runScript, type LuaScript } from "./lua-script.js";
+import { declareScript, MoreKeys, runScript, type LuaScript } from "./lua-script.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import {
   CheckFloodArgsSchema,
@@ -50,6 +50,7 @@ export const SCHEDULER_SCRIPTS = {
     file: lua("enqueue-events"),
     includes: [FENCE, FLOOD, CLAIM],
     keys: ["pending", "running", "seen"],
+    moreKeys: true,
     args: EnqueueEventsArgsSchema,
     reply: EnqueueEventsReplySchema,
   }),
@@ -106,6 +107,7 @@ export const SCHEDULER_SCRIPTS = {
     file: lua("renew-leases"),
     includes: [FENCE],
     keys: ["running"],
+    moreKeys: true,
     args: RenewArgsSchema,
     reply: RenewReplySchema,
   }),
@@ -129,14 +131,27 @@ export type KeysOf<N extends ScriptName> =
 /** The parsed reply of a scheduler script. */
 export type ReplyOf<N extends ScriptName> = z.infer<Scripts[N]["reply"]>;
 
-/** Runs one scheduler script by name; with `durability`, as a durable write (src/scheduler/durable-write.ts). */
+/**
+ * Runs one scheduler script by name; with `durability`, as a durable write
+ * (src/scheduler/durable-write.ts); `more`: the keys its arguments name beyond the declared ones.
+ */
 export function callScript<N extends ScriptName>(
   redis: RedisClient,
   name: N,
   keys: KeysOf<N>,
   args: ArgsOf<N>,
   durability: Durability | undefined,
+  more?: MoreKeys,
 ): Promise<ReplyOf<N>> {
   const script = SCHEDULER_SCRIPTS[name] as unknown as LuaScript<string, unknown, ReplyOf<N>>;
-  return runScript(redis, script, keys as Record<string, string>, args, durability ? { durability } : {});
+  return runScript(redis, script, keys as Record<string, string>, args, {
+    ...(durability ? { durability } : {}),
+    ...(more ? { moreKeys: more } : {}),
+  });
+}
+
+/** The numbering of the keys one call of a `moreKeys` script names in its arguments. */
+export function moreKeysOf<N extends ScriptName>(name: N, keys: KeysOf<N>): MoreKeys {
+  const script = SCHEDULER_SCRIPTS[name] as unknown as LuaScript<string, unknown, unknown>;
+  return new MoreKeys(script, keys as Record<string, string>);
 }

@@ -1,5 +1,5 @@
 import { NO_WAIT, type Durability } from "./durable-write.js";
-import type { SchedulerKeys } from "./scheduler-keys.js";
+import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { ClaimArgs, LeaseRef, ParkVerdict, TurnWrites } from "./scheduler-args.js";
 import type {
@@ -11,8 +11,10 @@ import type {
   RequeueReply,
   StepReply,
 } from "./scheduler-replies.js";
+import type { MoreKeys } from "./lua-script.js";
 import {
   callScript,
+  moreKeysOf,
   type TURN_KEYS,
   type ArgsOf,
   type KeysOf,
@@ -32,12 +34,14 @@ import { IntakeScripts } from "./intake-scripts.js";
 export class SchedulerScripts {
   /** The calls that queue events (enqueue-events.lua, check-flood.lua). */
   readonly intake: IntakeScripts;
+  readonly keys: SchedulerKeys;
 
   constructor(
     private readonly redis: RedisClient,
-    readonly keys: SchedulerKeys,
+    layout: KeyLayout,
     readonly durability: Durability = NO_WAIT,
   ) {
+    const keys = (this.keys = schedulerKeysOf(layout));
     this.intake = new IntakeScripts(redis, keys, durability);
   }
 
@@ -55,7 +59,13 @@ export class SchedulerScripts {
         session: room.session,
         turn: room.turn,
       },
-      { room: a.room, token: a.token, leaseMs: a.leaseMs, turnRecordMs: a.turnRecordMs },
+      {
+        room: a.room,
+        token: a.token,
+        leaseMs: a.leaseMs,
+        turnRecordMs: a.turnRecordMs,
+        ...(a.takeoverHoldMs ? { takeoverHoldMs: a.takeoverHoldMs } : {}),
+      },
       false,
     );
   }
@@ -155,15 +165,21 @@ export class SchedulerScripts {
 
   /** renew-leases.lua: extend leases of one lane in one shard; true per lease still ours. */
   async renew(a: { lane: string; shard: number; leases: LeaseRef[]; leaseMs: number }): Promise<boolean[]> {
-    const lane = this.keys.laneShard(a.lane, a.shard);
+    const named = { running: this.keys.laneShard(a.lane, a.shard).running };
+    const more = moreKeysOf("renewLeases", named);
     const reply = await this.call(
       "renewLeases",
-      { running: lane.running },
+      named,
       {
         leaseMs: a.leaseMs,
-        leases: a.leases.map((l) => ({ room: l.room, token: l.token, lease: this.keys.lease(l.room) })),
+        leases: a.leases.map((l) => ({
+          room: l.room,
+          token: l.token,
+          leaseKey: more.of(this.keys.lease(l.room)),
+        })),
       },
       false,
+      more,
     );
     return reply.renewed;
   }
@@ -184,6 +200,11 @@ export class SchedulerScripts {
       { id: a.id, room: a.room, entry: a.entry },
       true,
     );
+  }
+
+  /** How many events wait in the room's inbox (its running turn's included). */
+  inboxLength(room: string): Promise<number> {
+    return this.redis.llen(this.keys.inbox(room));
   }
 
   /**
@@ -231,7 +252,8 @@ export class SchedulerScripts {
     keys: KeysOf<N>,
     args: ArgsOf<N>,
     durable: boolean,
+    more?: MoreKeys,
   ): Promise<ReplyOf<N>> {
-    return callScript(this.redis, name, keys, args, durable ? this.durability : undefined);
+    return callScript(this.redis, name, keys, args, durable ? this.durability : undefined, more);
   }
 }
