@@ -8,7 +8,8 @@ import { takesHistory } from "./engine/arguments.js";
 import { Engine } from "./engine/engine.js";
 import type { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import type { ProactiveService } from "./proactive/proactive-service.js";
-import { TurnRunner, type RecentEvents } from "./scheduler/turn-runner.js";
+import { TurnRunner } from "./scheduler/turn-runner.js";
+import type { RecentEvents } from "./scheduler/turn-input.js";
 import type { PlatformModule, RuntimeDeps } from "./runtime.js";
 import { RedisSessionStore } from "./scheduler/session-store.js";
 

@@ -6,6 +6,7 @@ import { Packr, Unpackr } from "msgpackr";
 import type { ZodType } from "zod";
 import { durableWrite, NO_WAIT, type Durability, type Write } from "./durable-write.js";
 import { mastersOf, type RedisClient } from "../sessions/redis-connection.js";
+import { writeRefusals } from "./write-refusals.js";
 
 /**
  * Arguments packed as Redis' `cmsgpack.unpack` reads them: a plain map per object
@@ -190,11 +191,29 @@ export async function runScript<K extends string, A, R>(
   define(redis, script as LuaScript<string, unknown, unknown>);
   const argv = commandArgs(script, keys, args, options.blobs ?? [], options.moreKeys);
   const command = `${script.name}Buffer`;
-  if (!options.durability)
-    return replyOf(script, await (redis as unknown as Commands)[command]!.apply(redis, argv));
-  const first = keys[script.keys[0]!];
-  const [reply] = await durableWrite(redis, options.durability ?? NO_WAIT, first, [asWrite(command, argv)]);
-  return replyOf(script, reply);
+  try {
+    if (!options.durability)
+      return replyOf(script, await (redis as unknown as Commands)[command]!.apply(redis, argv));
+    const first = keys[script.keys[0]!];
+    const [reply] = await durableWrite(redis, options.durability ?? NO_WAIT, first, [asWrite(command, argv)]);
+    return replyOf(script, reply);
+  } catch (err) {
+    throw failed(err, script.name);
+  }
+}
+
+/**
+ * A script call's error as it goes on: Redis' own error (its class and message, which
+ * retries go by) naming the script instead of carrying ioredis' `command`, whose
+ * arguments hold the packed table and, for an EVAL, the script's whole source (a log
+ * line of many kilobytes). A refused write is noted for claims (write-refusals.ts).
+ */
+function failed(err: unknown, name: string): unknown {
+  writeRefusals.note(err);
+  if (err !== null && typeof err === "object" && "command" in err) {
+    (err as { command: unknown }).command = { name };
+  }
+  return err;
 }
 
 /** One script call as a durable write's command (its packed table is a Buffer, which ioredis sends as it is). */
@@ -213,11 +232,17 @@ export async function runScripts(
   calls: { script: LuaScript<string, unknown, unknown>; keys: Record<string, string>; args: unknown }[],
 ): Promise<unknown[]> {
   for (const c of calls) define(redis, c.script);
-  const replies = await durableWrite(
-    redis,
-    durability,
-    key,
-    calls.map((c) => asWrite(`${c.script.name}Buffer`, commandArgs(c.script, c.keys, c.args, [], undefined))),
-  );
-  return replies.map((reply, i) => replyOf(calls[i]!.script, reply));
+  try {
+    const replies = await durableWrite(
+      redis,
+      durability,
+      key,
+      calls.map((c) =>
+        asWrite(`${c.script.name}Buffer`, commandArgs(c.script, c.keys, c.args, [], undefined)),
+      ),
+    );
+    return replies.map((reply, i) => replyOf(calls[i]!.script, reply));
+  } catch (err) {
+    throw failed(err, calls.map((c) => c.script.name).join("+"));
+  }
 }

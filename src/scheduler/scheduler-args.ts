@@ -65,6 +65,8 @@ export interface ClaimArgs {
   token: string;
   leaseMs: number;
   turnRecordMs: number;
+  /** Ms a room whose lease expired is still left to its holder (Redis refused writes lately), if any. */
+  takeoverHoldMs?: number;
 }
 
 /** A room held under a lease: the fencing token every write carries. */
@@ -102,6 +104,7 @@ export const EnqueueEventsArgsSchema = z.object({
         token: z.string(),
         leaseMs: z.number(),
         turnRecordMs: z.number(),
+        takeoverHoldMs: z.number().optional(),
         leaseKey: z.number(),
         inboxKey: z.number(),
         sessionKey: z.number(),
@@ -120,6 +123,7 @@ export const ClaimArgsSchema = z.object({
   token: z.string(),
   leaseMs: z.number(),
   turnRecordMs: z.number(),
+  takeoverHoldMs: z.number().optional(),
 });
 
 /** peek-shard.lua */

@@ -59,7 +59,13 @@ export class SchedulerScripts {
         session: room.session,
         turn: room.turn,
       },
-      { room: a.room, token: a.token, leaseMs: a.leaseMs, turnRecordMs: a.turnRecordMs },
+      {
+        room: a.room,
+        token: a.token,
+        leaseMs: a.leaseMs,
+        turnRecordMs: a.turnRecordMs,
+        ...(a.takeoverHoldMs ? { takeoverHoldMs: a.takeoverHoldMs } : {}),
+      },
       false,
     );
   }

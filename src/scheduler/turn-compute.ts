@@ -8,8 +8,7 @@ import type { RedisSessionStore } from "./session-store.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
 import type { RoomLease } from "./room-lease.js";
 import { verdictOf } from "./turn-lifecycle.js";
-import { waitedOf } from "./turn-park.js";
-import type { HistoryWanted, TurnInput, TurnRunnerSettings } from "./turn-runner.js";
+import { waitedOf, type HistoryWanted, type TurnInput, type TurnRunnerSettings } from "./turn-input.js";
 
 /** What a computed (or set-aside) turn gives its delivery and commit. */
 export interface ComputedTurn {

@@ -20,8 +20,8 @@
     events    {room, id, entry (event JSON), inboxKey, signal (the room's channel),
               flood = {counterKey, noticeQueueKey, noticeRateKey, perMinute, cap} or nil},
               in order
-    claims    {room, token, leaseMs, turnRecordMs, leaseKey, inboxKey, sessionKey,
-              turnKey}, or nil
+    claims    {room, token, leaseMs, turnRecordMs, takeoverHoldMs (claim.lua), leaseKey,
+              inboxKey, sessionKey, turnKey}, or nil
   REPLY
     events    per event: {kind = "queued", becamePending = true when the room became pending
               (wake a worker)}, {kind = "duplicate"} or the flood refusal
@@ -78,6 +78,6 @@ for i, c in ipairs(A.claims or {}) do
     inbox = KEYS[c.inboxKey],
     session = KEYS[c.sessionKey],
     turn = KEYS[c.turnKey],
-  }, c.room, c.token, c.leaseMs, c.turnRecordMs, now)
+  }, c.room, c.token, c.leaseMs, c.turnRecordMs, now, c.takeoverHoldMs)
 end
 return cmsgpack.pack({ events = out, claims = claimed })
