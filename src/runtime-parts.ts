@@ -2,7 +2,7 @@ import type { Receiver } from "./core/adapter.js";
 import type { Config } from "./core/config.js";
 import { failureReason, StartError, type PartFailure } from "./core/start-failure.js";
 import type { Logger } from "./core/log.js";
-import type { RoomSignals } from "./control/room-signals.js";
+import type { RoomSignals } from "./scheduler/room-signals.js";
 import type { PartList, RuntimePart } from "./core/part.js";
 import type { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import { startHealthServer, type HealthServer } from "./ops/health-server.js";
@@ -15,7 +15,7 @@ import { SchedulerScripts } from "./scheduler/scheduler-scripts.js";
 import { preloadScripts } from "./scheduler/lua-script.js";
 import type { AuditLog } from "./sessions/audit-log.js";
 import type { Keys } from "./sessions/keys.js";
-import { checkLayout } from "./sessions/layout.js";
+import { checkLayout } from "./scheduler/layout-check.js";
 import type { PairedUsers } from "./sessions/paired-users.js";
 import type { RedisConnection } from "./sessions/redis-connection.js";
 

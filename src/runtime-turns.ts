@@ -3,14 +3,15 @@ import { bindingFinder } from "./access/bindings.js";
 import type { InboundEvent } from "./core/event.js";
 import { liveChannel } from "./control/live-channel.js";
 import { RoomInboxReader } from "./scheduler/room-inbox-reader.js";
-import type { RoomSignals } from "./control/room-signals.js";
+import type { RoomSignals } from "./scheduler/room-signals.js";
 import { takesHistory } from "./engine/arguments.js";
 import { Engine } from "./engine/engine.js";
 import type { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import type { ProactiveService } from "./proactive/proactive-service.js";
-import { TurnRunner, type RecentEvents } from "./scheduler/turn-runner.js";
+import { TurnRunner } from "./scheduler/turn-runner.js";
+import type { RecentEvents } from "./scheduler/turn-input.js";
 import type { PlatformModule, RuntimeDeps } from "./runtime.js";
-import { RedisSessionStore } from "./sessions/session-store.js";
+import { RedisSessionStore } from "./scheduler/session-store.js";
 
 /** The engine and the turn runner the workers run turns with. */
 export function turnRunner(o: {

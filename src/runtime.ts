@@ -7,7 +7,7 @@ import { setLibraryLogger } from "./core/library-log.js";
 import { secretsOf } from "./core/config-secrets.js";
 import { createLogger, registerSecret, type Logger } from "./core/log.js";
 import { PartList, type RuntimePart } from "./core/part.js";
-import { RoomSignals } from "./control/room-signals.js";
+import { RoomSignals } from "./scheduler/room-signals.js";
 import { PairingGate } from "./access/pairing-gate.js";
 import { NamespaceRegistry } from "./namespace/namespace-registry.js";
 import type { HealthServer } from "./ops/health-server.js";
@@ -187,7 +187,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
   const inbox = new RedisInbox(scheduler, config.queue.dedupeSeconds * 1000, laneOf, () => workers.worker);
   const signals = new RoomSignals(() => connection.create({ name: "room signals" }), keys, log);
-  const limiter = new RedisRateLimiter(redis, scheduler.durability);
+  const limiter = new RedisRateLimiter(redis, keys, scheduler.durability);
   const permissions = permissionDeps(config, redis, keys);
   const deps: RuntimeDeps = {
     config,

@@ -4,7 +4,7 @@ import type { InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
 import type { RoomInboxReader } from "../scheduler/room-inbox-reader.js";
-import type { RoomSignals } from "./room-signals.js";
+import type { RoomSignals } from "../scheduler/room-signals.js";
 import { RoomWatch } from "./room-watch.js";
 
 /** How a running turn hears of the events queued behind it. */

@@ -1,7 +1,7 @@
 import type { InboundEvent } from "../core/event.js";
 import type { QueuedEvents } from "../engine/turn-channel.js";
 import type { RoomInboxReader } from "../scheduler/room-inbox-reader.js";
-import type { RoomSignals } from "./room-signals.js";
+import type { RoomSignals } from "../scheduler/room-signals.js";
 
 /**
  * The events queued behind one running turn, read from the room's inbox when a signal

@@ -14,6 +14,8 @@ export interface Inbox {
    * optional: without it the edge checks the limits first, then enqueues.
    */
   enqueueLimited?(event: InboundEvent, ticket: FloodTicket): Promise<Admission>;
+  /** How many events wait in the room's inbox (its running turn's included). */
+  queued(room: string): Promise<number>;
 }
 
 /**
@@ -23,11 +25,23 @@ export interface Inbox {
 export interface DeliveryLedger {
   get(partKey: string): Promise<string | null>;
   set(partKey: string, messageRef: string): Promise<void>;
+  /**
+   * True when an earlier attempt of this part (not yet recorded sent) may have reached
+   * the platform: its holder died or lost the room with the request out. A sender whose
+   * platform has no idempotent send tells the person when it sends such a part again.
+   * Optional: a ledger that never outlives its process has no such attempts.
+   */
+  unconfirmed?(partKey: string): boolean;
 }
 
-/** One send limit: at most `max` sends per `windowMs` in the (Redis) window `key`. */
+/**
+ * One send limit: at most `max` sends per `windowMs` in the window `scope` of `group`
+ * (one bot or account: the windows a send must fit all share its group, and the
+ * scheduler keeps them in one Redis slot).
+ */
 export interface SendWindow {
-  key: string;
+  group: string;
+  scope: string;
   max: number;
   windowMs: number;
 }
@@ -48,6 +62,11 @@ export interface SendGate {
    * slot counts from this moment, when the request had certainly arrived.
    */
   answered(): void;
+  /**
+   * Says that the platform refused the attempt last reserved (a 429, a 4xx, a connection
+   * never made): nothing was sent, so a later attempt of its part is not a resend.
+   */
+  refused(): void;
   /** Blocks the windows for every process for `ms` (a platform's 429). */
   hold(windows: SendWindow[], ms: number): Promise<void>;
 }

@@ -6,7 +6,7 @@ import type { RoomBinding } from "./room-policy.js";
 
 /**
  * Answers an invite: joined when the room is configured and the inviter may bring the
- * bot in (room-policy.ts), declined otherwise.
+ * bot in (room-policy.ts), declined otherwise. Resolves to the inviter when joined.
  */
 export async function answerInvite(
   api: MatrixClient,
@@ -14,9 +14,9 @@ export async function answerInvite(
   roomId: string,
   raw: unknown,
   log: Logger,
-): Promise<void> {
+): Promise<string | undefined> {
   const inviter = (raw as { sender?: unknown } | null)?.sender;
-  if (typeof inviter !== "string") return;
+  if (typeof inviter !== "string") return undefined;
   const inviteLog = log.child({ roomId, inviter });
   if (!mayInvite(binding, inviter)) {
     inviteLog.warn(
@@ -27,8 +27,9 @@ export async function answerInvite(
     await withMatrixRetry("decline invite", () => api.leaveRoom(roomId), inviteLog).catch((err: unknown) =>
       inviteLog.warn({ err }, "could not decline the invite"),
     );
-    return;
+    return undefined;
   }
   await withMatrixRetry("join", () => api.joinRoom(roomId), inviteLog);
   inviteLog.info("joined configured room on invite");
+  return inviter;
 }

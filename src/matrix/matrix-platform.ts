@@ -38,7 +38,6 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         log,
         retry: options.retry,
         typingRefreshMs: options.typingRefreshMs,
-        keys: deps.keys,
         e2ee,
       }),
       receiver: new MatrixReceiver({

@@ -248,13 +248,34 @@ export class MatrixReceiver implements Receiver, SyncHandler {
     if (typeof roomId !== "string") return;
     try {
       if (type === "room.invite" && this.api) {
-        await answerInvite(this.api, this.bindings.get(roomId), roomId, event, this.options.log);
+        const inviter = await answerInvite(
+          this.api,
+          this.bindings.get(roomId),
+          roomId,
+          event,
+          this.options.log,
+        );
+        if (inviter) await this.takeHistory(roomId, inviter);
       } else if (type === "room.event") await this.onSyncedEvent(roomId, event);
     } catch (err) {
       if (err instanceof DeviceLeaseLostError) throw err;
       const eventId = (event as { event_id?: unknown } | null)?.event_id;
       this.options.log.error({ err, type, roomId, eventId }, "matrix event handling failed; event skipped");
     }
+  }
+
+  /** In a room joined on an invite, the history the inviter's client shares with the bot (MSC4268). */
+  private async takeHistory(roomId: string, inviter: string): Promise<void> {
+    const bundles = this.parts?.owner?.bundles;
+    if (!bundles) return;
+    await bundles
+      .joined(roomId, inviter)
+      .catch((err: unknown) =>
+        this.options.log.warn(
+          { err, roomId, inviter },
+          "matrix: the inviter's room-key bundle could not be taken",
+        ),
+      );
   }
 
   private async onSyncedEvent(roomId: string, raw: unknown): Promise<void> {

@@ -31,6 +31,9 @@ const NETWORK_CODES = new Set([
   "EHOSTUNREACH",
 ]);
 
+/** Network failures before a connection exists: the request was never written. */
+const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
 /** HTTP status of what matrix-bot-sdk threw: a MatrixError and a raw response both carry `statusCode`. */
 export function statusOf(err: unknown): number | undefined {
   const status = (err as { statusCode?: unknown } | null)?.statusCode;
@@ -129,6 +132,13 @@ export async function gatedMatrixRequest<T>(
   try {
     return await request().finally(() => gate.answered());
   } catch (err) {
+    // The homeserver answered with a refusal, or no connection was made: nothing was posted.
+    const status = statusOf(err);
+    if (
+      (status !== undefined && status < 500) ||
+      NOT_CONNECTED.has(String((err as { code?: unknown })?.code))
+    )
+      gate.refused();
     const limit = rateLimitOf(err);
     if (limit) {
       const waitMs = limit.waitMs || 1000;

@@ -17,7 +17,6 @@ import { attachmentContent } from "./matrix-media.js";
 import { MatrixProgress } from "./matrix-progress.js";
 import type { MatrixOrigin } from "../core/origin.js";
 import { countedAttempts } from "../ops/send-metrics.js";
-import type { Keys } from "../sessions/keys.js";
 import {
   gatedMatrixRequest,
   SEND_RETRY,
@@ -34,8 +33,6 @@ export interface MatrixSenderOptions {
   retry?: MatrixRetryPolicy;
   /** How often a running turn renews its typing notification. */
   typingRefreshMs?: number;
-  /** Key names of the shared send windows (a 429's retry_after_ms holds every process's sends). */
-  keys?: Keys;
   /** The account's E2EE parts, shared with the receiver (the device, when this process owns it). */
   e2ee?: MatrixE2ee;
 }
@@ -190,10 +187,8 @@ export class MatrixSender implements PlatformSender {
 
   /** The bot account's send window, shared by every process. */
   private windows(): SendWindow[] {
-    const keys = this.options.keys;
-    if (!keys) return [];
     const account = createHash("sha256").update(this.options.config.accessToken).digest("hex").slice(0, 16);
-    return [{ key: keys.rate(`mx:${account}`, "account"), ...ACCOUNT_WINDOW }];
+    return [{ group: `mx:${account}`, scope: "account", ...ACCOUNT_WINDOW }];
   }
 
   /** Runs a send unless the turn's ledger says it was already done, and records it. */

@@ -1,9 +1,10 @@
 import type { InboundFile } from "../core/event.js";
 import type { Logger } from "../core/log.js";
-import { readCapped, TooLargeError } from "../edge/capped-read.js";
+import { TooLargeError } from "../edge/capped-read.js";
 import { edgeTexts } from "../edge/edge-texts.js";
 import { decryptAttachment } from "./crypto/encrypted-media.js";
 import type { EncryptedFile } from "./matrix-events.js";
+import { downloadMedia } from "./media-download.js";
 
 /** A text file a message points at, as the classifier read it. */
 export interface MediaFile {
@@ -70,21 +71,7 @@ export class MediaReader {
     }
   }
 
-  private async download(mxc: string, signal: AbortSignal): Promise<Uint8Array> {
-    const match = /^mxc:\/\/([^/]+)\/([^/?#]+)$/.exec(mxc);
-    if (!match) throw new Error("not an mxc:// URI");
-    const where = `${encodeURIComponent(match[1]!)}/${encodeURIComponent(match[2]!)}`;
-    const root = this.homeserver.replace(/\/+$/, "");
-    const headers = { authorization: `Bearer ${this.accessToken}` };
-    let res = await fetch(`${root}/_matrix/client/v1/media/download/${where}`, { headers, signal });
-    if (res.status === 404 || res.status === 400 || res.status === 405) {
-      await res.body?.cancel();
-      res = await fetch(`${root}/_matrix/media/v3/download/${where}`, { headers, signal });
-    }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new Error(`media download answered HTTP ${res.status}`);
-    }
-    return readCapped(res.body, this.maxBytes);
+  private download(mxc: string, signal: AbortSignal): Promise<Uint8Array> {
+    return downloadMedia(this.homeserver, this.accessToken, mxc, this.maxBytes, signal);
   }
 }

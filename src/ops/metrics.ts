@@ -114,11 +114,20 @@ export const rateLimitedTotal = new Counter({
 
 /**
  * Parts sent again because an earlier attempt's answer was never recorded: a possible duplicate
- * when that worker died or lost its lease mid-request; refusals (429, no connection) count too.
+ * (that worker died or lost its lease mid-request). Attempts the platform refused (a 429, a
+ * 4xx, no connection) are recorded as not sent and are not counted.
  */
 export const resentUnknownPartsTotal = new Counter({
   name: "roomgate_resent_unknown_parts_total",
-  help: "Answer parts sent again because an earlier attempt has no recorded answer (a worker died mid-request, or a 429 or network error the mark does not record), by platform",
+  help: "Answer parts sent again because an earlier attempt has no recorded answer (its worker died or lost the room with the request out), by platform",
+  labelNames: ["platform"] as const,
+  registers: [registry],
+});
+
+/** Parts sent again with a note telling the person they may see the part twice (platforms without idempotent sends). */
+export const resentNotedPartsTotal = new Counter({
+  name: "roomgate_resent_noted_parts_total",
+  help: "Answer parts sent again after an attempt of unknown outcome, with a note to the person that they may see it twice, by platform",
   labelNames: ["platform"] as const,
   registers: [registry],
 });

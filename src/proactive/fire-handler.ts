@@ -2,7 +2,6 @@ import type { Job, RepeatOptions } from "bullmq";
 import cronParser from "cron-parser";
 import type { Logger } from "../core/log.js";
 import { scheduleFiresTotal } from "../ops/metrics.js";
-import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import type { ProactiveInbox } from "./proactive-inbox.js";
 import type { ProactiveHandler } from "./proactive-queue.js";
@@ -26,7 +25,6 @@ export function fireHandler(deps: {
   book: ScheduleBook;
   inbox: ProactiveInbox;
   limiter: RedisRateLimiter;
-  keys: Keys;
   uptime: WorkerUptime;
   log: Logger;
 }): ProactiveHandler {
@@ -52,7 +50,7 @@ export function fireHandler(deps: {
     const upSince = await deps.uptime.since();
     const fire = async (fireAt: number): Promise<string> => {
       const wait = await deps.limiter.tryAcquire([
-        { key: deps.keys.rate(`schedule:${id}`, "fires"), max: data.perMinute, windowMs: 60_000 },
+        { group: `schedule:${id}`, scope: "fires", max: data.perMinute, windowMs: 60_000 },
       ]);
       if (wait > 0) {
         log.warn(

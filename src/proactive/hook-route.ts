@@ -126,7 +126,7 @@ export function hookRoute(deps: {
     // Before the per-minute count: a replay must not use up the real sender's budget.
     const replayKey = await guardReplay(name, signatureHash, delivery);
     const rateWait = await deps.limiter.tryAcquire([
-      { key: deps.keys.rate(`hook:${name}`, "deliveries"), max: config.perMinute, windowMs: 60_000 },
+      { group: `hook:${name}`, scope: "deliveries", max: config.perMinute, windowMs: 60_000 },
     ]);
     if (rateWait > 0) throw new Refusal(429, "rate", { "retry-after": String(Math.ceil(rateWait / 1000)) });
     const result = await deps.inbox.put({

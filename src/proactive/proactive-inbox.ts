@@ -91,6 +91,11 @@ export class ProactiveInbox {
     return this.inbox.enqueue(event);
   }
 
+  /** How many events wait in the room's inbox. */
+  queued(room: string): Promise<number> {
+    return this.inbox.queued(room);
+  }
+
   /** Until when (ms) the room is muted, or undefined. */
   async mutedUntil(room: string): Promise<number | undefined> {
     const until = Number(await this.redis.get(this.keys.mute(room)));

@@ -75,7 +75,7 @@ export async function startProactive(options: {
   release.to = (room) => mutes.release(room);
   const book = new ScheduleBook(queue, log);
   const uptime = new WorkerUptime(redis, keys.proactiveUptime, settings.downSeconds * 1000, log);
-  queue.handle("fire", fireHandler({ book, inbox, limiter, keys, uptime, log }));
+  queue.handle("fire", fireHandler({ book, inbox, limiter, uptime, log }));
   queue.handle("unmute", (job) => mutes.release(UnmuteJobSchema.parse(job.data).room));
   const resources = new ResourcePosts({
     queue,

@@ -1,4 +1,5 @@
 import type { RedisClient } from "../sessions/redis-connection.js";
+import { safeJson } from "../core/safe-json.js";
 import { z } from "zod";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
 import type { Logger } from "../core/log.js";
@@ -76,7 +77,7 @@ export class RoomMutes {
       return `${dropped} held post${dropped === 1 ? "" : "s"} dropped`;
     }
     const held = heldInOrder(await this.redis.hgetall(key));
-    const space = Math.max(0, RELEASE_BATCH - (await this.redis.llen(this.keys.inbox(room))));
+    const space = Math.max(0, RELEASE_BATCH - (await this.inbox.queued(room)));
     let queued = 0;
     let taken = 0;
     for (const { id, event } of held) {
@@ -104,16 +105,8 @@ export class RoomMutes {
 function heldInOrder(held: Record<string, string>): { id: string; event?: InboundEvent }[] {
   return Object.entries(held)
     .map(([id, raw]) => {
-      const parsed = InboundEventSchema.safeParse(safeParse(raw));
+      const parsed = InboundEventSchema.safeParse(safeJson(raw));
       return parsed.success ? { id, event: parsed.data } : { id };
     })
     .sort((a, b) => (a.event?.receivedAt ?? 0) - (b.event?.receivedAt ?? 0) || a.id.localeCompare(b.id));
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

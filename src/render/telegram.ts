@@ -1,7 +1,7 @@
 import type { Reply, ReplyOption } from "../core/reply.js";
 import { buildDoc } from "./doc.js";
 import type { HtmlDialect } from "./html.js";
-import { htmlOf } from "./html.js";
+import { htmlOf, htmlToPlainText } from "./html.js";
 import { splitToFit, withoutBlankParts } from "./split.js";
 import { pagedKeyboard, type TelegramButton } from "./telegram-keyboard.js";
 
@@ -65,6 +65,26 @@ export function renderTelegram(reply: Reply): TelegramMessage[] {
     last.keyboard = reply.options.map((option, i) => [button(option, i + 1)]);
   }
   return messages;
+}
+
+/** Below a part sent again after an attempt that may have arrived (Telegram has no idempotent send). */
+export const RESEND_NOTE = "↻ Sent again after an interruption; you may see this message twice.";
+/** The same, alone before a part too long to carry it. */
+export const RESEND_NOTE_BEFORE =
+  "↻ The next message is sent again after an interruption; you may see it twice.";
+
+/**
+ * A part sent again after an attempt whose outcome is unknown, with a note for the person:
+ * below the part's text (italic) when both fit one message, otherwise alone in a message
+ * before the part, so that the part stays exactly as first sent — whole, and with its
+ * buttons (the last message of a reply carries them). The part's split never changes.
+ */
+export function withResendNote(part: TelegramMessage): TelegramMessage[] {
+  const below = `\n\n${RESEND_NOTE}`;
+  if (htmlToPlainText(part.html).length + below.length <= TELEGRAM_TEXT_LIMIT) {
+    return [{ ...part, html: `${part.html}\n\n<i>${RESEND_NOTE}</i>` }];
+  }
+  return [{ html: `<i>${RESEND_NOTE_BEFORE}</i>` }, part];
 }
 
 /** The offer the options belong to; option tokens start with its id (`<offer id>.<n>`). */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { InboundEventSchema } from "../core/event.js";
 import { TurnOutcomeSchema, type TurnOutcome } from "../core/reply.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import { safeJson } from "../sessions/session-store.js";
+import { safeJson } from "../core/safe-json.js";
 import { laneOf } from "./lanes.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
 
@@ -26,14 +26,15 @@ export type DeadLetter = z.infer<typeof DeadLetterSchema>;
 /** The reason of a dead letter that was set aside (it kept killing its process or namespace). */
 export const QUARANTINED = "quarantined: ";
 
-/** Field of a re-queued inbox entry that carries its outcome, so it is delivered and not asked again. */
-const REQUEUED_OUTCOME = "rgRequeuedOutcome";
+/**
+ * What an inbox entry carries besides its event (the event's own fields sit beside it):
+ * a re-queued dead letter's outcome, so that it is delivered and not asked again.
+ */
+export const InboxEntryExtrasSchema = z.object({ requeuedOutcome: TurnOutcomeSchema.optional() });
 
-/** The outcome a re-queued dead letter carries, if any. */
+/** The outcome a re-queued dead letter carries, if any (none, too, when it is unreadable: asked again). */
 export function requeuedOutcomeOf(entry: unknown): TurnOutcome | null {
-  if (entry === null || typeof entry !== "object" || !(REQUEUED_OUTCOME in entry)) return null;
-  const parsed = TurnOutcomeSchema.safeParse((entry as Record<string, unknown>)[REQUEUED_OUTCOME]);
-  return parsed.success ? parsed.data : null;
+  return InboxEntryExtrasSchema.safeParse(entry).data?.requeuedOutcome ?? null;
 }
 
 /**
@@ -70,10 +71,13 @@ export class DeadLetters {
     const event = safeJson(letter.event);
     // A set-aside turn's kept outcome is the line its sender already got: re-queued, it is asked again.
     const keep = letter.outcome !== "" && !letter.reason.startsWith(QUARANTINED);
-    const outcome = keep ? safeJson(letter.outcome) : undefined;
+    const outcome = keep ? TurnOutcomeSchema.safeParse(safeJson(letter.outcome)).data : undefined;
+    const extras: z.infer<typeof InboxEntryExtrasSchema> | undefined = outcome && {
+      requeuedOutcome: outcome,
+    };
     const entry =
-      outcome !== undefined && InboundEventSchema.safeParse(event).success
-        ? JSON.stringify({ ...(event as object), [REQUEUED_OUTCOME]: outcome })
+      extras && InboundEventSchema.safeParse(event).success
+        ? JSON.stringify({ ...(event as object), ...extras })
         : letter.event;
     const lane = letter.lane ?? laneOf(letter.room);
     const reply = await this.scripts.requeue({ id, room: letter.room, lane, entry });

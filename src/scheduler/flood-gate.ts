@@ -39,7 +39,7 @@ export class FloodGate {
    * so): for an event that costs work to build, checked before that work.
    */
   async check(room: string, userId: string): Promise<FloodVerdict> {
-    const reply = await this.scripts.checkFlood({ room, userId, ...this.limits });
+    const reply = await this.scripts.intake.checkFlood({ room, userId, ...this.limits });
     if (reply.kind === "admitted") return { admit: true };
     return { admit: false, notice: this.notice(reply.limit, reply.noticeDue) };
   }

@@ -1,6 +1,10 @@
 import type { Logger } from "../core/log.js";
 import type { RoomLease } from "./room-lease.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
+import { isWriteRefusal } from "./write-refusals.js";
+
+/** A renewal round Redis refused (MISCONF, OOM) is tried again this soon, not a quarter-lease later. */
+const RENEW_AFTER_REFUSAL_MS = 200;
 
 /**
  * Renews a process's held leases together, one call per lane and shard (no command
@@ -13,8 +17,8 @@ export async function renewLeases(
   held: RoomLease[],
   leaseMs: number,
   log: Logger,
-  /** Where the last failed call's error is left, for health. */
-  failed: { err?: string } = {},
+  /** Where the last failed call's error is left, for health, and whether Redis refused the write. */
+  failed: { err?: string; refused?: boolean } = {},
 ): Promise<void> {
   const groups = new Map<string, RoomLease[]>();
   for (const lease of held) {
@@ -38,6 +42,7 @@ export async function renewLeases(
         });
       } catch (err) {
         failed.err = (err as Error).message;
+        if (isWriteRefusal(err)) failed.refused = true;
         log.warn({ err: failed.err, lane }, "lease renewal failed");
       }
     }),
@@ -56,6 +61,8 @@ export async function renewLeases(
 export class LeaseRenewals {
   readonly name = "lease renewals";
   private timer: NodeJS.Timeout | undefined;
+  /** The round asked for soon after Redis refused one (see `renew`). */
+  private soon: NodeJS.Timeout | undefined;
   /** Local time of the last round whose every call was answered. */
   private renewedAt = Date.now();
   private lastError: string | undefined;
@@ -79,7 +86,9 @@ export class LeaseRenewals {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.soon);
     this.timer = undefined;
+    this.soon = undefined;
   }
 
   /** Stuck when rooms are held and no round has been answered for half a lease: they are being lost. */
@@ -92,9 +101,19 @@ export class LeaseRenewals {
 
   private async renew(): Promise<void> {
     const { scripts, leaseMs, log } = this.options;
-    const failed = { err: undefined as string | undefined };
+    const failed: { err?: string; refused?: boolean } = {};
     await renewLeases(scripts, this.options.held(), leaseMs, log, failed);
     if (failed.err === undefined) this.renewedAt = Date.now();
     this.lastError = failed.err;
+    // Redis refusing writes (MISCONF, OOM) ends at a moment nobody announces: asked again
+    // soon, the holder renews within a moment of it, well before other workers' claims
+    // may take its rooms over (they hold off while they saw refusals: write-refusals.ts).
+    if (failed.refused && this.timer && !this.soon) {
+      this.soon = setTimeout(() => {
+        this.soon = undefined;
+        void this.renew();
+      }, RENEW_AFTER_REFUSAL_MS);
+      this.soon.unref();
+    }
   }
 }

@@ -6,6 +6,7 @@ import { Packr, Unpackr } from "msgpackr";
 import type { ZodType } from "zod";
 import { durableWrite, NO_WAIT, type Durability, type Write } from "./durable-write.js";
 import { mastersOf, type RedisClient } from "../sessions/redis-connection.js";
+import { writeRefusals } from "./write-refusals.js";
 
 /**
  * Arguments packed as Redis' `cmsgpack.unpack` reads them: a plain map per object
@@ -32,6 +33,13 @@ export interface ScriptSpec<K extends string, A, R> {
   args: ZodType<A>;
   /** What it returns: one table (`cmsgpack.pack`), parsed with this schema. */
   reply: ZodType<R>;
+  /**
+   * When a call touches more keys than the declared ones (one per event, per window, per
+   * lease): they follow the declared KEYS, and the argument table names each by its
+   * index in KEYS, in a field ending in `Key` that the script reads as `KEYS[x.fooKey]`
+   * (`MoreKeys` numbers them), so that every key a call touches is in KEYS.
+   */
+  moreKeys?: boolean;
   /** When the script takes byte strings (which a table cannot carry here): their name, as `BLOBS` after the table. */
   blobs?: string;
 }
@@ -50,6 +58,36 @@ export interface LuaScript<K extends string, A, R> extends ScriptSpec<K, A, R> {
 
 /** Keys and arguments of one call of a script, by name. */
 export type ScriptKeys<S> = S extends LuaScript<infer K, unknown, unknown> ? Record<K, string> : never;
+
+/**
+ * The further keys of one call of a script declared with `moreKeys`: `of` gives a key's
+ * index in KEYS, for the argument table to name it by: a declared key's own, else the
+ * key is added once after the declared ones.
+ */
+export class MoreKeys<K extends string = string> {
+  readonly list: string[] = [];
+  private readonly index = new Map<string, number>();
+  private readonly declared: number;
+
+  constructor(script: LuaScript<K, unknown, unknown>, keys: Record<K, string>) {
+    if (!script.moreKeys) throw new Error(`${script.id} is not declared with moreKeys`);
+    this.declared = script.keys.length;
+    script.keys.forEach((k, i) => {
+      if (!this.index.has(keys[k])) this.index.set(keys[k], i + 1);
+    });
+  }
+
+  /** The key's index in KEYS (1-based, as the script reads it). */
+  of(key: string): number {
+    let at = this.index.get(key);
+    if (at === undefined) {
+      this.list.push(key);
+      at = this.declared + this.list.length;
+      this.index.set(key, at);
+    }
+    return at;
+  }
+}
 
 /** Every script declared in this process, by command name: what `preloadScripts` loads. */
 const declared = new Map<string, LuaScript<string, unknown, unknown>>();
@@ -93,8 +131,12 @@ export function declaredScripts(): LuaScript<string, unknown, unknown>[] {
 
 /** Defines the script on the client with ioredis `defineCommand` (EVALSHA, EVAL once on NOSCRIPT), once. */
 function define(redis: RedisClient, script: LuaScript<string, unknown, unknown>): void {
+  // With more keys, each call passes its number of keys first (ioredis' form without numberOfKeys).
   if (!(script.name in redis))
-    redis.defineCommand(script.name, { lua: script.lua, numberOfKeys: script.keys.length });
+    redis.defineCommand(script.name, {
+      lua: script.lua,
+      ...(script.moreKeys ? {} : { numberOfKeys: script.keys.length }),
+    });
 }
 
 /**
@@ -111,14 +153,19 @@ export async function preloadScripts(redis: RedisClient): Promise<void> {
 
 type Commands = Record<string, (...args: (string | number | Buffer)[]) => Promise<unknown>>;
 
-/** One call's command arguments: the keys in declared order, the packed table, the blobs. */
+/** One call's command arguments: the keys in declared order and any more, the packed table, the blobs. */
 function commandArgs<K extends string, A>(
   script: LuaScript<K, A, unknown>,
   keys: Record<K, string>,
   args: A,
   blobs: (string | Buffer)[],
+  more: MoreKeys | undefined,
 ): (string | Buffer)[] {
-  const out: (string | Buffer)[] = script.keys.map((k) => keys[k]);
+  const named = script.keys.map((k) => keys[k]);
+  const extra = more?.list ?? [];
+  const out: (string | Buffer)[] = script.moreKeys
+    ? [String(named.length + extra.length), ...named, ...extra]
+    : named;
   out.push(packr.pack(args));
   out.push(...blobs);
   return out;
@@ -139,16 +186,34 @@ export async function runScript<K extends string, A, R>(
   script: LuaScript<K, A, R>,
   keys: Record<K, string>,
   args: A,
-  options: { durability?: Durability; blobs?: (string | Buffer)[] } = {},
+  options: { durability?: Durability; blobs?: (string | Buffer)[]; moreKeys?: MoreKeys } = {},
 ): Promise<R> {
   define(redis, script as LuaScript<string, unknown, unknown>);
-  const argv = commandArgs(script, keys, args, options.blobs ?? []);
+  const argv = commandArgs(script, keys, args, options.blobs ?? [], options.moreKeys);
   const command = `${script.name}Buffer`;
-  if (!options.durability)
-    return replyOf(script, await (redis as unknown as Commands)[command]!.apply(redis, argv));
-  const first = keys[script.keys[0]!];
-  const [reply] = await durableWrite(redis, options.durability ?? NO_WAIT, first, [asWrite(command, argv)]);
-  return replyOf(script, reply);
+  try {
+    if (!options.durability)
+      return replyOf(script, await (redis as unknown as Commands)[command]!.apply(redis, argv));
+    const first = keys[script.keys[0]!];
+    const [reply] = await durableWrite(redis, options.durability ?? NO_WAIT, first, [asWrite(command, argv)]);
+    return replyOf(script, reply);
+  } catch (err) {
+    throw failed(err, script.name);
+  }
+}
+
+/**
+ * A script call's error as it goes on: Redis' own error (its class and message, which
+ * retries go by) naming the script instead of carrying ioredis' `command`, whose
+ * arguments hold the packed table and, for an EVAL, the script's whole source (a log
+ * line of many kilobytes). A refused write is noted for claims (write-refusals.ts).
+ */
+function failed(err: unknown, name: string): unknown {
+  writeRefusals.note(err);
+  if (err !== null && typeof err === "object" && "command" in err) {
+    (err as { command: unknown }).command = { name };
+  }
+  return err;
 }
 
 /** One script call as a durable write's command (its packed table is a Buffer, which ioredis sends as it is). */
@@ -167,11 +232,17 @@ export async function runScripts(
   calls: { script: LuaScript<string, unknown, unknown>; keys: Record<string, string>; args: unknown }[],
 ): Promise<unknown[]> {
   for (const c of calls) define(redis, c.script);
-  const replies = await durableWrite(
-    redis,
-    durability,
-    key,
-    calls.map((c) => asWrite(`${c.script.name}Buffer`, commandArgs(c.script, c.keys, c.args, []))),
-  );
-  return replies.map((reply, i) => replyOf(calls[i]!.script, reply));
+  try {
+    const replies = await durableWrite(
+      redis,
+      durability,
+      key,
+      calls.map((c) =>
+        asWrite(`${c.script.name}Buffer`, commandArgs(c.script, c.keys, c.args, [], undefined)),
+      ),
+    );
+    return replies.map((reply, i) => replyOf(calls[i]!.script, reply));
+  } catch (err) {
+    throw failed(err, calls.map((c) => c.script.name).join("+"));
+  }
 }

@@ -2,17 +2,19 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
-import { declareScript, runScript } from "./lua-script.js";
+import { declareScript, MoreKeys, runScript } from "./lua-script.js";
 import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
+import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
 
 /** reserve-slot.lua (with the windows' functions, windows.lua): one send slot, a 429's hold, an answer time. */
 export const RESERVE_SLOT = declareScript({
   file: new URL("./lua/reserve-slot.lua", import.meta.url),
   includes: [new URL("./lua/windows.lua", import.meta.url)],
   keys: ["first"],
+  moreKeys: true,
   args: z.object({
-    windows: z.array(z.object({ key: z.string(), max: z.number(), windowMs: z.number() })),
+    windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
     member: z.string(),
     mode: z.enum(["take", "book", "booked", "answered", "hold"]),
     ms: z.number(),
@@ -80,10 +82,20 @@ export class RedisRateLimiter {
   /** Round trips of the last RTT_SAMPLES slot calls, ms. */
   private readonly rtts: number[] = [];
 
+  private readonly keys: SchedulerKeys;
+
   constructor(
     private readonly redis: RedisClient,
+    layout: KeyLayout,
     private readonly durability: Durability = NO_WAIT,
-  ) {}
+  ) {
+    this.keys = schedulerKeysOf(layout);
+  }
+
+  /** A window's sorted set: the group is its hash tag, so one send's windows share a slot. */
+  private keyOf(w: SendWindow): string {
+    return this.keys.rate(w.group, w.scope);
+  }
 
   private async call(
     windows: SendWindow[],
@@ -91,7 +103,13 @@ export class RedisRateLimiter {
     mode: "take" | "book" | "booked" | "answered" | "hold",
     ms = 0,
   ): Promise<SlotReply> {
-    const list = windows.map((w) => ({ key: w.key, max: w.max, windowMs: w.windowMs }));
+    const keys = { first: this.keyOf(windows[0]!) };
+    const more = new MoreKeys(RESERVE_SLOT, keys);
+    const list = windows.map((w) => ({
+      windowKey: more.of(this.keyOf(w)),
+      max: w.max,
+      windowMs: w.windowMs,
+    }));
     let sentAt = 0;
     const { waitMs, tight } = await retry(
       (attempt) => {
@@ -101,9 +119,9 @@ export class RedisRateLimiter {
         return runScript(
           this.redis,
           RESERVE_SLOT,
-          { first: windows[0]!.key },
+          keys,
           { windows: list, member, mode: as, ms },
-          { durability: this.durability },
+          { durability: this.durability, moreKeys: more },
         );
       },
       (err) => (isUnacknowledged(err) ? "retry" : "fail"),
@@ -128,7 +146,7 @@ export class RedisRateLimiter {
    */
   expectsSlotNow(windows: SendWindow[]): boolean {
     const now = Date.now();
-    return windows.every((w) => (this.busyUntil.get(w.key) ?? 0) <= now);
+    return windows.every((w) => (this.busyUntil.get(this.keyOf(w)) ?? 0) <= now);
   }
 
   /** Records until when the windows are expected to make a booking wait, from one reply. */
@@ -136,7 +154,8 @@ export class RedisRateLimiter {
     const now = Date.now();
     for (const w of windows) {
       const busy = waitMs > 0 || tight || w.max <= 1 ? now + waitMs + w.windowMs : 0;
-      if (busy > (this.busyUntil.get(w.key) ?? 0)) this.busyUntil.set(w.key, busy);
+      const key = this.keyOf(w);
+      if (busy > (this.busyUntil.get(key) ?? 0)) this.busyUntil.set(key, busy);
     }
     // One entry per chat sent to: what has passed is dropped once there are many.
     if (this.busyUntil.size > BUSY_KEYS_KEPT)
@@ -174,16 +193,35 @@ export class RedisRateLimiter {
   /** Waits for a slot in every window and takes it; pass the slot to `answered` after the request. */
   async acquire(windows: SendWindow[], signal?: AbortSignal): Promise<Slot> {
     const member = randomUUID();
+    const tight = await this.waitForSlot(windows, member, { soonMs: SOON_MS, ...(signal ? { signal } : {}) });
+    return { windows, member, tight };
+  }
+
+  /**
+   * Waits for `member`'s slot in every window and takes it: now or within `soonMs`
+   * (waited out here), else booked and asked for again shortly before it comes, with
+   * the same member (which keeps its place). `check` runs before each further wait and
+   * throws to give up (a turn whose lease was lost). True when a window is half full.
+   */
+  async waitForSlot(
+    windows: SendWindow[],
+    member: string,
+    options: { soonMs: number; signal?: AbortSignal; check?: () => void },
+  ): Promise<boolean> {
+    const { soonMs, signal, check } = options;
     for (;;) {
-      const { waitMs, tight, lateMs } = await this.book(windows, member, SOON_MS, { booked: true });
+      const { waitMs, tight, lateMs } = await this.book(windows, member, soonMs, { booked: true });
       // An answer held up past its slot: ask again (the member keeps its place) before leaving.
-      if (lateMs - waitMs > LATE_REPLY_MS) continue;
-      if (waitMs <= SOON_MS) {
-        if (waitMs > 0) await sleep(waitMs, signal);
-        return { windows, member, tight };
+      if (lateMs - waitMs > LATE_REPLY_MS) {
+        check?.();
+        continue;
       }
-      // Booked: ask again shortly before it comes, with the same member.
-      await sleep(waitMs - SOON_MS / 2, signal);
+      if (waitMs <= soonMs) {
+        if (waitMs > 0) await sleep(waitMs, signal);
+        return tight;
+      }
+      check?.();
+      await sleep(waitMs - soonMs / 2, signal);
     }
   }
 

@@ -5,7 +5,8 @@ import { eventsTotal } from "../ops/metrics.js";
 import { laneOf as defaultLaneOf } from "./lanes.js";
 import type { ClaimReply, EnqueueReply } from "./scheduler-replies.js";
 import type { ClaimArgs } from "./scheduler-args.js";
-import type { BatchEvent, SchedulerScripts } from "./scheduler-scripts.js";
+import type { BatchEvent, IntakeScripts } from "./intake-scripts.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
 
 /** The lane a room's turns run in; every process must compute the same lane for a room. */
 export type LaneOf = (room: string) => string;
@@ -80,6 +81,11 @@ export class RedisInbox implements Inbox {
     return this.run(event, ticket);
   }
 
+  /** How many events wait in the room's inbox (its running turn's included). */
+  queued(room: string): Promise<number> {
+    return this.scripts.inboxLength(room);
+  }
+
   /**
    * The event this process queued as `entry`, if it still has it: a turn of it takes
    * the event as it was built instead of parsing the entry again.
@@ -130,9 +136,9 @@ export class RedisInbox implements Inbox {
 
   private async send(batch: Queued[]): Promise<void> {
     const { lane, args: first } = batch[0]!;
-    let replies: Awaited<ReturnType<SchedulerScripts["enqueueEvents"]>>;
+    let replies: Awaited<ReturnType<IntakeScripts["enqueueEvents"]>>;
     try {
-      replies = await this.scripts.enqueueEvents(
+      replies = await this.scripts.intake.enqueueEvents(
         lane,
         this.scripts.keys.shardOf(first.room),
         this.dedupeMs,

@@ -65,10 +65,13 @@ export class ReplicaWait {
     private readonly log: Logger,
     private readonly view: ReplicaView,
   ) {
+    // ioredis emits its status events on the next tick, and resends what was in flight
+    // and queued as it turns ready, before "ready" is emitted: stale WAITs are failed at
+    // "connect", which comes a round trip (its ready check) before that.
+    client.on("connect", () => failStaleWaits(client));
     client.on("ready", () => {
       // A (new) master connected: what it has is read again on the next write.
       this.nodes.clear();
-      failStaleCommands(client);
       this.connected?.resolve();
       this.connected = undefined;
     });
@@ -200,36 +203,47 @@ export class ReplicaWait {
 }
 
 /**
- * Keeps a reconnected client from carrying counts of the master it lost: the commands
- * that were in flight when the connection dropped are failed instead of sent again by
- * ioredis, and so is every WAIT queued while it was down. A WAIT counts replicas of
- * the old master; on the new one it fails, holding the connection (and every command
- * behind it) for its whole timeout, one after another. Each is part of a write its
- * caller sends again (`isUnacknowledged`), with a count read for the new master.
- * Called while the client emits "ready", before ioredis sends either queue.
+ * Keeps a reconnected client from carrying counts of the master it lost: every write
+ * with a WAIT that was in flight when the connection dropped, or was queued while it
+ * was down, is failed instead of sent to the new master by ioredis. A WAIT counts
+ * replicas of the old master; on a new one with fewer it holds the connection (and
+ * every command behind it) for its whole timeout, one after another — measured: a
+ * frozen master's 42 WAITs resent to its successor kept a process from every answer
+ * for 30 s. Each is part of a write its caller sends again (`isUnacknowledged`), with a
+ * count read for the new master. The whole pipeline of a WAIT is failed, never the
+ * WAIT alone: ioredis writes a pipeline once all its commands have been handed to it,
+ * so a pipeline resent without one of them would never be written, and every reply
+ * after it would go to the wrong command. Called on "connect", while ioredis still
+ * holds both queues.
  */
-function failStaleCommands(client: RedisClient): void {
-  const queues = client as unknown as { prevCommandQueue?: Queue; offlineQueue?: Queue };
-  const closed = () => new Error("Connection is closed.");
-  const inFlight = queues.prevCommandQueue;
-  for (let item = inFlight?.shift(); item; item = inFlight?.shift()) item.command.reject(closed());
-  const offline = queues.offlineQueue;
-  if (!offline) return;
-  const kept: QueuedCommand[] = [];
-  for (let item = offline.shift(); item; item = offline.shift()) {
-    if (item.command.name.toLowerCase() === "wait") item.command.reject(closed());
-    else kept.push(item);
+function failStaleWaits(client: RedisClient): void {
+  const queues = client as unknown as { prevCommandQueue?: Queue | null; offlineQueue?: Queue };
+  for (const queue of [queues.prevCommandQueue, queues.offlineQueue]) {
+    if (!queue?.length) continue;
+    const items: QueuedCommand[] = [];
+    for (let item = queue.shift(); item; item = queue.shift()) items.push(item);
+    const stale = new Set(items.filter((i) => i.command.name.toLowerCase() === "wait").map(batchOf));
+    for (const item of items) {
+      if (stale.has(batchOf(item))) item.command.reject(new Error("Connection is closed."));
+      else queue.push(item);
+    }
   }
-  for (const item of kept) offline.push(item);
 }
 
-/** What an ioredis connection queues per command. */
+/** The pipeline a queued command belongs to (its writer), or the command alone. */
+function batchOf(item: QueuedCommand): unknown {
+  return item.stream?.isPipeline ? item.stream : item;
+}
+
+/** What an ioredis connection queues per command; a pipeline's commands share its writer. */
 interface QueuedCommand {
   command: { name: string; reject(err: Error): void };
+  stream?: { isPipeline?: boolean };
 }
 
 /** ioredis' command queues (denque). */
 interface Queue {
+  length: number;
   shift(): QueuedCommand | undefined;
   push(item: QueuedCommand): void;
 }

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
-import type { SchedulerKeys } from "./scheduler-keys.js";
-import { safeJson } from "../sessions/session-store.js";
+import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
+import { safeJson } from "../core/safe-json.js";
 
 /** What telling queued events apart needs: the id each one carries. */
 const QueuedIdSchema = z.object({ eventId: z.string() });
@@ -15,10 +15,14 @@ const QueuedIdSchema = z.object({ eventId: z.string() });
  * head until it finishes, so the indexes of the events behind it do not move.
  */
 export class RoomInboxReader {
+  private readonly keys: SchedulerKeys;
+
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: SchedulerKeys,
-  ) {}
+    layout: KeyLayout,
+  ) {
+    this.keys = schedulerKeysOf(layout);
+  }
 
   /** The index after the turn's own event (when given and queued), else after the last event now. */
   async position(room: string, ownEventId?: string): Promise<number> {

@@ -4,10 +4,13 @@ import type { Logger } from "../core/log.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { RoomLease } from "./room-lease.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
+import { LaneFeed } from "./lane-feed.js";
 import { INACTIVE_RECHECK_MS, LaneState, type LaneSpec } from "./lane-state.js";
 import type { ClaimTicket } from "./redis-inbox.js";
 import type { ClaimReply } from "./scheduler-replies.js";
-import type { TurnInput, TurnRunner } from "./turn-runner.js";
+import type { TurnRunner } from "./turn-runner.js";
+import { HeldRooms } from "./held-rooms.js";
+import { takeoverGraceMs, writeRefusals } from "./write-refusals.js";
 
 type Claimed = Extract<ClaimReply, { kind: "claimed" }>;
 
@@ -18,8 +21,6 @@ type Claimed = Extract<ClaimReply, { kind: "claimed" }>;
  * it can expire. At most this long, at least a second.
  */
 const PEEK_EVERY_MAX_MS = 5000;
-/** Rooms of each kind one look at a shard returns. */
-const PEEK_LIMIT = 32;
 /** How long handing rooms back at shutdown may take. */
 const LET_GO_MS = 2000;
 
@@ -28,23 +29,6 @@ async function within(ms: number, work: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
-}
-
-/**
- * Rooms a lane lets wait for a booked send slot outside its slots, per slot (128 at
- * the default 8). A paced backlog is fair only when every chat waiting holds a
- * booking: Telegram's 30 sends a second are then shared in booking order, where a
- * few rooms held in turn would drain their own chats first and leave a tail of
- * chats at one send a second each. Each costs a timer and a share of one renewal
- * per shard; a killed process leaves them to be taken over when their leases end.
- */
-const WAITING_PER_SLOT = 16;
-
-/** A room this process holds: its lease, its run, and whether it only waits for a send slot. */
-interface HeldRoom {
-  lease: RoomLease;
-  done: Promise<void>;
-  waiting: boolean;
 }
 
 /**
@@ -60,21 +44,21 @@ interface HeldRoom {
 export class RoomWorker {
   /** Names this process in its lease tokens (host/pid/random), so a log can say who held a room. */
   private readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
-  private readonly held = new Map<string, HeldRoom>();
+  private readonly held: HeldRooms;
   private readonly lanes = new Map<string, LaneState>();
   private readonly blockers: RedisClient[] = [];
   private readonly loops: Promise<void>[] = [];
   private stopping = false;
   private seq = 0;
   private readonly peekEveryMs: number;
+  private readonly feed: LaneFeed;
   /** Local time of the last claim or look answered by Redis, for health. */
   lastClaimAt = 0;
 
   constructor(
     private readonly options: {
       scripts: SchedulerScripts;
-      /** A new client of its own, named for logs and health (each lane's blocking pop). */
-      /** A client of its own for BLMPOP, which holds back its health PING for up to `blocksForMs`. */
+      /** A client of its own, named for logs and health, for a lane's BLMPOP, which holds back its health PING for up to `blocksForMs`. */
       blocker: (name: string, blocksForMs: number) => RedisClient;
       runner: TurnRunner;
       lanes: (string | LaneSpec)[];
@@ -85,6 +69,21 @@ export class RoomWorker {
     },
   ) {
     this.peekEveryMs = Math.max(1000, Math.min(PEEK_EVERY_MAX_MS, options.leaseMs / 2));
+    this.held = new HeldRooms({
+      runner: options.runner,
+      concurrency: options.concurrency,
+      leaseMs: options.leaseMs,
+      stopping: () => this.stopping,
+      log: options.log,
+    });
+    this.feed = new LaneFeed({
+      scripts: options.scripts,
+      peekEveryMs: this.peekEveryMs,
+      free: (lane) => this.free(lane),
+      stopping: () => this.stopping,
+      answered: () => (this.lastClaimAt = Date.now()),
+      log: options.log,
+    });
   }
 
   /** Starts one dispatch loop and one wake-up listener per lane (the leases are renewed by LeaseRenewals). */
@@ -96,13 +95,13 @@ export class RoomWorker {
       const blocker = this.options.blocker(`wake-ups (${lane.name})`, this.peekEveryMs);
       blocker.on("error", () => undefined);
       this.blockers.push(blocker);
-      this.loops.push(this.dispatch(lane), this.listen(lane, blocker));
+      this.loops.push(this.dispatch(lane), this.feed.listen(lane, blocker));
     }
   }
 
   /** The leases of the rooms this process holds now, for their renewals. */
   leases(): RoomLease[] {
-    return [...this.held.values()].map((h) => h.lease);
+    return this.held.leases();
   }
 
   /** Whether the loops run and Redis answered recently (or every slot is busy). */
@@ -130,10 +129,10 @@ export class RoomWorker {
     for (const b of this.blockers) b.disconnect();
     // Running turns get the grace; a loop waiting on an unreachable Redis holds no room and
     // does not hold the shutdown (its call fails when the connections close).
-    await within(graceMs, Promise.all([...this.held.values()].map((h) => h.done)));
+    await within(graceMs, this.held.done());
     await within(100, Promise.all(this.loops));
-    const left = [...this.held.values()].map((h) => h.lease);
-    await within(LET_GO_MS, Promise.all(left.map((lease) => this.letGo(lease))));
+    const left = this.held.leases();
+    await within(LET_GO_MS, Promise.all(left.map((lease) => this.held.letGo(lease))));
     if (left.length > 0)
       this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
   }
@@ -170,7 +169,7 @@ export class RoomWorker {
     const { leaseMs, turnRecordMs } = this.options;
     const token = this.nextToken();
     return {
-      claim: { token, leaseMs, turnRecordMs },
+      claim: { token, leaseMs, turnRecordMs, ...this.takeoverHold() },
       taken: (reply) => {
         close();
         this.lastClaimAt = Date.now();
@@ -183,69 +182,23 @@ export class RoomWorker {
     };
   }
 
+  /**
+   * While Redis refused writes lately (as this process saw), a room whose lease expired is
+   * left to its holder for takeoverGraceMs after the last refusal: the holder could not renew
+   * either, and renews first once Redis takes writes (LeaseRenewals retries soon after a
+   * refusal). A takeover after a crash with Redis fine is not delayed.
+   */
+  private takeoverHold(): { takeoverHoldMs?: number } {
+    const ms = writeRefusals.takeoverHoldMs(takeoverGraceMs(this.options.leaseMs));
+    return ms > 0 ? { takeoverHoldMs: ms } : {};
+  }
+
   private free(lane: LaneState): number {
-    let busy = lane.claiming;
-    for (const h of this.held.values()) if (h.lease.lane === lane.name && !h.waiting) busy += 1;
-    return this.options.concurrency - busy;
+    return this.options.concurrency - lane.claiming - this.held.busy(lane.name);
   }
 
   private nextToken(): string {
     return `${this.id}:${(this.seq += 1)}`;
-  }
-
-  /**
-   * Lets a held room wait `ms` (at most half a lease) for its booked send slot instead
-   * of parking, which would cost a park, a second claim and a re-read of the turn. Up
-   * to WAITING_PER_SLOT × `concurrency` rooms of a lane wait so outside its slots, and
-   * the lane claims others meanwhile; more wait in the slot they hold, which stops this
-   * process claiming rooms whose slots would be further off still (the fleet takes them).
-   */
-  private async pause(lane: LaneState, entry: HeldRoom, ms: number): Promise<boolean> {
-    if (this.stopping || ms > this.options.leaseMs / 2) return false;
-    let waiting = 0;
-    for (const h of this.held.values()) if (h.lease.lane === lane.name && h.waiting) waiting += 1;
-    entry.waiting = waiting < WAITING_PER_SLOT * this.options.concurrency;
-    if (entry.waiting) lane.signal();
-    try {
-      await new Promise((resolve) => setTimeout(resolve, ms));
-    } finally {
-      entry.waiting = false;
-    }
-    return true;
-  }
-
-  /** Pops the lane's wake list while this process has a free slot for what it pops. */
-  private async listen(lane: LaneState, blocker: RedisClient): Promise<void> {
-    const key = this.options.scripts.keys.wake(lane.name);
-    while (!this.stopping) {
-      if (!lane.active()) {
-        await lane.wait(INACTIVE_RECHECK_MS);
-        continue;
-      }
-      if (this.free(lane) <= lane.ready.size) {
-        await lane.wait(this.peekEveryMs);
-        continue;
-      }
-      try {
-        // As many rooms as this process has free slots for, in the order they became pending.
-        const count = this.free(lane) - lane.ready.size;
-        const got = (await blocker.call(
-          "BLMPOP",
-          this.peekEveryMs / 1000,
-          1,
-          key,
-          "LEFT",
-          "COUNT",
-          count,
-        )) as [string, string[]] | null;
-        if (got) for (const room of got[1]) lane.ready.add(room);
-        else lane.lastPeek = 0;
-        lane.signal();
-      } catch {
-        if (this.stopping) break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
   }
 
   private async dispatch(lane: LaneState): Promise<void> {
@@ -262,7 +215,7 @@ export class RoomWorker {
         continue;
       }
       if (Date.now() - lane.lastPeek >= this.peekEveryMs) {
-        await this.peek(lane);
+        await this.feed.peek(lane);
         continue;
       }
       const room = lane.ready.values().next().value;
@@ -279,47 +232,18 @@ export class RoomWorker {
     }
   }
 
-  /** Looks at every shard of the lane for due rooms and expired leases; sets a timer for the next due. */
-  private async peek(lane: LaneState): Promise<void> {
-    const { scripts, log } = this.options;
-    lane.lastPeek = Date.now();
-    let next: number | undefined;
-    try {
-      const looks = await Promise.all(
-        Array.from({ length: scripts.keys.shards }, (_, shard) =>
-          scripts.peek({ lane: lane.name, shard, limit: PEEK_LIMIT }),
-        ),
-      );
-      this.lastClaimAt = Date.now();
-      for (const look of looks) {
-        for (const room of [...look.due, ...look.expired]) lane.ready.add(room);
-        // A room this process will resume on its own timer needs no look of every shard
-        // (a room waiting for its send slot costs nothing until then); the periodic look
-        // still finds anything else in that shard.
-        if (look.nextInMs !== undefined && !(look.nextRoom && lane.resuming.has(look.nextRoom)))
-          next = Math.min(next ?? Infinity, look.nextInMs);
-      }
-    } catch (err) {
-      if (this.stopping) return;
-      log.warn({ err: (err as Error).message, lane: lane.name }, "looking for due rooms failed; retrying");
-      await new Promise((r) => setTimeout(r, 500));
-      return;
-    }
-    clearTimeout(lane.peekTimer);
-    if (next !== undefined && next < this.peekEveryMs) {
-      lane.peekTimer = setTimeout(() => {
-        lane.lastPeek = 0;
-        lane.signal();
-      }, next + 1);
-      lane.peekTimer.unref();
-    }
-  }
-
   private async claim(lane: LaneState, room: string): Promise<void> {
     const { scripts, log, leaseMs, turnRecordMs } = this.options;
     const token = this.nextToken();
     try {
-      const reply = await scripts.claim({ room, lane: lane.name, token, leaseMs, turnRecordMs });
+      const reply = await scripts.claim({
+        room,
+        lane: lane.name,
+        token,
+        leaseMs,
+        turnRecordMs,
+        ...this.takeoverHold(),
+      });
       this.lastClaimAt = Date.now();
       if (reply.kind === "claimed") {
         this.take(lane, room, token, reply);
@@ -338,44 +262,14 @@ export class RoomWorker {
     const { scripts, leaseMs, turnRecordMs } = this.options;
     const lease = new RoomLease(scripts, room, lane.name, token, { leaseMs, turnRecordMs });
     if (this.stopping) {
-      void this.letGo(lease);
+      void this.held.letGo(lease);
       return;
     }
-    this.run(lane, lease, { head: reply.head, session: reply.session, record: reply.record, now: reply.now });
-  }
-
-  private run(lane: LaneState, lease: RoomLease, first: TurnInput): void {
-    const entry: HeldRoom = { lease, done: Promise.resolve(), waiting: false };
-    const pause = (ms: number) => this.pause(lane, entry, ms);
-    this.held.set(lease.room, entry);
-    entry.done = (async () => {
-      let input: TurnInput | undefined = first;
-      try {
-        while (input && lease.active) {
-          const result = await this.options.runner.runOne(lease, input, this.stopping, pause);
-          input = result.next;
-          if (result.resumeInMs !== undefined && !this.stopping)
-            lane.later(lease.room, result.resumeInMs + 1);
-        }
-      } catch (err) {
-        this.options.log.error(
-          { err, room: lease.room },
-          "room run failed; its lease will expire and it is taken over",
-        );
-      } finally {
-        if (this.held.get(lease.room) === entry) this.held.delete(lease.room);
-        if (lane.afterRun.delete(lease.room) && !this.stopping) lane.ready.add(lease.room);
-        lane.signal();
-      }
-    })();
-  }
-
-  /** Hands a held room back: its lease freed and the room pending again, for any worker. */
-  private async letGo(lease: RoomLease): Promise<void> {
-    await lease
-      .release()
-      .catch((err: unknown) =>
-        this.options.log.warn({ err, room: lease.room }, "could not hand the room back; its lease expires"),
-      );
+    this.held.run(lane, lease, {
+      head: reply.head,
+      session: reply.session,
+      record: reply.record,
+      now: reply.now,
+    });
   }
 }

@@ -26,15 +26,21 @@ export const CommitSchema = z.object({
 });
 export type CommitRecord = z.infer<typeof CommitSchema>;
 
-/** What a turn buffers until its next fenced call: its commit, and parts recorded sent (part → message ref). */
+/**
+ * What a turn buffers until its next fenced call: its commit, parts recorded sent (part →
+ * message ref), and parts whose attempt the platform refused (part → the `sending:` mark
+ * to put back: an earlier holder's attempt with no recorded answer, or "" for none).
+ */
 export interface TurnWrites {
   commit?: CommitRecord | undefined;
   sent?: Record<string, string> | undefined;
+  notSent?: Record<string, string> | undefined;
 }
 
 const Writes = {
   commit: CommitSchema.optional(),
   sent: z.record(z.string(), z.string()).optional(),
+  notSent: z.record(z.string(), z.string()).optional(),
 };
 
 /** The flood limits an enqueue checks, for one person. */
@@ -59,6 +65,8 @@ export interface ClaimArgs {
   token: string;
   leaseMs: number;
   turnRecordMs: number;
+  /** Ms a room whose lease expired is still left to its holder (Redis refused writes lately), if any. */
+  takeoverHoldMs?: number;
 }
 
 /** A room held under a lease: the fencing token every write carries. */
@@ -76,13 +84,13 @@ export const EnqueueEventsArgsSchema = z.object({
       room: z.string(),
       id: z.string(),
       entry: z.string(),
-      inbox: z.string(),
+      inboxKey: z.number(),
       signal: z.string(),
       flood: z
         .object({
-          counter: z.string(),
-          noticeQueue: z.string(),
-          noticeRate: z.string(),
+          counterKey: z.number(),
+          noticeQueueKey: z.number(),
+          noticeRateKey: z.number(),
           perMinute: z.number(),
           cap: z.number(),
         })
@@ -96,10 +104,11 @@ export const EnqueueEventsArgsSchema = z.object({
         token: z.string(),
         leaseMs: z.number(),
         turnRecordMs: z.number(),
-        lease: z.string(),
-        inbox: z.string(),
-        session: z.string(),
-        turn: z.string(),
+        takeoverHoldMs: z.number().optional(),
+        leaseKey: z.number(),
+        inboxKey: z.number(),
+        sessionKey: z.number(),
+        turnKey: z.number(),
       }),
     )
     .optional(),
@@ -114,6 +123,7 @@ export const ClaimArgsSchema = z.object({
   token: z.string(),
   leaseMs: z.number(),
   turnRecordMs: z.number(),
+  takeoverHoldMs: z.number().optional(),
 });
 
 /** peek-shard.lua */
@@ -168,7 +178,7 @@ export const ReleaseArgsSchema = z.object({ room: z.string(), token: z.string() 
 /** renew-leases.lua */
 export const RenewArgsSchema = z.object({
   leaseMs: z.number(),
-  leases: z.array(z.object({ room: z.string(), token: z.string(), lease: z.string() })),
+  leases: z.array(z.object({ room: z.string(), token: z.string(), leaseKey: z.number() })),
 });
 
 /** requeue-dead-letter.lua */

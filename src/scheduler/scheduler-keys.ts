@@ -1,8 +1,4 @@
-import calculateSlot from "cluster-key-slot";
-import { DEFAULT_SHARDS, MAX_SHARDS } from "../core/config/queue.js";
-
-/** Redis Cluster's number of hash slots. */
-const SLOTS = 16384;
+import { RoomShards } from "./room-shards.js";
 
 /** The keys of one room, all in its shard's hash slot, so that one script can touch them together. */
 export interface RoomKeys {
@@ -25,54 +21,15 @@ export interface LaneShardKeys {
 }
 
 /**
- * The scheduler's key layout (as bullmq's queue-keys): shards, and every key of the
- * scheduler built in one place.
+ * The scheduler's key layout (as bullmq's queue-keys): every key of the scheduler
+ * built in one place, and only used inside src/scheduler.
  *
- * Rooms are spread over `shards` shards by a hash of the room key. A shard's keys
- * — its rooms' inboxes, sessions, leases and turn records, its lanes' pending and
- * running sets, its dead letters and its flood counters — share one `{hash tag}`,
- * so every scheduler script touches one Redis Cluster slot, and the shards spread
- * over the masters. Shard n's tag is chosen so that its slot lies in the n-th of
- * `shards` equal slot ranges: a cluster whose masters own equal ranges gets an even
- * share of shards each. The same layout runs on a single Redis.
+ * A shard's keys (src/scheduler/room-shards.ts) — its rooms' inboxes, sessions,
+ * leases and turn records, its lanes' pending and running sets, its dead letters and
+ * its flood counters — share one `{hash tag}`, so every scheduler script touches one
+ * Redis Cluster slot, and the shards spread over the masters.
  */
-export class SchedulerKeys {
-  readonly shards: number;
-  private readonly tags: string[];
-
-  constructor(
-    readonly prefix: string,
-    options: { shards?: number } = {},
-  ) {
-    this.shards = options.shards ?? DEFAULT_SHARDS;
-    if (!Number.isInteger(this.shards) || this.shards < 1 || this.shards > MAX_SHARDS) {
-      throw new RangeError(`shards must be an integer from 1 to ${MAX_SHARDS}, got ${this.shards}`);
-    }
-    this.tags = Array.from({ length: this.shards }, (_, n) => shardTag(n, this.shards));
-  }
-
-  /** The shard a room belongs to: any room key, by a stable hash of the whole key. */
-  shardOf(room: string): number {
-    return calculateSlot(room) % this.shards;
-  }
-
-  /** Shard n's hash tag, as it appears between braces in its keys. */
-  tag(shard: number): string {
-    const tag = this.tags[shard];
-    if (tag === undefined) throw new RangeError(`no shard ${shard} (shards: ${this.shards})`);
-    return tag;
-  }
-
-  /** A key in shard n's hash slot. */
-  protected inShard(shard: number, rest: string): string {
-    return `${this.prefix}:{${this.tag(shard)}}:${rest}`;
-  }
-
-  /** A key of one room, in its shard's hash slot. */
-  protected ofRoom(room: string, what: string): string {
-    return this.inShard(this.shardOf(room), `room:${room}:${what}`);
-  }
-
+export class SchedulerKeys extends RoomShards {
   /** All scheduler keys of one room. */
   room(room: string): RoomKeys {
     return {
@@ -193,16 +150,15 @@ export class SchedulerKeys {
   }
 }
 
-/**
- * Shard n's hash tag: `s<n>`, or `s<n>.<k>` with the smallest k that puts its slot in
- * the n-th of `shards` equal slot ranges. Deterministic, so every process agrees.
- */
-function shardTag(n: number, shards: number): string {
-  const from = Math.floor((n * SLOTS) / shards);
-  const to = Math.floor(((n + 1) * SLOTS) / shards);
-  for (let k = 0; ; k += 1) {
-    const tag = k === 0 ? `s${n}` : `s${n}.${k}`;
-    const slot = calculateSlot(tag);
-    if (slot >= from && slot < to) return tag;
-  }
+/** What the scheduler's keys are built from: the key prefix and the shard count (`Keys` carries both). */
+export interface KeyLayout {
+  readonly prefix: string;
+  readonly shards: number;
+}
+
+/** The scheduler's keys of a layout (the same object when it is one already). */
+export function schedulerKeysOf(layout: KeyLayout): SchedulerKeys {
+  return layout instanceof SchedulerKeys
+    ? layout
+    : new SchedulerKeys(layout.prefix, { shards: layout.shards });
 }

@@ -1,238 +1,48 @@
-import type { z } from "zod";
 import { NO_WAIT, type Durability } from "./durable-write.js";
-import type { SchedulerKeys } from "./scheduler-keys.js";
+import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import { declareScript, runScript, type LuaScript } from "./lua-script.js";
-import {
-  CheckFloodArgsSchema,
-  ClaimArgsSchema,
-  EnqueueEventsArgsSchema,
-  FinishArgsSchema,
-  ParkArgsSchema,
-  PeekArgsSchema,
-  ReleaseArgsSchema,
-  RenewArgsSchema,
-  RequeueArgsSchema,
-  StepArgsSchema,
-  type ClaimArgs,
-  type EnqueueArgs,
-  type FloodArgs,
-  type LeaseRef,
-  type ParkVerdict,
-  type TurnWrites,
-} from "./scheduler-args.js";
-import {
-  ClaimReplySchema,
-  EnqueueEventsReplySchema,
-  FinishReplySchema,
-  FloodReplySchema,
-  ParkReplySchema,
-  PeekReplySchema,
-  ReleaseReplySchema,
-  RenewReplySchema,
-  RequeueReplySchema,
-  StepReplySchema,
-  type ClaimReply,
-  type EnqueueEventsReply,
-  type EnqueueReply,
-  type FinishReply,
-  type FloodReply,
-  type ParkReply,
-  type PeekReply,
-  type ReleaseReply,
-  type RequeueReply,
-  type StepReply,
+import type { ClaimArgs, LeaseRef, ParkVerdict, TurnWrites } from "./scheduler-args.js";
+import type {
+  ClaimReply,
+  FinishReply,
+  ParkReply,
+  PeekReply,
+  ReleaseReply,
+  RequeueReply,
+  StepReply,
 } from "./scheduler-replies.js";
-
-const lua = (file: string) => new URL(`./lua/${file}.lua`, import.meta.url);
-const FENCE = lua("fence");
-const FLOOD = lua("flood");
-const CLAIM = lua("claim");
-
-/** The room keys a turn's end touches, by the names finish-turn.lua and park-turn.lua give them. */
-const TURN_KEYS = ["lease", "running", "pending", "session", "history", "offers", "turn", "inbox"] as const;
-
-/** The scheduler's Lua scripts (src/scheduler/lua), each declared once: keys and arguments by name. */
-export const SCHEDULER_SCRIPTS = {
-  enqueueEvents: declareScript({
-    file: lua("enqueue-events"),
-    includes: [FENCE, FLOOD, CLAIM],
-    keys: ["pending", "running", "seen"],
-    args: EnqueueEventsArgsSchema,
-    reply: EnqueueEventsReplySchema,
-  }),
-  checkFlood: declareScript({
-    file: lua("check-flood"),
-    includes: [FLOOD],
-    keys: ["inbox", "counter", "noticeQueue", "noticeRate"],
-    args: CheckFloodArgsSchema,
-    reply: FloodReplySchema,
-  }),
-  claimRoom: declareScript({
-    file: lua("claim-room"),
-    includes: [FENCE, CLAIM],
-    keys: ["pending", "running", "lease", "inbox", "session", "turn"],
-    args: ClaimArgsSchema,
-    reply: ClaimReplySchema,
-  }),
-  peekShard: declareScript({
-    file: lua("peek-shard"),
-    includes: [FENCE],
-    keys: ["pending", "running"],
-    args: PeekArgsSchema,
-    reply: PeekReplySchema,
-  }),
-  turnStep: declareScript({
-    file: lua("turn-step"),
-    includes: [FENCE],
-    keys: ["lease", "running", "session", "history", "offers", "turn"],
-    args: StepArgsSchema,
-    reply: StepReplySchema,
-  }),
-  finishTurn: declareScript({
-    file: lua("finish-turn"),
-    includes: [FENCE],
-    keys: TURN_KEYS,
-    args: FinishArgsSchema,
-    reply: FinishReplySchema,
-  }),
-  parkTurn: declareScript({
-    file: lua("park-turn"),
-    includes: [FENCE],
-    keys: [...TURN_KEYS, "letters", "letterIndex"],
-    args: ParkArgsSchema,
-    reply: ParkReplySchema,
-  }),
-  releaseRoom: declareScript({
-    file: lua("release-room"),
-    includes: [FENCE],
-    keys: ["lease", "running", "pending", "inbox"],
-    args: ReleaseArgsSchema,
-    reply: ReleaseReplySchema,
-  }),
-  renewLeases: declareScript({
-    file: lua("renew-leases"),
-    includes: [FENCE],
-    keys: ["running"],
-    args: RenewArgsSchema,
-    reply: RenewReplySchema,
-  }),
-  requeueDeadLetter: declareScript({
-    file: lua("requeue-dead-letter"),
-    includes: [FENCE],
-    keys: ["letters", "letterIndex", "inbox", "pending", "running"],
-    args: RequeueArgsSchema,
-    reply: RequeueReplySchema,
-  }),
-} as const;
-
-type Scripts = typeof SCHEDULER_SCRIPTS;
-type ArgsOf<S> = S extends LuaScript<string, infer A, unknown> ? A : never;
-type KeysOf<S> = S extends LuaScript<infer K, unknown, unknown> ? Record<K, string> : never;
-
-/** One event of an enqueue batch, with the claim of its room when the caller has a slot for it. */
-export interface BatchEvent extends Omit<EnqueueArgs, "lane" | "dedupeMs"> {
-  claim?: ClaimArgs;
-}
+import type { MoreKeys } from "./lua-script.js";
+import {
+  callScript,
+  moreKeysOf,
+  type TURN_KEYS,
+  type ArgsOf,
+  type KeysOf,
+  type ReplyOf,
+  type ScriptName,
+} from "./scheduler-declarations.js";
+import { IntakeScripts } from "./intake-scripts.js";
 
 /**
- * The scheduler's scripts as typed calls: one method per script, each building its
- * keys (only from `SchedulerKeys`) and its argument table from named values, and parsing the
- * reply. Writes that a caller relies on afterwards (enqueue, step, finish, park,
- * release, requeue) wait for the replicas `durability` names in the same round trip
+ * The scheduler's scripts as typed calls (declared in src/scheduler/scheduler-declarations.ts):
+ * one method per script, each building its keys (only from `SchedulerKeys`) and its
+ * argument table from named values, and parsing the reply; the enqueue's calls are in
+ * `intake`. Writes that a caller relies on afterwards (step, finish, park, release, requeue) wait for the replicas `durability` names in the same round trip
  * (a pipeline of the script and WAIT, on the script's node), and throw
  * ReplicaWaitError when too few acknowledged.
  */
 export class SchedulerScripts {
+  /** The calls that queue events (enqueue-events.lua, check-flood.lua). */
+  readonly intake: IntakeScripts;
+  readonly keys: SchedulerKeys;
+
   constructor(
     private readonly redis: RedisClient,
-    readonly keys: SchedulerKeys,
+    layout: KeyLayout,
     readonly durability: Durability = NO_WAIT,
-  ) {}
-
-  /**
-   * enqueue-events.lua: queues the events (all of one lane and one shard) in order,
-   * then claims the rooms given a claim; each event's reply and each claim's, in order.
-   */
-  async enqueueEvents(
-    lane: string,
-    shard: number,
-    dedupeMs: number,
-    events: BatchEvent[],
-  ): Promise<{ events: EnqueueReply[]; claims: { room: string; reply: ClaimReply }[] }> {
-    const keys = this.keys;
-    const laneKeys = keys.laneShard(lane, shard);
-    const claims = events.filter((e) => e.claim);
-    const reply: EnqueueEventsReply = await this.call(
-      "enqueueEvents",
-      { pending: laneKeys.pending, running: laneKeys.running, seen: keys.seen(shard) },
-      {
-        dedupeMs,
-        events: events.map((e) => ({
-          room: e.room,
-          id: e.eventId,
-          entry: e.entry,
-          inbox: keys.inbox(e.room),
-          signal: keys.roomSignal(e.room),
-          ...(e.flood ? { flood: this.flood(e.room, e.flood) } : {}),
-        })),
-        ...(claims.length > 0
-          ? {
-              claims: claims.map((e) => ({
-                room: e.room,
-                ...e.claim!,
-                lease: keys.lease(e.room),
-                inbox: keys.inbox(e.room),
-                session: keys.session(e.room),
-                turn: keys.turn(e.room),
-              })),
-            }
-          : {}),
-      },
-      true,
-    );
-    return {
-      events: reply.events,
-      claims: reply.claims.map((r, i) => ({ room: claims[i]!.room, reply: r })),
-    };
-  }
-
-  /** enqueue-events.lua for one event. */
-  async enqueue(a: EnqueueArgs): Promise<EnqueueReply> {
-    const { events } = await this.enqueueEvents(a.lane, this.keys.shardOf(a.room), a.dedupeMs, [a]);
-    return events[0]!;
-  }
-
-  /** enqueue-events.lua for one event, claiming its room under `claim.token` in the same call. */
-  async enqueueAndClaim(
-    a: EnqueueArgs,
-    claim: ClaimArgs,
-  ): Promise<{ queued: EnqueueReply; claimed: ClaimReply }> {
-    const { events, claims } = await this.enqueueEvents(a.lane, this.keys.shardOf(a.room), a.dedupeMs, [
-      { ...a, claim },
-    ]);
-    return { queued: events[0]!, claimed: claims[0]!.reply };
-  }
-
-  private flood(room: string, f: FloodArgs) {
-    return {
-      counter: this.keys.turnRate(room, f.userId),
-      noticeQueue: this.keys.notice(room, "queue", f.userId),
-      noticeRate: this.keys.notice(room, "rate", f.userId),
-      perMinute: f.turnsPerMinute,
-      cap: f.roomQueueCap,
-    };
-  }
-
-  /** check-flood.lua: the flood limits alone, for an event checked before it is built. */
-  checkFlood(a: { room: string } & FloodArgs): Promise<FloodReply> {
-    const { counter, noticeQueue, noticeRate, perMinute, cap } = this.flood(a.room, a);
-    return this.call(
-      "checkFlood",
-      { inbox: this.keys.inbox(a.room), counter, noticeQueue, noticeRate },
-      { perMinute, cap },
-      false,
-    );
+  ) {
+    const keys = (this.keys = schedulerKeysOf(layout));
+    this.intake = new IntakeScripts(redis, keys, durability);
   }
 
   /** claim-room.lua: take a due (or abandoned) room under a new lease and read its head turn. */
@@ -249,7 +59,13 @@ export class SchedulerScripts {
         session: room.session,
         turn: room.turn,
       },
-      { room: a.room, token: a.token, leaseMs: a.leaseMs, turnRecordMs: a.turnRecordMs },
+      {
+        room: a.room,
+        token: a.token,
+        leaseMs: a.leaseMs,
+        turnRecordMs: a.turnRecordMs,
+        ...(a.takeoverHoldMs ? { takeoverHoldMs: a.takeoverHoldMs } : {}),
+      },
       false,
     );
   }
@@ -349,15 +165,21 @@ export class SchedulerScripts {
 
   /** renew-leases.lua: extend leases of one lane in one shard; true per lease still ours. */
   async renew(a: { lane: string; shard: number; leases: LeaseRef[]; leaseMs: number }): Promise<boolean[]> {
-    const lane = this.keys.laneShard(a.lane, a.shard);
+    const named = { running: this.keys.laneShard(a.lane, a.shard).running };
+    const more = moreKeysOf("renewLeases", named);
     const reply = await this.call(
       "renewLeases",
-      { running: lane.running },
+      named,
       {
         leaseMs: a.leaseMs,
-        leases: a.leases.map((l) => ({ room: l.room, token: l.token, lease: this.keys.lease(l.room) })),
+        leases: a.leases.map((l) => ({
+          room: l.room,
+          token: l.token,
+          leaseKey: more.of(this.keys.lease(l.room)),
+        })),
       },
       false,
+      more,
     );
     return reply.renewed;
   }
@@ -378,6 +200,27 @@ export class SchedulerScripts {
       { id: a.id, room: a.room, entry: a.entry },
       true,
     );
+  }
+
+  /** How many events wait in the room's inbox (its running turn's included). */
+  inboxLength(room: string): Promise<number> {
+    return this.redis.llen(this.keys.inbox(room));
+  }
+
+  /**
+   * Pops up to `count` rooms woken in the lane (in the order they became pending),
+   * blocking `client` (a connection of its own) for at most `blockMs`; null when none came.
+   */
+  async popWoken(
+    client: RedisClient,
+    lane: string,
+    count: number,
+    blockMs: number,
+  ): Promise<string[] | null> {
+    const key = this.keys.wake(lane);
+    const got = (await client.call("BLMPOP", blockMs / 1000, 1, key, "LEFT", "COUNT", count)) as
+      [string, string[]] | null;
+    return got ? got[1] : null;
   }
 
   /**
@@ -404,23 +247,13 @@ export class SchedulerScripts {
     };
   }
 
-  private call<N extends keyof Scripts>(
+  private call<N extends ScriptName>(
     name: N,
-    keys: KeysOf<Scripts[N]>,
-    args: ArgsOf<Scripts[N]>,
+    keys: KeysOf<N>,
+    args: ArgsOf<N>,
     durable: boolean,
-  ): Promise<z.infer<Scripts[N]["reply"]>> {
-    const script = SCHEDULER_SCRIPTS[name] as unknown as LuaScript<
-      string,
-      unknown,
-      z.infer<Scripts[N]["reply"]>
-    >;
-    return runScript(
-      this.redis,
-      script,
-      keys as Record<string, string>,
-      args,
-      durable ? { durability: this.durability } : {},
-    );
+    more?: MoreKeys,
+  ): Promise<ReplyOf<N>> {
+    return callScript(this.redis, name, keys, args, durable ? this.durability : undefined, more);
   }
 }

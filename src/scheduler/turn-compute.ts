@@ -4,12 +4,11 @@ import type { Logger } from "../core/log.js";
 import type { TurnOutcome } from "../core/reply.js";
 import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
-import type { RedisSessionStore } from "../sessions/session-store.js";
+import type { RedisSessionStore } from "./session-store.js";
 import type { HistoryEntry, Session } from "../sessions/session.js";
 import type { RoomLease } from "./room-lease.js";
 import { verdictOf } from "./turn-lifecycle.js";
-import { waitedOf } from "./turn-park.js";
-import type { HistoryWanted, TurnInput, TurnRunnerSettings } from "./turn-runner.js";
+import { waitedOf, type HistoryWanted, type TurnInput, type TurnRunnerSettings } from "./turn-input.js";
 
 /** What a computed (or set-aside) turn gives its delivery and commit. */
 export interface ComputedTurn {

@@ -51,6 +51,10 @@ export class TurnGate implements DeliveryLedger, SendGate {
   private warned = new Set<string>();
   /** The slot booked later for a part that was not sent, kept in the turn record by the park. */
   private booked: { part: string; member: string } | undefined;
+  /** Parts whose attempt the platform refused, with the mark to put back ("" for none). */
+  private notSent: Record<string, string> = {};
+  /** The part of the last reservation, which `refused` speaks of. */
+  private reserved: string | undefined;
   /** The slot taken by the last reservation, while its answer time is worth recording. */
   private inFlight: { windows: SendWindow[]; member: string } | undefined;
 
@@ -77,6 +81,7 @@ export class TurnGate implements DeliveryLedger, SendGate {
     return {
       ...(this.commit ? { commit: this.commit } : {}),
       ...(Object.keys(this.sent).length > 0 ? { sent: this.sent } : {}),
+      ...(Object.keys(this.notSent).length > 0 ? { notSent: this.notSent } : {}),
     };
   }
 
@@ -111,6 +116,20 @@ export class TurnGate implements DeliveryLedger, SendGate {
 
   async set(partKey: string, messageRef: string): Promise<void> {
     this.sent[partKey] = messageRef;
+    delete this.notSent[partKey];
+  }
+
+  unconfirmed(partKey: string): boolean {
+    const done = this.sent[partKey] ?? this.record[`part:${partKey}`];
+    return done === undefined && this.record[`sending:${partKey}`] !== undefined;
+  }
+
+  refused(): void {
+    const part = this.reserved;
+    if (part === undefined) return;
+    // The mark goes back to what the claim found: an earlier holder's attempt whose answer
+    // is unknown stays unknown (it may have arrived), and a part with none is unmarked.
+    this.notSent[part] = this.record[`sending:${part}`] ?? "";
   }
 
   async reserve(windows: SendWindow[], partKey?: string): Promise<void> {
@@ -134,13 +153,15 @@ export class TurnGate implements DeliveryLedger, SendGate {
       // Both settle before either failure is thrown, so a park never races the step's writes.
       const [slot, step] = await Promise.allSettled([booking, this.stepped(part)]);
       if (step.status === "rejected") throw step.reason;
-      if (slot.status === "rejected") throw slot.reason;
-      const { waitMs, tight, dueAt } = slot.value;
-      const late = Date.now() - dueAt;
-      const taken = waitMs > soon || late > LATE_MS ? await this.retake(windows, member) : tight;
-      if (late < 0 && waitMs <= soon) await sleep(-late);
-      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-      this.inFlight = taken ? { windows, member } : undefined;
+      await this.unsentIfThrows(async () => {
+        if (slot.status === "rejected") throw slot.reason;
+        const { waitMs, tight, dueAt } = slot.value;
+        const late = Date.now() - dueAt;
+        const taken = waitMs > soon || late > LATE_MS ? await this.retake(windows, member) : tight;
+        if (late < 0 && waitMs <= soon) await sleep(-late);
+        if (this.lease.lost) throw new LeaseLostError(this.lease.room);
+        this.inFlight = taken ? { windows, member } : undefined;
+      });
       this.turn.to("sending");
       return;
     }
@@ -159,19 +180,33 @@ export class TurnGate implements DeliveryLedger, SendGate {
     await this.stepped(part);
     this.booked = undefined;
     delete this.record[key];
-    const late = Date.now() - dueAt;
-    const taken = late > LATE_MS ? await this.retake(windows, member) : tight;
-    if (late < 0) await sleep(-late);
-    if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-    this.inFlight = taken ? { windows, member } : undefined;
+    await this.unsentIfThrows(async () => {
+      const late = Date.now() - dueAt;
+      const taken = late > LATE_MS ? await this.retake(windows, member) : tight;
+      if (late < 0) await sleep(-late);
+      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
+      this.inFlight = taken ? { windows, member } : undefined;
+    });
     this.turn.to("sending");
+  }
+
+  /** Runs what comes between a part's step and its request: when it throws, the part was not sent. */
+  private async unsentIfThrows(between: () => Promise<void>): Promise<void> {
+    try {
+      await between();
+    } catch (err) {
+      this.refused();
+      throw err;
+    }
   }
 
   /** The fenced step before a send: the buffered writes go out and the part is marked as being sent. */
   private async stepped(part: string): Promise<void> {
     await this.lease.step(this.writes(), part);
     this.turn.to("stepped");
+    this.reserved = part;
     this.commit = undefined;
+    this.notSent = {};
     // Now in the turn record: a delivery run again in place (a booked slot waited for) skips them.
     for (const [sentPart, ref] of Object.entries(this.sent)) this.record[`part:${sentPart}`] = ref;
     this.sent = {};
@@ -182,23 +217,13 @@ export class TurnGate implements DeliveryLedger, SendGate {
    * waits for it in the worker: the part is already marked as being sent, so parking
    * now would make its next holder take it for an attempt that may have arrived.
    */
-  private async retake(windows: SendWindow[], member: string): Promise<boolean> {
-    for (;;) {
-      const { waitMs, tight, lateMs } = await this.deps.limiter.book(windows, member, BOOKED_WAIT_MS, {
-        booked: true,
-      });
-      // This answer too may have been held up past the slot it gave: then ask again.
-      if (lateMs - waitMs > LATE_MS) {
+  private retake(windows: SendWindow[], member: string): Promise<boolean> {
+    return this.deps.limiter.waitForSlot(windows, member, {
+      soonMs: BOOKED_WAIT_MS,
+      check: () => {
         if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-        continue;
-      }
-      if (waitMs <= BOOKED_WAIT_MS) {
-        if (waitMs > 0) await sleep(waitMs);
-        return tight;
-      }
-      if (this.lease.lost) throw new LeaseLostError(this.lease.room);
-      await sleep(waitMs - BOOKED_WAIT_MS / 2);
-    }
+      },
+    });
   }
 
   answered(): void {

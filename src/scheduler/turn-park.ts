@@ -6,7 +6,13 @@ import { deadLettersTotal, deferralsTotal, turnsTotal } from "../ops/metrics.js"
 import type { RoomLease } from "./room-lease.js";
 import type { TurnGate } from "./turn-gate.js";
 import { UNCONFIRMED, verdictOf, type TurnLifecycle } from "./turn-lifecycle.js";
-import type { TurnInput, TurnResult, TurnRunnerSettings } from "./turn-runner.js";
+import {
+  recordOf,
+  waitedOf,
+  type TurnInput,
+  type TurnResult,
+  type TurnRunnerSettings,
+} from "./turn-input.js";
 
 type Settings = Pick<TurnRunnerSettings, "deadlineMs" | "retryMaxMs">;
 
@@ -103,14 +109,4 @@ export async function parkTurn(
     log.debug({ waitMs: Math.round(verdict.delayMs), reason }, "turn waits; room parked");
   }
   return { resumeInMs: Math.ceil(verdict.delayMs) };
-}
-
-/** How long the head turn has waited since its first wait (Redis' clock), ms; 0 when it has not waited. */
-export function waitedOf(input: TurnInput, record: Record<string, string>): number {
-  return record.since && input.now !== undefined ? input.now - Number(record.since) : 0;
-}
-
-/** The head turn's record, or an empty one when it belongs to another event. */
-export function recordOf(record: Record<string, string>, eventId: string): Record<string, string> {
-  return record.id === undefined || record.id === eventId ? record : {};
 }

@@ -1,11 +1,35 @@
-import { SchedulerKeys } from "../scheduler/scheduler-keys.js";
+import { RoomShards } from "../scheduler/room-shards.js";
 
 /**
- * Every Redis key roomgate uses: the scheduler's layout (src/scheduler/scheduler-keys.ts,
- * whose shards also hold the other per-room keys below) and the keys of the platforms,
- * permissions, audit and proactive jobs.
+ * The Redis keys of everything but the scheduler (whose keys only src/scheduler builds
+ * and reads): the platforms, permissions, audit and proactive jobs, and the per-room
+ * keys below, kept in their room's shard (src/scheduler/room-shards.ts).
  */
-export class Keys extends SchedulerKeys {
+export class Keys {
+  private readonly rooms: RoomShards;
+
+  constructor(
+    readonly prefix: string,
+    options: { shards?: number } = {},
+  ) {
+    this.rooms = new RoomShards(prefix, options);
+  }
+
+  /** How many shards the rooms are spread over (`queue.shards`). */
+  get shards(): number {
+    return this.rooms.shards;
+  }
+
+  /** A key of one room, in its shard's hash slot. */
+  private ofRoom(room: string, what: string): string {
+    return this.rooms.ofRoom(room, what);
+  }
+
+  /** A notice of one kind (a stranger's refusal, the bot leaving) already given to a user or room, kept while it must not repeat. */
+  notice(room: string, kind: string, userId: string): string {
+    return this.ofRoom(room, `notice:${kind}:${userId}`);
+  }
+
   /** Marks that a stranger was already refused in this room recently. */
   refused(room: string, userId: string): string {
     return this.ofRoom(room, `refused:${userId}`);

@@ -106,6 +106,15 @@ export interface ClientOptions {
 const SENTINEL_COMMAND_MS = 3000;
 
 /**
+ * How long a Sentinel client's old master connection may take to close after a
+ * `+switch-master` before it is destroyed: ioredis ends it gracefully, and a hung
+ * master (no RST) never completes that; ioredis' default 2 s was 2 s more of no
+ * answers after every failover. A live old master answers what is in flight well
+ * within this.
+ */
+const SWITCH_CLOSE_MS = 500;
+
+/**
  * Builds every Redis client roomgate uses, for one topology: `start`, `worker`,
  * `shell`, `dead-letters`, the persistence check, the metrics probe and the embedded
  * default all get their clients here, so that a Cluster is always an ioredis
@@ -254,6 +263,7 @@ export class RedisConnection {
       ...(t.password ? { sentinelPassword: t.password } : {}),
       ...(tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
       failoverDetector: true,
+      disconnectTimeout: SWITCH_CLOSE_MS,
       sentinelCommandTimeout: SENTINEL_COMMAND_MS,
       sentinelRetryStrategy: (times) => Math.min(100 * times, 2000),
     });

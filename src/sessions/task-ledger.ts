@@ -1,7 +1,7 @@
 import type { RedisClient } from "./redis-connection.js";
 import { TaskRecordSchema, type TaskLedger, type TaskRecord } from "../namespace/task-call.js";
 import type { Keys } from "./keys.js";
-import { safeJson } from "./session-store.js";
+import { safeJson } from "../core/safe-json.js";
 
 /** How long a started task's id is kept: as long as roomgate asks servers to keep the task. */
 const KEEP_MS = 24 * 3600_000;

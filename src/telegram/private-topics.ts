@@ -1,4 +1,5 @@
 import type { RedisClient } from "../sessions/redis-connection.js";
+import { safeJson } from "../core/safe-json.js";
 import { z } from "zod";
 import type { Keys } from "../sessions/keys.js";
 
@@ -67,13 +68,5 @@ export class PrivateTopics {
     await this.redis.hdel(this.keys.telegramTopics(this.botId, chatId), topic.name);
     this.chats.get(chatId)?.delete(topic.name);
     return topic;
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -3,7 +3,9 @@ import type { EphemeralMessageParameters, Message } from "grammy/types";
 import type { DeliveryContext } from "../core/adapter.js";
 import type { TelegramOrigin } from "../core/origin.js";
 import { htmlToPlainText } from "../render/html.js";
-import type { TelegramMessage } from "../render/telegram.js";
+import { withResendNote, type TelegramMessage } from "../render/telegram.js";
+import { resentNotedPartsTotal } from "../ops/metrics.js";
+import { messageRef } from "./telegram-origin.js";
 import { classifySendError, inSendScope } from "./send-limits.js";
 
 /** How one part of a reply is sent: which part, under which ledger key, and to whom alone. */
@@ -20,9 +22,33 @@ export interface PartOptions {
 /**
  * Sends one rendered part of a reply into the origin's chat and topic (its buttons, as
  * an answer to the person's message when it is the first), falling back to plain text
- * when Telegram cannot parse its markup. Errors are classified for the delivery's retries.
+ * when Telegram cannot parse its markup. A part whose earlier attempt may have arrived
+ * (its worker died with the request out) carries a note that it may be a repeat
+ * (withResendNote), counted. Errors are classified for the delivery's retries.
  */
 export async function sendPart(
+  api: Api,
+  origin: TelegramOrigin,
+  part: TelegramMessage,
+  options: PartOptions,
+): Promise<Message.TextMessage> {
+  if (options.context.ledger.unconfirmed?.(options.key) !== true) return sendOne(api, origin, part, options);
+  const noted = withResendNote(part);
+  const shown = noted.at(-1)!;
+  for (const note of noted.slice(0, -1)) {
+    // Alone before a part too long to carry it: sent once per turn, never itself noted.
+    const key = `${options.key}:resent`;
+    const { context } = options;
+    if ((await context.ledger.get(key)) !== null) continue;
+    const sent = await sendOne(api, origin, note, { ...options, first: false, key });
+    await context.ledger.set(key, messageRef(sent.chat.id, sent.message_id));
+  }
+  const message = await sendOne(api, origin, shown, options);
+  resentNotedPartsTotal.inc({ platform: "telegram" });
+  return message;
+}
+
+async function sendOne(
   api: Api,
   origin: TelegramOrigin,
   part: TelegramMessage,

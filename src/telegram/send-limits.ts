@@ -11,7 +11,6 @@ import { TelegramLimitsSchema, type TelegramLimits } from "../core/config/telegr
 import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
 import { rateLimitedTotal } from "../ops/metrics.js";
-import type { Keys } from "../sessions/keys.js";
 import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import { loggableError, safeCause } from "./loggable-error.js";
 
@@ -42,6 +41,20 @@ const CHAT_SLACK_MS = 150;
 const UNGATED_RETRY: RetryPolicy = { attempts: 8, firstMs: 500, maxMs: 30_000 };
 const UNGATED_NETWORK_ATTEMPTS = 4;
 
+/**
+ * Network failures that happen before a connection exists (refused, no route, no such
+ * host): the request was never written, so the message cannot have arrived. A reset or
+ * a timeout may come after Telegram took it, and stays unknown.
+ */
+const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** True when `err` (grammY's HttpError around node-fetch's, or a raw one) says no connection was made. */
+export function neverConnected(err: unknown): boolean {
+  const inner: unknown = err instanceof HttpError ? err.error : err;
+  const code = (inner as { code?: unknown } | null)?.code;
+  return typeof code === "string" && NOT_CONNECTED.has(code);
+}
+
 /** The turn a send belongs to, so every attempt is reserved through that turn's gate. */
 interface SendScope {
   gate: SendGate;
@@ -61,25 +74,21 @@ export function inSendScope<T>(gate: SendGate | undefined, part: string, send: (
 }
 
 /** The windows a send to `chatId` must fit: per bot, per chat, and per group (negative ids are groups). */
-export function telegramWindows(
-  keys: Keys,
-  botId: number,
-  chatId: number,
-  limits: TelegramLimits,
-): SendWindow[] {
+export function telegramWindows(botId: number, chatId: number, limits: TelegramLimits): SendWindow[] {
   const group = `tg:${botId}`;
   const perSecond = (n: number, slack: number): Pick<SendWindow, "max" | "windowMs"> =>
     n >= 1
       ? { max: Math.floor(n), windowMs: 1000 + slack }
       : { max: 1, windowMs: Math.ceil(1000 / n) + slack };
   const windows: SendWindow[] = [
-    { key: keys.rate(group, "bot"), ...perSecond(limits.botPerSecond, SLACK_MS) },
-    { key: keys.rate(group, `chat:${chatId}`), ...perSecond(limits.chatPerSecond, CHAT_SLACK_MS) },
+    { group, scope: "bot", ...perSecond(limits.botPerSecond, SLACK_MS) },
+    { group, scope: `chat:${chatId}`, ...perSecond(limits.chatPerSecond, CHAT_SLACK_MS) },
   ];
   if (chatId < 0) {
     const perMinute = limits.groupPerMinute;
     windows.push({
-      key: keys.rate(group, `group:${chatId}`),
+      group,
+      scope: `group:${chatId}`,
       ...(perMinute >= 1
         ? { max: Math.floor(perMinute), windowMs: 60_000 + CHAT_SLACK_MS }
         : { max: 1, windowMs: Math.ceil(60_000 / perMinute) + CHAT_SLACK_MS }),
@@ -98,12 +107,12 @@ export function telegramWindows(
  */
 export function installSendLimits(
   api: Api,
-  options: { botId: number; keys: Keys; limiter: RedisRateLimiter; limits: TelegramLimits; log: Logger },
+  options: { botId: number; limiter: RedisRateLimiter; limits: TelegramLimits; log: Logger },
 ): void {
   const transformer: Transformer = async (prev, method, payload, signal) => {
     if (!isLimitedMethod(method)) return prev(method, payload, signal);
     const chatId = Number((payload as { chat_id?: unknown }).chat_id);
-    const all = telegramWindows(options.keys, options.botId, chatId, options.limits);
+    const all = telegramWindows(options.botId, chatId, options.limits);
     // A draft is no message: it counts towards the bot's rate, not the chat's, so the answer after it is not held up.
     const windows = method === "sendMessageDraft" ? all.slice(0, 1) : all;
     const on429 = async (retryAfter: number): Promise<void> => {
@@ -122,10 +131,14 @@ export function installSendLimits(
       try {
         res = await prev(method, payload, signal);
       } catch (err) {
+        if (neverConnected(err)) turn.gate.refused();
         throw new TransientSendError(`${method}: ${loggableError(err).message}`, { cause: safeCause(err) });
       } finally {
         turn.gate.answered();
       }
+      // Telegram answered, refusing: nothing was sent. A 5xx may come from a proxy in front
+      // of a Bot API that took the message, so it stays an attempt of unknown outcome.
+      if (!res.ok && res.error_code < 500) turn.gate.refused();
       if (!res.ok && res.error_code === 429) {
         const retryAfter = retryAfterOf(res);
         await on429(retryAfter);

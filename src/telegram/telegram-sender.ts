@@ -79,7 +79,7 @@ export class TelegramSender implements PlatformSender {
     for (const [botId, api] of apis) {
       if (limited.has(api)) continue;
       limited.add(api);
-      installSendLimits(api, { botId, keys, limiter, limits, log });
+      installSendLimits(api, { botId, limiter, limits, log });
     }
   }
 

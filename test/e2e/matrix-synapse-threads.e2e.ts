@@ -106,8 +106,11 @@ describe.skipIf(!homeserver || !sharedSecret)("Matrix threads on a real Synapse"
     expect(String(answer.content.body)).toContain(runsAnswer("runs.ask", { question }).answer);
     await expect.poll(() => threadEvents(root), { timeout: 10_000 }).toContain(answer.event_id);
     const session = async (room: string) =>
-      (JSON.parse((await redis.redis.get(redis.keys.session(room))) ?? "{}") as { conversationId?: string })
-        .conversationId;
+      (
+        JSON.parse((await redis.redis.get(redis.schedulerKeys.session(room))) ?? "{}") as {
+          conversationId?: string;
+        }
+      ).conversationId;
     const [main, thread] = [await session(matrixRoom(roomId)), await session(matrixRoom(roomId, root))];
     expect(main).toBeDefined();
     expect(thread).toBeDefined();

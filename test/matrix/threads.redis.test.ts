@@ -64,7 +64,7 @@ describe("Matrix threads as rooms (fake homeserver, real Redis, queue and demo r
       20_000,
     );
   const conversation = async (room: string): Promise<string | undefined> => {
-    const raw = await redis.redis.get(redis.keys.session(room));
+    const raw = await redis.redis.get(redis.schedulerKeys.session(room));
     return raw === null ? undefined : (JSON.parse(raw) as { conversationId: string }).conversationId;
   };
 
@@ -184,7 +184,8 @@ describe("Matrix flood notices in a thread", () => {
     // The person's count is per shard (docs/reliability.md): the root's turn counts
     // against the thread only when the room and the thread hash to the same shard.
     const sameShard =
-      redis.keys.shardOf(matrixRoom(roomId)) === redis.keys.shardOf(matrixRoom(roomId, root.event_id));
+      redis.schedulerKeys.shardOf(matrixRoom(roomId)) ===
+      redis.schedulerKeys.shardOf(matrixRoom(roomId, root.event_id));
     const over = asked[sameShard ? 1 : 2]!;
     const notice = await hs.waitForEvent(
       roomId,

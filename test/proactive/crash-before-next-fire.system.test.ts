@@ -74,7 +74,7 @@ async function inProcess(db: TestRedis, downSeconds: number, workers: boolean): 
 /** The fire times queued in the room, by schedule, sorted (nobody serves the terminal room here). */
 async function queued(db: TestRedis): Promise<Record<string, number[]>> {
   const out: Record<string, number[]> = {};
-  for (const raw of await db.redis.lrange(db.keys.inbox(ROOM), 0, -1)) {
+  for (const raw of await db.redis.lrange(db.schedulerKeys.inbox(ROOM), 0, -1)) {
     const event = InboundEventSchema.parse(JSON.parse(raw));
     if (event.kind === "proactive") (out[event.source.name] ??= []).push(event.source.at);
   }

@@ -55,7 +55,7 @@ describe("held events after /mute off", () => {
     let deepest = 0;
     await waitFor(
       async () => {
-        deepest = Math.max(deepest, await spine.redis.redis.llen(spine.redis.keys.inbox(room)));
+        deepest = Math.max(deepest, await spine.redis.redis.llen(spine.redis.schedulerKeys.inbox(room)));
         return fired().length >= HELD;
       },
       60_000,

@@ -52,7 +52,7 @@ async function world() {
     /** The fire times queued in the room, by schedule (nobody serves the terminal room's lane here). */
     async queued(): Promise<Record<string, number[]>> {
       const out: Record<string, number[]> = {};
-      for (const raw of await db.redis.lrange(db.keys.inbox(ROOM), 0, -1)) {
+      for (const raw of await db.redis.lrange(db.schedulerKeys.inbox(ROOM), 0, -1)) {
         const event = InboundEventSchema.parse(JSON.parse(raw));
         if (event.kind !== "proactive") continue;
         (out[event.source.name] ??= []).push(event.source.at);

@@ -8,6 +8,7 @@ import { InboundEventSchema } from "../../src/core/event.js";
 import { silentLogger } from "../../src/core/log.js";
 import { signHook } from "../../src/proactive/hook-signature.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
+import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { Keys } from "../../src/sessions/keys.js";
 import { RedisConnection, type RedisClient } from "../../src/sessions/redis-connection.js";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
@@ -26,6 +27,7 @@ const ROOM = "shell:topology";
 const SECRET = "topology-hook-secret-0123456789";
 const PREFIX = "rgtopo";
 const keys = new Keys(PREFIX);
+const schedulerKeys = new SchedulerKeys(PREFIX);
 const cleanups: (() => Promise<void>)[] = [];
 
 afterAll(async () => {
@@ -57,7 +59,7 @@ async function roomgateOn(connection: RedisConnection): Promise<Runtime> {
 async function queued(redis: RedisClient): Promise<{ ticks: number[]; hooks: string[] }> {
   const ticks: number[] = [];
   const hooks: string[] = [];
-  for (const raw of await redis.lrange(keys.inbox(ROOM), 0, -1)) {
+  for (const raw of await redis.lrange(schedulerKeys.inbox(ROOM), 0, -1)) {
     const event = InboundEventSchema.parse(JSON.parse(raw));
     if (event.kind !== "proactive") continue;
     if (event.source.type === "schedule") ticks.push(event.source.at);
@@ -179,7 +181,7 @@ describe.concurrent("proactive jobs and webhooks on real topologies", () => {
         replicas.map((r) =>
           onReplica(r, async (c) => {
             await c.call("READONLY");
-            return c.lrange(keys.inbox(ROOM), 0, -1).catch(() => [] as string[]);
+            return c.lrange(schedulerKeys.inbox(ROOM), 0, -1).catch(() => [] as string[]);
           }),
         ),
       );
@@ -209,7 +211,7 @@ describe.concurrent("proactive jobs and webhooks on real topologies", () => {
       expect(accepted(await deliver(runtime, "d-1", "before-failover"))).toBe(true);
       const replicas = group.data.filter((d) => d !== old);
       for (const replica of replicas) {
-        const copy = await onReplica(replica, (c) => c.lrange(keys.inbox(ROOM), 0, -1));
+        const copy = await onReplica(replica, (c) => c.lrange(schedulerKeys.inbox(ROOM), 0, -1));
         expect(copy.filter((raw) => raw.includes("before-failover"))).toHaveLength(1);
       }
 

@@ -22,7 +22,7 @@ let base: string;
 /** Nothing queued, held or being answered in Alice's room (each key read alone: a Cluster may be under test). */
 async function drained(): Promise<boolean> {
   const room = `telegram:${bot.id}:${ALICE.id}`;
-  for (const key of [db.keys.inbox(room), db.keys.lease(room), db.keys.turn(room)])
+  for (const key of [db.schedulerKeys.inbox(room), db.schedulerKeys.lease(room), db.schedulerKeys.turn(room)])
     if ((await db.redis.exists(key)) === 1) return false;
   return true;
 }

@@ -16,7 +16,7 @@ export function parseHtml(html: string): string {
         .replaceAll("&gt;", ">")
         .replaceAll("&quot;", '"')
         .replaceAll("&amp;", "&");
-    } else if (!tag || !["a", "b", "blockquote", "pre", "code", "br"].includes(tag[2]!)) {
+    } else if (!tag || !["a", "b", "i", "blockquote", "pre", "code", "br"].includes(tag[2]!)) {
       throw new Error(`unknown tag: ${token}`);
     } else if (tag[2] === "br") {
       text += "\n";

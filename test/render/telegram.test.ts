@@ -3,7 +3,13 @@ import type { Block, Reply } from "../../src/core/reply.js";
 import type { TelegramMessage } from "../../src/render/telegram.js";
 import { renderMatrix } from "../../src/render/matrix.js";
 import { htmlToPlainText } from "../../src/render/html.js";
-import { renderTelegram, TELEGRAM_TEXT_LIMIT } from "../../src/render/telegram.js";
+import {
+  renderTelegram,
+  RESEND_NOTE,
+  RESEND_NOTE_BEFORE,
+  TELEGRAM_TEXT_LIMIT,
+  withResendNote,
+} from "../../src/render/telegram.js";
 import { parseTelegramHtml } from "../support/telegram-html.js";
 import { expectCovers, parseHtml } from "./helpers.js";
 
@@ -232,5 +238,41 @@ describe("blank parts", () => {
     for (const m of renderMatrix({ ...blank, blocks: [answer({ answer: `a\n${" ".repeat(40_000)}\nb` })] })) {
       expect(m.body.trim()).not.toBe("");
     }
+  });
+});
+
+describe("withResendNote", () => {
+  const options = ["yes", "no"];
+
+  it("puts the note below a part sent again, the part's text and buttons unchanged", () => {
+    const [part] = renderTelegram(reply([answer({ answer: VERBATIM })], options));
+    const noted = withResendNote(part!);
+    expect(noted).toHaveLength(1);
+    const [text] = parsedParts(noted);
+    expect(text).toBe(`${parsedParts([part!])[0]}\n\n${RESEND_NOTE}`);
+    expect(noted[0]!.keyboard).toEqual(part!.keyboard);
+  });
+
+  it("sends the note alone before a part too long to carry it, so the part stays whole with its buttons", () => {
+    const parts = renderTelegram(reply([answer({ answer: "word ".repeat(2000) })], options));
+    const full = parts[0]!;
+    expect(htmlToPlainText(full.html).length + RESEND_NOTE.length + 2).toBeGreaterThan(TELEGRAM_TEXT_LIMIT);
+    const noted = withResendNote(full);
+    expect(noted).toHaveLength(2);
+    expect(noted[1]).toEqual(full);
+    const [note] = parsedParts(noted);
+    expect(note).toBe(RESEND_NOTE_BEFORE);
+    expect(noted[0]!.keyboard).toBeUndefined();
+    // The last part (with the buttons) fits its note below.
+    const last = withResendNote(parts.at(-1)!);
+    expect(last).toHaveLength(1);
+    expect(last[0]!.keyboard).toEqual(parts.at(-1)!.keyboard);
+  });
+
+  it("keeps a part that ends inside a code block well-formed, the note outside it", () => {
+    const [part] = renderTelegram(reply([{ type: "code", text: VERBATIM }]));
+    const [text] = parsedParts(withResendNote(part!));
+    expect(text!.endsWith(`\n\n${RESEND_NOTE}`)).toBe(true);
+    expect(withResendNote(part!)[0]!.html).toMatch(/<\/pre>\n\n<i>[^<]+<\/i>$/);
   });
 });

@@ -20,7 +20,7 @@ describe("fenced leases", () => {
     callsIn(spine.callLog).filter((c) => c.startsWith("feed.ask") && c.includes(text));
 
   it("a lease deleted mid-turn (what a Redis outage leaves) neither asks twice nor answers twice", async () => {
-    const { redis, keys } = spine.redis;
+    const { redis, schedulerKeys: keys } = spine.redis;
     const room = TestRooms.room("deleted-lease");
     const id = await spine.rooms.say("deleted-lease", "what should I read today? (deleted)");
     await eventually(() => expect(asksFor("(deleted)")).toHaveLength(1));
@@ -34,7 +34,7 @@ describe("fenced leases", () => {
   });
 
   it("a worker whose lease was taken stops before any side effect; the new holder answers once", async () => {
-    const { redis, keys } = spine.redis;
+    const { redis, schedulerKeys: keys } = spine.redis;
     const room = TestRooms.room("stolen-lease");
     const id = await spine.rooms.say("stolen-lease", "what should I read today? (stolen)");
     await eventually(() => expect(asksFor("(stolen)")).toHaveLength(1));

@@ -48,8 +48,8 @@ describe("the flood check inside the enqueue script (one round trip), on real Re
       { admit: false, notice: undefined },
     ]);
     // Only the admitted three are waiting; the counter lives on Redis' clock.
-    expect(await db.redis.llen(db.keys.inbox(room))).toBe(3);
-    expect(await db.redis.ttl(db.keys.turnRate("telegram:1:5", "tg:5"))).toBeGreaterThan(0);
+    expect(await db.redis.llen(db.schedulerKeys.inbox(room))).toBe(3);
+    expect(await db.redis.ttl(db.schedulerKeys.turnRate("telegram:1:5", "tg:5"))).toBeGreaterThan(0);
     // Another person is counted apart.
     expect(await gate.enqueue(inbox, message(room), "tg:6")).toEqual({ admit: true, fresh: true });
   });
@@ -64,7 +64,7 @@ describe("the flood check inside the enqueue script (one round trip), on real Re
       notice: expect.stringContaining("2 messages waiting"),
     });
     expect(await gate.enqueue(inbox, message(room), "tg:7")).toEqual({ admit: false, notice: undefined });
-    expect(await db.redis.llen(db.keys.inbox(room))).toBe(2);
+    expect(await db.redis.llen(db.schedulerKeys.inbox(room))).toBe(2);
     expect(await gate.enqueue(inbox, message("telegram:1:78"), "tg:7")).toEqual({ admit: true, fresh: true });
   });
 
@@ -74,13 +74,16 @@ describe("the flood check inside the enqueue script (one round trip), on real Re
     const event = message(room);
     expect(await gate.enqueue(inbox, event, "tg:9")).toEqual({ admit: true, fresh: true });
     expect(await gate.enqueue(inbox, event, "tg:9")).toEqual({ admit: true, fresh: false });
-    expect(await db.redis.get(db.keys.turnRate("telegram:1:99", "tg:9"))).toBe("1");
-    expect(await db.redis.llen(db.keys.inbox(room))).toBe(1);
+    expect(await db.redis.get(db.schedulerKeys.turnRate("telegram:1:99", "tg:9"))).toBe("1");
+    expect(await db.redis.llen(db.schedulerKeys.inbox(room))).toBe(1);
     // A refused event is not remembered as seen: once the window allows, it may still be queued.
     const refused = message(room);
     expect(await gate.enqueue(inbox, refused, "tg:9")).toMatchObject({ admit: false });
     expect(
-      await db.redis.zscore(db.keys.seen(db.keys.shardOf(room)), `${room} ${refused.eventId}`),
+      await db.redis.zscore(
+        db.schedulerKeys.seen(db.schedulerKeys.shardOf(room)),
+        `${room} ${refused.eventId}`,
+      ),
     ).toBeNull();
   });
 });

@@ -25,12 +25,12 @@ describe("inbound flood control on real Redis", () => {
     ]);
     // Another person is counted apart.
     expect(await gate.check("telegram:1:5", "tg:6")).toEqual({ admit: true });
-    expect(await db.redis.ttl(db.keys.turnRate("telegram:1:5", "tg:5"))).toBeGreaterThan(0);
+    expect(await db.redis.ttl(db.schedulerKeys.turnRate("telegram:1:5", "tg:5"))).toBeGreaterThan(0);
   });
 
   it("refuses when the room's queue is full, whoever sends", async () => {
     const gate = new FloodGate(db.scheduler, { turnsPerMinute: 100, roomQueueCap: 2 });
-    await db.redis.rpush(db.keys.inbox("matrix:!full:x"), "a", "b");
+    await db.redis.rpush(db.schedulerKeys.inbox("matrix:!full:x"), "a", "b");
     const verdict = await gate.check("matrix:!full:x", "@a:x");
     expect(verdict).toEqual({ admit: false, notice: expect.stringContaining("2 messages waiting") });
     expect(await gate.check("matrix:!other:x", "@a:x")).toEqual({ admit: true });

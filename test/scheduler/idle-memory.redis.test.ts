@@ -13,7 +13,7 @@ describe("what an idle room leaves in Redis", () => {
   });
 
   it("its session and capped history, plus less than 1 KiB; no per-turn records once delivered", async () => {
-    const { redis, keys } = spine.redis;
+    const { redis, schedulerKeys: keys } = spine.redis;
     const room = TestRooms.room("idle");
     for (let i = 0; i < 10; i += 1)
       await spine.rooms.ask("idle", i % 2 ? "/status" : "what should I read today?");

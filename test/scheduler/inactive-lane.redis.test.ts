@@ -48,7 +48,7 @@ describe("a lane served only while the process says so (LaneSpec.active)", () =>
     const from = looks;
     await waitFor(() => looks >= from + 4, undefined, "the worker looking at the lane");
     expect(rooms.delivered.map((d) => d.event.eventId)).not.toContain(asked);
-    expect(await redis.redis.llen(redis.keys.inbox(TestRooms.room("owner-only")))).toBe(1);
+    expect(await redis.redis.llen(redis.schedulerKeys.inbox(TestRooms.room("owner-only")))).toBe(1);
     serving = true;
     await rooms.reply(asked);
   });

@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, afterAll, beforeEach, describe, expect, it } from "vitest";
+import { RESEND_NOTE } from "../../src/render/telegram.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
@@ -52,10 +53,10 @@ const answers = () => standin.botMessages(bot.token, ALICE.id);
 /** Who holds Alice's room's lease and until when (a score on Redis's clock), read together. */
 async function holder(): Promise<{ token: string | null; until: number }> {
   const room = `telegram:${bot.id}:${ALICE.id}`;
-  const running = db.keys.laneShard("telegram", db.keys.shardOf(room)).running;
+  const running = db.schedulerKeys.laneShard("telegram", db.schedulerKeys.shardOf(room)).running;
   const [[, token], [, until]] = (await db.redis
     .multi()
-    .get(db.keys.lease(room))
+    .get(db.schedulerKeys.lease(room))
     .zscore(running, room)
     .exec()) as [[null, string | null], [null, string | null]];
   return { token, until: Number(until) };
@@ -87,7 +88,9 @@ describe("a worker killed with SIGKILL", () => {
     const second = run("start", {}, port);
     await waitFor(() => answers().length === 2, 20_000, "the part to be sent again");
     const [a, b] = answers();
-    expect(b!.text).toBe(a!.text);
+    // The person is told: the copy is the same answer, whole, with one note below it.
+    expect(b!.text).toBe(`${a!.text}\n\n${RESEND_NOTE}`);
+    expect(a!.text).not.toContain(RESEND_NOTE);
     // The outcome was committed before the send: the namespace was asked once, not again.
     expect(asks(first.callLog)).toHaveLength(1);
     expect(asks(second.callLog)).toHaveLength(0);
@@ -122,6 +125,7 @@ describe("a worker killed with SIGKILL", () => {
       "the new process's /metrics",
     );
     expect(metrics).toMatch(/^roomgate_resent_unknown_parts_total\{platform="telegram"\} 1$/m);
+    expect(metrics).toMatch(/^roomgate_resent_noted_parts_total\{platform="telegram"\} 1$/m);
     // The turn is finished: the room answers the next question once, and no third copy came
     // before it (the room's turns are served in order, so a repeat would come first).
     standin.userSends(bot.token, { from: ALICE, text: "/status" });
@@ -130,7 +134,7 @@ describe("a worker killed with SIGKILL", () => {
     expect(answers()[2]!.text).not.toBe(a!.text);
     // The turn's record goes once its last part is recorded sent, just after the answer arrives.
     await waitFor(
-      async () => (await db.redis.exists(db.keys.turn(`telegram:${bot.id}:${ALICE.id}`))) === 0,
+      async () => (await db.redis.exists(db.schedulerKeys.turn(`telegram:${bot.id}:${ALICE.id}`))) === 0,
       20_000,
       "the finished turn's record to go",
     );

@@ -21,7 +21,7 @@ afterAll(async () => db.cleanup());
 
 it("keeps renewing a held room's lease while the scheduler's connection is held by a WAIT", async () => {
   const room = "telegram:7:77";
-  await db.scheduler.enqueue({ room, lane: "telegram", eventId: "a", entry: "{}", dedupeMs: 60_000 });
+  await db.scheduler.intake.enqueue({ room, lane: "telegram", eventId: "a", entry: "{}", dedupeMs: 60_000 });
   let seen: { lost: boolean } | undefined;
   let release!: () => void;
   let claimed!: () => void;

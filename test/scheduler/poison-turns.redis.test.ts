@@ -60,7 +60,7 @@ describe("poison turns", () => {
   it("sets aside a turn whose computation was cut short by its worker dying, instead of crash-looping", async () => {
     const room = TestRooms.room("deadly");
     // What three workers killed in the middle of this turn's computation leave in its record.
-    await db.redis.hset(db.keys.turn(room), "computing", "3");
+    await db.redis.hset(db.schedulerKeys.turn(room), "computing", "3");
     const id = await rooms.say("deadly", "an oversized reply, say");
     const line = await rooms.reply(id);
     expect(line.text).toMatch(/^This message was set aside: working on it stopped the worker more than once/);

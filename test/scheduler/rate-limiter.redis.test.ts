@@ -31,7 +31,7 @@ describe("send slots booked on Redis' clock", () => {
   let limiter: RedisRateLimiter;
   beforeAll(async () => {
     db = await testRedis();
-    limiter = new RedisRateLimiter(db.redis);
+    limiter = new RedisRateLimiter(db.redis, db.schedulerKeys);
   });
   afterAll(() => db.cleanup());
 
@@ -45,11 +45,11 @@ describe("send slots booked on Redis' clock", () => {
   const untilRedisTime = (ms: number) =>
     waitFor(async () => (await redisNow()) >= ms, undefined, `Redis' clock at ${ms}`);
 
-  const window = (name: string, max: number, windowMs: number): SendWindow => ({
-    key: db.keys.rate(`test:${randomUUID()}`, name),
-    max,
-    windowMs,
-  });
+  /** A window, with the sorted set the limiter keeps it in (read to count its sends). */
+  const window = (name: string, max: number, windowMs: number): SendWindow & { key: string } => {
+    const group = `test:${randomUUID()}`;
+    return { group, scope: name, key: db.schedulerKeys.rate(group, name), max, windowMs };
+  };
 
   it("takes slots now while a window has room, then books each later sender its own later slot", async () => {
     const bot = window("bot", 5, 1000);

@@ -54,7 +54,7 @@ describe("durable state and retries", () => {
   it("a turn left half-done by a dead worker is picked up from Redis by a new one", async () => {
     // A worker died holding the room: the event is in the inbox, the room is in its
     // lane's running set with a lease that has run out, and nothing else points at it.
-    const { redis, keys } = spine.redis;
+    const { redis, schedulerKeys: keys } = spine.redis;
     const room = "telegram:0:orphan";
     const event = {
       kind: "message",

@@ -50,12 +50,14 @@ describe("RedisInbox", () => {
     const inbox = new RedisInbox(new SchedulerScripts(db.redis, db.keys, firstWriteUnacknowledged()), 60_000);
     const room = "telegram:1:42";
     const lane = "telegram";
-    await db.redis.del(db.keys.wake(lane));
+    await db.redis.del(db.schedulerKeys.wake(lane));
     await expect(inbox.enqueue(event(room, "e1"))).rejects.toBeInstanceOf(ReplicaWaitError);
     // The first attempt made the room pending but nobody was woken: the retry does it.
-    expect(await db.redis.llen(db.keys.wake(lane))).toBe(0);
+    expect(await db.redis.llen(db.schedulerKeys.wake(lane))).toBe(0);
     expect(await inbox.enqueue(event(room, "e1"))).toBe(false);
-    expect(await db.redis.llen(db.keys.inbox(room))).toBe(1);
-    await eventually(async () => expect(await db.redis.lrange(db.keys.wake(lane), 0, -1)).toEqual([room]));
+    expect(await db.redis.llen(db.schedulerKeys.inbox(room))).toBe(1);
+    await eventually(async () =>
+      expect(await db.redis.lrange(db.schedulerKeys.wake(lane), 0, -1)).toEqual([room]),
+    );
   });
 });

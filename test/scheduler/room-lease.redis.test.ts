@@ -39,7 +39,7 @@ beforeEach(() => {
 
 async function held(scripts: SchedulerScripts, ids: string[]): Promise<RoomLease> {
   for (const id of ids)
-    await db.scheduler.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
+    await db.scheduler.intake.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
   const claimed = await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS });
   expect(claimed.kind).toBe("claimed");
   return new RoomLease(scripts, room, LANE, "t1", SETTINGS);
@@ -49,7 +49,7 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
   it("a park that already let go of the room wakes a worker for it instead of leaving it to the next look", async () => {
     const scripts = new SchedulerScripts(db.redis, db.keys, flakyReplicas(1));
     const lease = await held(scripts, ["a"]);
-    await db.redis.del(db.keys.wake(LANE));
+    await db.redis.del(db.schedulerKeys.wake(LANE));
     const reply = await lease.park({
       writes: {},
       head: event("a"),
@@ -63,9 +63,9 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
     expect(reply.kind).toBe("lost");
     expect(lease.active).toBe(false);
     expect(
-      await db.redis.zscore(db.keys.laneShard(LANE, db.keys.shardOf(room)).pending, room),
+      await db.redis.zscore(db.schedulerKeys.laneShard(LANE, db.schedulerKeys.shardOf(room)).pending, room),
     ).not.toBeNull();
-    expect(await db.redis.lrange(db.keys.wake(LANE), 0, -1)).toEqual([room]);
+    expect(await db.redis.lrange(db.schedulerKeys.wake(LANE), 0, -1)).toEqual([room]);
   });
 
   it("a finish that already ended the turn ends it once: the history gets the turn once, the next turn is kept", async () => {
@@ -90,8 +90,8 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
     });
     // The first attempt applied: the retry reads the next turn's record as it is.
     expect(reply).toMatchObject({ kind: "next", head: event("b"), again: true, record: { computing: "1" } });
-    expect(await db.redis.llen(db.keys.history(room))).toBe(2);
-    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
+    expect(await db.redis.llen(db.schedulerKeys.history(room))).toBe(2);
+    expect(await db.redis.lrange(db.schedulerKeys.inbox(room), 0, -1)).toEqual([event("b")]);
     expect(lease.active).toBe(true);
   });
 
@@ -118,16 +118,19 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
       letterId: "x",
     });
     expect(reply.kind).toBe("over");
-    expect(await db.redis.hgetall(db.keys.turn(room))).toEqual({ computing: "1" });
-    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
+    expect(await db.redis.hgetall(db.schedulerKeys.turn(room))).toEqual({ computing: "1" });
+    expect(await db.redis.lrange(db.schedulerKeys.inbox(room), 0, -1)).toEqual([event("b")]);
     // Handed back due now, not after the failed attempt's backoff.
-    const due = await db.redis.zscore(db.keys.laneShard(LANE, db.keys.shardOf(room)).pending, room);
+    const due = await db.redis.zscore(
+      db.schedulerKeys.laneShard(LANE, db.schedulerKeys.shardOf(room)).pending,
+      room,
+    );
     expect(Number(due)).toBeLessThanOrEqual(Date.now() + 1000);
   });
 
   it("a holder whose lease ran out while nobody claimed the room still records what it sent; after a claim it writes nothing", async () => {
     // Run out as Redis judges it: the room's running score (its lease's end) behind Redis's clock.
-    const running = db.keys.laneShard(LANE, db.keys.shardOf(room)).running;
+    const running = db.schedulerKeys.laneShard(LANE, db.schedulerKeys.shardOf(room)).running;
     const runOut = (what: string) =>
       waitFor(
         async () => {
@@ -140,7 +143,13 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
       );
     // A failover or a master refusing writes stops every renewal for longer than a lease.
     const short = { leaseMs: 150, turnRecordMs: 60_000 };
-    await db.scheduler.enqueue({ room, lane: LANE, eventId: "a", entry: event("a"), dedupeMs: 60_000 });
+    await db.scheduler.intake.enqueue({
+      room,
+      lane: LANE,
+      eventId: "a",
+      entry: event("a"),
+      dedupeMs: 60_000,
+    });
     await db.scheduler.claim({ room, lane: LANE, token: "t1", ...short });
     const lease = new RoomLease(new SchedulerScripts(db.redis, db.keys), room, LANE, "t1", short);
     await runOut("t1's lease");
@@ -158,7 +167,7 @@ describe("a fenced write sent again after an unacknowledged attempt", () => {
         letterId: "y",
       });
     expect((await park(lease)).kind).toBe("parked");
-    expect(await db.redis.hget(db.keys.turn(room), "part:part:0")).toBe("chat:7");
+    expect(await db.redis.hget(db.schedulerKeys.turn(room), "part:part:0")).toBe("chat:7");
 
     // Another worker claims it (its lease ran out again): the first holder's writes are refused.
     await db.scheduler.claim({ room, lane: LANE, token: "t2", ...short });

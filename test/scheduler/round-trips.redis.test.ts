@@ -124,7 +124,9 @@ describe("Redis round trips per turn", () => {
     expect(commands.all.filter((c) => !wakeUp(c)).length / ids.length).toBeLessThanOrEqual(6);
     // Flood control is on as shipped: every sender's turn was counted, inside those round trips.
     expect(
-      await world.db.redis.get(world.db.keys.turnRate(`telegram:${world.bot.id}:${ids[0]}`, `tg:${ids[0]}`)),
+      await world.db.redis.get(
+        world.db.schedulerKeys.turnRate(`telegram:${world.bot.id}:${ids[0]}`, `tg:${ids[0]}`),
+      ),
     ).toBe("1");
   }, 60_000);
 

@@ -25,9 +25,9 @@ beforeEach(() => {
   room = `telegram:1:${1000 + n}`;
 });
 
-const lane = () => db.keys.laneShard(LANE, db.keys.shardOf(room));
+const lane = () => db.schedulerKeys.laneShard(LANE, db.schedulerKeys.shardOf(room));
 const enqueue = (id: string) =>
-  s.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
+  s.intake.enqueue({ room, lane: LANE, eventId: id, entry: event(id), dedupeMs: 60_000 });
 const claim = (token: string) => s.claim({ room, lane: LANE, token, leaseMs: 5000, turnRecordMs: 60_000 });
 const lease = (token: string): LeaseRef => ({ room, lane: LANE, token });
 const commit = (eventId: string) => ({
@@ -43,7 +43,7 @@ const commit = (eventId: string) => ({
 describe("enqueue-events", () => {
   it("queues a batch in order, once per event id in the shard, and claims a room once its events are in", async () => {
     const other = `${room}:b`;
-    const batch = await s.enqueueEvents(LANE, db.keys.shardOf(room), 60_000, [
+    const batch = await s.intake.enqueueEvents(LANE, db.schedulerKeys.shardOf(room), 60_000, [
       {
         room,
         eventId: "a1",
@@ -61,9 +61,9 @@ describe("enqueue-events", () => {
     expect(batch.claims).toEqual([
       { room, reply: expect.objectContaining({ kind: "claimed", head: event("a1"), takeover: false }) },
     ]);
-    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("a1"), event("a2")]);
+    expect(await db.redis.lrange(db.schedulerKeys.inbox(room), 0, -1)).toEqual([event("a1"), event("a2")]);
     // Held now: a later event neither makes it pending nor is claimed again.
-    const later = await s.enqueueEvents(LANE, db.keys.shardOf(room), 60_000, [
+    const later = await s.intake.enqueueEvents(LANE, db.schedulerKeys.shardOf(room), 60_000, [
       {
         room,
         eventId: "a3",
@@ -78,7 +78,13 @@ describe("enqueue-events", () => {
     expect(await db.redis.zscore(lane().pending, room)).toBeNull();
     // An id is its room's: another room's event with the same id is queued.
     expect(
-      await s.enqueue({ room: other, lane: LANE, eventId: "a1", entry: event("a1"), dedupeMs: 60_000 }),
+      await s.intake.enqueue({
+        room: other,
+        lane: LANE,
+        eventId: "a1",
+        entry: event("a1"),
+        dedupeMs: 60_000,
+      }),
     ).toEqual({
       kind: "queued",
       becamePending: true,
@@ -89,10 +95,10 @@ describe("enqueue-events", () => {
     expect(await enqueue("a")).toEqual({ kind: "queued", becamePending: true });
     expect(await enqueue("a")).toEqual({ kind: "duplicate" });
     expect(await enqueue("b")).toEqual({ kind: "queued", becamePending: false });
-    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("a"), event("b")]);
+    expect(await db.redis.lrange(db.schedulerKeys.inbox(room), 0, -1)).toEqual([event("a"), event("b")]);
     expect(await db.redis.zscore(lane().pending, room)).not.toBeNull();
     const flood = { userId: "tg:1", turnsPerMinute: 100, roomQueueCap: 2 };
-    const refused = await s.enqueue({
+    const refused = await s.intake.enqueue({
       room,
       lane: LANE,
       eventId: "c",
@@ -114,9 +120,9 @@ describe("enqueue-events", () => {
 describe("check-flood", () => {
   it("counts a person's turns in the room's shard and refuses the excess with one notice", async () => {
     const a = { room, userId: "tg:2", turnsPerMinute: 1, roomQueueCap: 10 };
-    expect(await s.checkFlood(a)).toEqual({ kind: "admitted" });
-    expect(await s.checkFlood(a)).toEqual({ kind: "refused", limit: "rate", noticeDue: true });
-    expect(await s.checkFlood(a)).toEqual({ kind: "refused", limit: "rate", noticeDue: false });
+    expect(await s.intake.checkFlood(a)).toEqual({ kind: "admitted" });
+    expect(await s.intake.checkFlood(a)).toEqual({ kind: "refused", limit: "rate", noticeDue: true });
+    expect(await s.intake.checkFlood(a)).toEqual({ kind: "refused", limit: "rate", noticeDue: false });
   });
 });
 
@@ -124,14 +130,14 @@ describe("claim-room", () => {
   it("claims a due room with its head, session and record; refuses a held, unknown or not yet due room", async () => {
     expect(await claim("t0")).toEqual({ kind: "gone" });
     await enqueue("a");
-    await db.redis.set(db.keys.session(room), "S");
+    await db.redis.set(db.schedulerKeys.session(room), "S");
     const claimed = await claim("t1");
     expect(claimed).toMatchObject({ kind: "claimed", head: event("a"), session: "S", takeover: false });
     // The head turn is being computed from now on: a process death is counted.
     expect(claimed.kind === "claimed" && claimed.record.computing).toBe("1");
     expect(await claim("t2")).toEqual({ kind: "held" });
     const parked = `${room}:x`;
-    const parkedLane = db.keys.laneShard(LANE, db.keys.shardOf(parked));
+    const parkedLane = db.schedulerKeys.laneShard(LANE, db.schedulerKeys.shardOf(parked));
     await db.redis.zadd(parkedLane.pending, Date.now() + 60_000, parked);
     const later = await s.claim({
       room: parked,
@@ -148,17 +154,17 @@ describe("claim-room", () => {
     await claim("dead");
     await db.redis.zadd(lane().running, Date.now() - 1, room);
     expect(await claim("alive")).toMatchObject({ kind: "claimed", takeover: true });
-    expect(await db.redis.get(db.keys.lease(room))).toBe("alive");
+    expect(await db.redis.get(db.schedulerKeys.lease(room))).toBe("alive");
   });
 });
 
 describe("peek-shard", () => {
   it("names the due rooms and expired leases of one lane in one shard, and when the next is due", async () => {
     await enqueue("a");
-    const look = await s.peek({ lane: LANE, shard: db.keys.shardOf(room), limit: 100 });
+    const look = await s.peek({ lane: LANE, shard: db.schedulerKeys.shardOf(room), limit: 100 });
     expect(look.due).toContain(room);
     await claim("t");
-    const held = await s.peek({ lane: LANE, shard: db.keys.shardOf(room), limit: 100 });
+    const held = await s.peek({ lane: LANE, shard: db.schedulerKeys.shardOf(room), limit: 100 });
     expect(held.due).not.toContain(room);
     expect(held.nextInMs).toBeGreaterThan(0);
     expect(held.nextRoom).toBeUndefined();
@@ -178,7 +184,7 @@ describe("peek-shard", () => {
       letterId: `dl-${room}`,
       turnRecordMs: 60_000,
     });
-    const look = await s.peek({ lane: LANE, shard: db.keys.shardOf(room), limit: 100 });
+    const look = await s.peek({ lane: LANE, shard: db.schedulerKeys.shardOf(room), limit: 100 });
     expect(look).toMatchObject({ due: [], nextRoom: room });
     expect(look.nextInMs).toBeGreaterThan(2000);
   });
@@ -192,9 +198,9 @@ describe("turn-step", () => {
     expect(await s.step({ lease: lease("t1"), writes, part: "p0" })).toEqual({ kind: "stepped" });
     // Retried after a lost reply: the history does not get the turn twice.
     expect(await s.step({ lease: lease("t1"), writes, part: "p0" })).toEqual({ kind: "stepped" });
-    expect(await db.redis.llen(db.keys.history(room))).toBe(1);
-    expect(await db.redis.hget(db.keys.turn(room), "sending:p0")).toMatch(/ t1$/);
-    expect(await db.redis.hget(db.keys.turn(room), "computing")).toBeNull();
+    expect(await db.redis.llen(db.schedulerKeys.history(room))).toBe(1);
+    expect(await db.redis.hget(db.schedulerKeys.turn(room), "sending:p0")).toMatch(/ t1$/);
+    expect(await db.redis.hget(db.schedulerKeys.turn(room), "computing")).toBeNull();
     expect(await s.step({ lease: lease("thief"), writes: NO_WRITES, part: "p1" })).toEqual({ kind: "lost" });
   });
 });
@@ -209,12 +215,18 @@ describe("finish-turn", () => {
     const next = await s.finish({ lease: lease("t1"), head: event("a"), ...more });
     expect(next).toMatchObject({ kind: "next", head: event("b"), again: false });
     // The next turn is being computed from now on: a process death is counted.
-    expect(await db.redis.hgetall(db.keys.turn(room))).toEqual({ computing: "1" });
+    expect(await db.redis.hgetall(db.schedulerKeys.turn(room))).toEqual({ computing: "1" });
     expect(await s.finish({ lease: lease("t1"), head: event("b"), ...more })).toEqual({
       kind: "released",
       leftPending: false,
     });
-    expect(await db.redis.exists(db.keys.lease(room), db.keys.inbox(room), db.keys.turn(room))).toBe(0);
+    expect(
+      await db.redis.exists(
+        db.schedulerKeys.lease(room),
+        db.schedulerKeys.inbox(room),
+        db.schedulerKeys.turn(room),
+      ),
+    ).toBe(0);
     expect(await s.finish({ lease: lease("t1"), head: event("b"), ...more })).toEqual({ kind: "lost" });
   });
 
@@ -225,7 +237,7 @@ describe("finish-turn", () => {
     const args = { lease: lease("t1"), head: event("a"), commit: commit("a"), ...more };
     expect(await s.finish(args)).toMatchObject({ kind: "next", head: event("b"), again: false });
     // What the next turn's holder wrote meanwhile stays as it is.
-    await db.redis.hset(db.keys.turn(room), "sending:p0", "1 t1");
+    await db.redis.hset(db.schedulerKeys.turn(room), "sending:p0", "1 t1");
     expect(await s.finish(args)).toMatchObject({
       kind: "next",
       head: event("b"),
@@ -233,9 +245,12 @@ describe("finish-turn", () => {
       record: { computing: "1", "sending:p0": "1 t1" },
       session: JSON.stringify({ v: "a" }),
     });
-    expect(await db.redis.llen(db.keys.history(room))).toBe(1);
-    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
-    expect(await db.redis.hgetall(db.keys.turn(room))).toEqual({ computing: "1", "sending:p0": "1 t1" });
+    expect(await db.redis.llen(db.schedulerKeys.history(room))).toBe(1);
+    expect(await db.redis.lrange(db.schedulerKeys.inbox(room), 0, -1)).toEqual([event("b")]);
+    expect(await db.redis.hgetall(db.schedulerKeys.turn(room))).toEqual({
+      computing: "1",
+      "sending:p0": "1 t1",
+    });
   });
 });
 
@@ -258,7 +273,7 @@ describe("park-turn", () => {
     await claim("t1");
     await s.step({ lease: lease("t1"), writes: NO_WRITES, part: "p0" });
     expect(await park("t1", "retry")).toMatchObject({ kind: "parked", attempts: 1 });
-    expect(await db.redis.hget(db.keys.turn(room), "sending:p0")).toMatch(/^\d+ t1$/);
+    expect(await db.redis.hget(db.schedulerKeys.turn(room), "sending:p0")).toMatch(/^\d+ t1$/);
     expect(Number(await db.redis.zscore(lane().pending, room))).toBeGreaterThan(Date.now() + 3000);
     expect(await claim("t2")).toMatchObject({ kind: "later" });
   });
@@ -281,7 +296,7 @@ describe("park-turn", () => {
     const claimed = await claim("t2");
     expect(claimed).toMatchObject({ kind: "claimed", record: { "booked:p0": "slot-1" } });
     await s.step({ lease: lease("t2"), writes: NO_WRITES, part: "p0" });
-    expect(await db.redis.hget(db.keys.turn(room), "booked:p0")).toBeNull();
+    expect(await db.redis.hget(db.schedulerKeys.turn(room), "booked:p0")).toBeNull();
   });
 
   it("dead-letters a failure no retry can fix in the room's shard, keeping its lane, and moves on", async () => {
@@ -289,10 +304,10 @@ describe("park-turn", () => {
     await enqueue("b");
     await claim("t1");
     expect(await park("t1", "dead")).toMatchObject({ kind: "dead", leftPending: true });
-    const shard = db.keys.shardOf(room);
-    const letter = JSON.parse((await db.redis.hget(db.keys.deadLetters(shard), `dl-${room}`))!);
+    const shard = db.schedulerKeys.shardOf(room);
+    const letter = JSON.parse((await db.redis.hget(db.schedulerKeys.deadLetters(shard), `dl-${room}`))!);
     expect(letter).toMatchObject({ room, lane: LANE, event: event("a"), reason: "dead reason" });
-    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("b")]);
+    expect(await db.redis.lrange(db.schedulerKeys.inbox(room), 0, -1)).toEqual([event("b")]);
   });
 });
 
@@ -304,7 +319,7 @@ describe("release-room", () => {
       kind: "released",
       leftPending: true,
     });
-    const other = db.keys.laneShard("matrix-e2ee", db.keys.shardOf(room));
+    const other = db.schedulerKeys.laneShard("matrix-e2ee", db.schedulerKeys.shardOf(room));
     expect(await db.redis.zscore(other.pending, room)).not.toBeNull();
     expect(await s.release({ lease: lease("t1") })).toEqual({ kind: "lost" });
   });
@@ -314,7 +329,7 @@ describe("renew-leases", () => {
   it("extends the caller's leases and reports the ones it lost", async () => {
     await enqueue("a");
     await claim("t1");
-    const shard = db.keys.shardOf(room);
+    const shard = db.schedulerKeys.shardOf(room);
     const renewed = await s.renew({
       lane: LANE,
       shard,
@@ -322,19 +337,19 @@ describe("renew-leases", () => {
       leaseMs: 9000,
     });
     expect(renewed).toEqual([true, false]);
-    expect(await db.redis.pttl(db.keys.lease(room))).toBeGreaterThan(5000);
+    expect(await db.redis.pttl(db.schedulerKeys.lease(room))).toBeGreaterThan(5000);
   });
 });
 
 describe("requeue-dead-letter", () => {
   it("puts a dead letter back at the end of its room's inbox and makes the room pending", async () => {
-    const shard = db.keys.shardOf(room);
-    await db.redis.hset(db.keys.deadLetters(shard), "x", "{}");
+    const shard = db.schedulerKeys.shardOf(room);
+    await db.redis.hset(db.schedulerKeys.deadLetters(shard), "x", "{}");
     expect(await s.requeue({ id: "x", room, lane: LANE, entry: event("x") })).toEqual({
       kind: "requeued",
       becamePending: true,
     });
-    expect(await db.redis.lrange(db.keys.inbox(room), 0, -1)).toEqual([event("x")]);
+    expect(await db.redis.lrange(db.schedulerKeys.inbox(room), 0, -1)).toEqual([event("x")]);
     expect(await s.requeue({ id: "x", room, lane: LANE, entry: event("x") })).toEqual({ kind: "missing" });
   });
 });

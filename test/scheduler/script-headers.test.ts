@@ -9,8 +9,10 @@ import "../../src/sessions/audit-log.js";
 
 /**
  * Every Lua script's header says what its declaration says: the KEYS in the declared
- * order, the ARGS and REPLY fields the schemas have, the BLOBS it takes; and its body
- * reads no key or argument it was not declared with (a misspelt `A.x` is nil in Lua).
+ * order (then `more` when its arguments name further keys by their index in KEYS), the
+ * ARGS and REPLY fields the schemas have, the BLOBS it takes; and its body reads no key
+ * or argument it was not declared with (a misspelt `A.x` is nil in Lua), and no key
+ * outside KEYS (a key passed as a string argument would break Cluster's routing).
  */
 type Section = "KEYS" | "ARGS" | "BLOBS" | "REPLY";
 
@@ -63,7 +65,7 @@ describe("each Lua script's header against its declaration", () => {
       const text = readFileSync(script.file, "utf8");
       const { title, sections } = header(text);
       expect(title.startsWith(`${id}:`), `the header opens with "${id}:"`).toBe(true);
-      expect(sections.KEYS, "KEYS, in order").toEqual([...script.keys]);
+      expect(sections.KEYS, "KEYS, in order").toEqual([...script.keys, ...(script.moreKeys ? ["more"] : [])]);
       expect(sorted(sections.ARGS), "ARGS").toEqual(sorted(fieldsOf(script.args)));
       expect(sorted(sections.REPLY), "REPLY").toEqual(sorted(fieldsOf(script.reply)));
       expect(sections.BLOBS, "BLOBS").toEqual(script.blobs ? [script.blobs] : []);
@@ -71,6 +73,12 @@ describe("each Lua script's header against its declaration", () => {
       for (const key of used(body, "K")) expect(script.keys, `K.${key} is a declared key`).toContain(key);
       const args = fieldsOf(script.args);
       for (const arg of used(body, "A")) expect(args, `A.${arg} is a declared argument`).toContain(arg);
+      // Every key a call touches is in KEYS: named (K.x), or, with moreKeys, by an argument's index.
+      const code = [body, ...(script.includes ?? []).map((url) => readFileSync(url, "utf8"))].join("\n");
+      for (const [, index] of code.matchAll(/KEYS\[([^\]]*)\]/g)) {
+        expect(script.moreKeys, `KEYS[${index}] read without moreKeys`).toBe(true);
+        expect(index, `KEYS[${index}] is indexed by a …Key argument`).toMatch(/^\w+\.\w+Key$/);
+      }
     },
   );
 });

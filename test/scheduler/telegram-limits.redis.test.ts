@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/core/config.js";
 import { registry } from "../../src/ops/metrics.js";
+import { RESEND_NOTE } from "../../src/render/telegram.js";
 import type { Runtime } from "../../src/runtime.js";
 import { peakPerSecond, sendGaps } from "../support/send-gaps.js";
 import { DEMO_SERVER } from "../support/spine.js";
@@ -47,6 +48,17 @@ async function windowParks(): Promise<number> {
   );
 }
 
+/** The resend counters (parts sent again after an unknown outcome, and those with the person's note). */
+async function resendCounts(): Promise<{ unknown: number; noted: number }> {
+  const text = await registry.metrics();
+  const count = (name: string) =>
+    Number(new RegExp(`^${name}\\{platform="telegram"\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+  return {
+    unknown: count("roomgate_resent_unknown_parts_total"),
+    noted: count("roomgate_resent_noted_parts_total"),
+  };
+}
+
 describe("Telegram limits on every attempt, across processes", () => {
   it("keeps every chat at one send per second while 30% of sends get 429, logging and counting each 429", async () => {
     const people = users(10);
@@ -79,6 +91,26 @@ describe("Telegram limits on every attempt, across processes", () => {
     const metrics = await registry.metrics();
     expect(metrics).toMatch(/roomgate_rate_limited_total\{platform="telegram",method="sendMessage"\} [1-9]/);
   }, 90_000);
+
+  it("sends a part answered 429 again later as it is: no note to the person, no resend logged or counted", async () => {
+    const [person] = users(1, 2000);
+    const captured = capturingLogger();
+    await start(config([person!]), true, captured.log);
+    const counted = () => resendCounts();
+    const before = await counted();
+    // The first attempt is refused: Telegram sent nothing, so the retry is no repeat.
+    world.standin.inject("sendMessage", { status: 429, retryAfter: 1 }, 1);
+    world.standin.userSends(world.bot.token, { from: person!, text: "/status" });
+    await waitFor(() => answers(person!.id).length >= 1, 20_000, "the answer after the 429");
+    const attempts = world.standin.callsTo("sendMessage", world.bot.id);
+    expect(attempts.filter((c) => !c.ok)).toHaveLength(1);
+    expect(answers(person!.id)).toHaveLength(1);
+    expect(answers(person!.id)[0]!.text).not.toContain(RESEND_NOTE);
+    expect(captured.lines().filter((l) => String(l.msg).includes("earlier attempt of this part"))).toEqual(
+      [],
+    );
+    expect(await counted()).toEqual(before);
+  }, 30_000);
 
   it("answers many chats at the default limits, never more than 30 in a second, waiting held rather than parked", async () => {
     const people = users(90, 3000);

@@ -50,19 +50,19 @@ function stalledWrite(until: Promise<void>): Durability & { stalled: () => boole
 it("asks again for a slot that went by while its step was held up, so the chat still gets a second between sends", async () => {
   const room = "telegram:7:901";
   const eventId = JSON.stringify({ eventId: "a" });
-  await db.scheduler.enqueue({ room, lane: LANE, eventId: "a", entry: eventId, dedupeMs: 60_000 });
+  await db.scheduler.intake.enqueue({ room, lane: LANE, eventId: "a", entry: eventId, dedupeMs: 60_000 });
   expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
   let unstall!: () => void;
   const writes = stalledWrite(new Promise<void>((resolve) => (unstall = resolve)));
   const lease = new RoomLease(new SchedulerScripts(db.redis, db.keys, writes), room, LANE, "t1", SETTINGS);
-  const limiter = new RedisRateLimiter(db.redis);
+  const limiter = new RedisRateLimiter(db.redis, db.schedulerKeys);
   const gate = new TurnGate(
     { limiter, log: silentLogger(), platform: "telegram" },
     lease,
     {},
     new TurnLifecycle(),
   );
-  const chat = [{ key: db.keys.rate("gate-test", "chat:901"), max: 1, windowMs: 1000 }];
+  const chat = [{ group: "gate-test", scope: "chat:901", max: 1, windowMs: 1000 }];
 
   const held = gate.reserve(chat, "p1").then(() => Date.now());
   await waitFor(() => writes.stalled(), undefined, "the step held up");
@@ -106,10 +106,10 @@ async function behindProxy(
   const redis = new Redis(proxy.url, { maxRetriesPerRequest: null });
   try {
     const entry = JSON.stringify({ eventId: room });
-    await db.scheduler.enqueue({ room, lane: LANE, eventId: room, entry, dedupeMs: 60_000 });
+    await db.scheduler.intake.enqueue({ room, lane: LANE, eventId: room, entry, dedupeMs: 60_000 });
     expect((await db.scheduler.claim({ room, lane: LANE, token: "t1", ...SETTINGS })).kind).toBe("claimed");
     const lease = new RoomLease(new SchedulerScripts(redis, db.keys), room, LANE, "t1", SETTINGS);
-    const limiter = new RedisRateLimiter(redis);
+    const limiter = new RedisRateLimiter(redis, db.schedulerKeys);
     const gate = new TurnGate(
       { limiter, log: silentLogger(), platform: "telegram" },
       lease,
@@ -125,22 +125,22 @@ async function behindProxy(
 
 it("with the limits far off, steps while it books: one round trip before a send instead of two", async () => {
   await behindProxy(5, "telegram:7:902", async ({ gate, redis }) => {
-    const wide = [{ key: db.keys.rate("gate-test", "bot:wide"), max: 1_000_000, windowMs: 1000 }];
+    const wide = [{ group: "gate-test", scope: "bot:wide", max: 1_000_000, windowMs: 1000 }];
     await gate.reserve(wide, "warm");
     const rounds = countRoundTrips(redis);
     await gate.reserve(wide, "p1");
     expect(rounds()).toBe(1);
-    const turn = await db.redis.hgetall(db.keys.turn("telegram:7:902"));
+    const turn = await db.redis.hgetall(db.schedulerKeys.turn("telegram:7:902"));
     expect(Object.keys(turn)).toContain("sending:p1");
   });
 }, 15_000);
 
 it("after a chat's one slot a second is taken, books before stepping: a full window parks with nothing marked", async () => {
   await behindProxy(5, "telegram:7:903", async ({ gate }) => {
-    const chat = [{ key: db.keys.rate("gate-test", "chat:903"), max: 1, windowMs: 1000 }];
+    const chat = [{ group: "gate-test", scope: "chat:903", max: 1, windowMs: 1000 }];
     await gate.reserve(chat, "p1");
     await expect(gate.reserve(chat, "p2")).rejects.toBeInstanceOf(SendDeferredError);
-    const turn = await db.redis.hgetall(db.keys.turn("telegram:7:903"));
+    const turn = await db.redis.hgetall(db.schedulerKeys.turn("telegram:7:903"));
     expect(Object.keys(turn)).toContain("sending:p1");
     expect(Object.keys(turn)).not.toContain("sending:p2");
     expect(gate.bookedSlot()?.part).toBe("p2");
@@ -149,9 +149,9 @@ it("after a chat's one slot a second is taken, books before stepping: a full win
 
 it("asks again for a slot whose answer was held up past it (a WAIT after a failover), so the chat still gets a second between sends", async () => {
   await behindProxy(0, "telegram:7:904", async ({ gate, limiter, proxy }) => {
-    const chat = [{ key: db.keys.rate("gate-test", "chat:904"), max: 1, windowMs: 1000 }];
+    const chat = [{ group: "gate-test", scope: "chat:904", max: 1, windowMs: 1000 }];
     // Warm: the usual round trip of this limiter's slot calls, and a slot that has gone by since.
-    await limiter.acquire([{ key: db.keys.rate("gate-test", "warm:904"), max: 1, windowMs: 1000 }]);
+    await limiter.acquire([{ group: "gate-test", scope: "warm:904", max: 1, windowMs: 1000 }]);
     let letGo!: () => void;
     proxy.holdReplies(0, new Promise<void>((resolve) => (letGo = resolve)));
     const held = gate.reserve(chat, "p1").then(() => Date.now());
@@ -159,7 +159,7 @@ it("asks again for a slot whose answer was held up past it (a WAIT after a failo
     proxy.holdReplies(0);
     // Another sender of the chat gets the next slot, a second after the held turn's
     // (taken at once, its answer still held up).
-    const direct = new RedisRateLimiter(db.redis);
+    const direct = new RedisRateLimiter(db.redis, db.schedulerKeys);
     const other = await direct.acquire(chat);
     const otherAt = Date.now();
     await direct.answered(chat, other.member);

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -144,8 +145,11 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
   it("hands out a send slot only once the replica of the bot's windows has it", async () => {
     // A slot handed out before its replica has it is lost when the master dies right
     // after the send: the promoted replica would let a 31st send into that second.
-    const windows = [{ key: runtime.deps.keys.rate("slot-check", "bot"), max: 30, windowMs: 1000 }];
-    const replica = await replicaOfKey(cluster, windows[0]!.key);
+    const windows = [{ group: "slot-check", scope: "bot", max: 30, windowMs: 1000 }];
+    const replica = await replicaOfKey(
+      cluster,
+      new SchedulerKeys(runtime.deps.keys.prefix).rate("slot-check", "bot"),
+    );
     process.kill(replica.pid!, "SIGSTOP");
     let granted = false;
     let booking: Promise<unknown>;
@@ -159,7 +163,9 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
     await booking;
     const direct = replica.client();
     await direct.readonly();
-    expect(await direct.zscore(windows[0]!.key, "check")).not.toBeNull();
+    expect(
+      await direct.zscore(new SchedulerKeys(runtime.deps.keys.prefix).rate("slot-check", "bot"), "check"),
+    ).not.toBeNull();
     direct.disconnect();
   }, 30_000);
 

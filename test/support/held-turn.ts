@@ -26,7 +26,9 @@ export class HeldTurn {
 
   static async take(db: TestRedis, room: string, log: Logger): Promise<HeldTurn> {
     const token = `test-worker/${randomUUID()}/:1`;
-    await db.redis.set(db.keys.lease(room), token, "PX", 60_000);
+    await db.redis.set(db.schedulerKeys.lease(room), token, "PX", 60_000);
+    // A new turn: an earlier turn of the room (never finished here) leaves it no record.
+    await db.redis.del(db.schedulerKeys.turn(room));
     const held = new RoomLease(db.scheduler, room, laneOf(room), token, {
       leaseMs: 60_000,
       turnRecordMs: 60_000,
@@ -40,7 +42,11 @@ export class HeldTurn {
     record: Record<string, string>,
     log: Logger,
   ): TurnGate {
-    const deps = { limiter: new RedisRateLimiter(db.redis), log, platform: platformOf(held.room) };
+    const deps = {
+      limiter: new RedisRateLimiter(db.redis, db.schedulerKeys),
+      log,
+      platform: platformOf(held.room),
+    };
     return new TurnGate(deps, held, record, new TurnLifecycle());
   }
 
@@ -56,7 +62,7 @@ export class HeldTurn {
   async again(): Promise<HeldTurn> {
     const booked = this.gate.bookedSlot();
     await this.gate.reserve([]);
-    const key = this.db.keys.turn(this.held.room);
+    const key = this.db.schedulerKeys.turn(this.held.room);
     if (booked) await this.db.redis.hset(key, `booked:${booked.part}`, booked.member);
     const record = await this.db.redis.hgetall(key);
     return new HeldTurn(this.db, this.held, HeldTurn.gateFor(this.db, this.held, record, this.log), this.log);

@@ -280,7 +280,9 @@ export class E2eePeer {
   }
 
   /** Sends one request the machine made (a verification step, say) and reports the answer to it. */
-  async sendOutgoing(request: ToDeviceRequest | SignatureUploadRequest | RoomMessageRequest): Promise<void> {
+  async sendOutgoing(
+    request: ToDeviceRequest | SignatureUploadRequest | RoomMessageRequest | KeysClaimRequest,
+  ): Promise<void> {
     await this.sendRequest(request);
   }
 

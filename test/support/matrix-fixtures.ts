@@ -95,6 +95,11 @@ export class RecordingInbox implements Inbox {
     this.events.push(event);
     return true;
   }
+
+  /** Every event of the room recorded (none is ever taken off). */
+  async queued(room: string): Promise<number> {
+    return this.events.filter((e) => e.room === room).length;
+  }
 }
 
 /** What a demo `runs` tool answers for these arguments: the text a test expects verbatim. */

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
+import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
 import { Keys } from "../../src/sessions/keys.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
@@ -13,6 +14,8 @@ export interface TestRedis {
   connection: RedisConnection;
   prefix: string;
   keys: Keys;
+  /** The scheduler's keys under `prefix` (what only src/scheduler builds; tests read them). */
+  schedulerKeys: SchedulerKeys;
   /** The scheduler's scripts on `redis` under `prefix`. */
   scheduler: SchedulerScripts;
   /**
@@ -35,6 +38,7 @@ export async function testRedis(): Promise<TestRedis> {
   const prefix = `t${randomBytes(5).toString("hex")}`;
   const redis = new Redis(url, { maxRetriesPerRequest: null });
   const keys = new Keys(prefix);
+  const schedulerKeys = new SchedulerKeys(prefix);
   const connection = RedisConnection.single(url);
   return {
     url,
@@ -42,9 +46,11 @@ export async function testRedis(): Promise<TestRedis> {
     connection,
     prefix,
     keys,
-    scheduler: new SchedulerScripts(redis, keys),
+    schedulerKeys,
+    scheduler: new SchedulerScripts(redis, schedulerKeys),
     async drained(room) {
-      return (await redis.exists(keys.inbox(room), keys.lease(room), keys.turn(room))) === 0;
+      const k = schedulerKeys.room(room);
+      return (await redis.exists(k.inbox, k.lease, k.turn)) === 0;
     },
     async cleanup() {
       let cursor = "0";

@@ -161,7 +161,7 @@ export async function forge(db: TestRedis, event: InboundEvent): Promise<void> {
 export async function handled(db: TestRedis, room: string, eventId: string): Promise<void> {
   await waitFor(
     async () =>
-      !(await db.redis.lrange(db.keys.inbox(room), 0, -1)).some(
+      !(await db.redis.lrange(db.schedulerKeys.inbox(room), 0, -1)).some(
         (raw) => (JSON.parse(raw) as { eventId?: string }).eventId === eventId,
       ),
     30_000,

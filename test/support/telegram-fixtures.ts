@@ -73,6 +73,11 @@ export class RecordingInbox implements Inbox {
     this.calls.push(event);
     return fresh;
   }
+
+  /** Every event of the room recorded (none is ever taken off). */
+  async queued(room: string): Promise<number> {
+    return this.calls.filter((e) => e.room === room).length;
+  }
 }
 
 /** A delivery ledger kept in memory, shared between attempts of one turn. */

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Cluster } from "ioredis";
 import { RedisClusterTopology } from "../../bench/support/redis-topology.js";
 import { silentLogger } from "../../src/core/log.js";
+import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { Keys } from "../../src/sessions/keys.js";
 import { RedisConnection, type RedisClient } from "../../src/sessions/redis-connection.js";
 import { testRedis } from "./redis.js";
@@ -25,6 +26,8 @@ export interface TestTopology {
   connection: RedisConnection;
   prefix: string;
   keys: Keys;
+  /** The scheduler's keys under `prefix` (tests read them). */
+  schedulerKeys: SchedulerKeys;
   /** The `redis:` section of a configuration file for this Redis. */
   config: Record<string, unknown>;
   /** The cluster's nodes, when it is one. */
@@ -46,6 +49,7 @@ export async function testTopology(
       connection: db.connection,
       prefix: db.prefix,
       keys: db.keys,
+      schedulerKeys: db.schedulerKeys,
       config: { url: db.url, prefix: db.prefix },
       keysMatching: (pattern) => db.redis.keys(pattern),
       cleanup: () => db.cleanup(),
@@ -63,6 +67,7 @@ export async function testTopology(
     connection,
     prefix,
     keys: new Keys(prefix),
+    schedulerKeys: new SchedulerKeys(prefix),
     config: { cluster: { nodes: cluster.urls }, prefix },
     cluster,
     async keysMatching(pattern) {

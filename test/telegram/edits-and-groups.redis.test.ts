@@ -55,7 +55,7 @@ async function start(edits?: { reask: boolean; windowSeconds: number }): Promise
     keys: db.keys,
     scheduler: db.scheduler,
     inbox,
-    limiter: new RedisRateLimiter(db.redis),
+    limiter: new RedisRateLimiter(db.redis, db.schedulerKeys),
     log: silentLogger(),
     ...permissionDeps(config, db.redis, db.keys),
   };

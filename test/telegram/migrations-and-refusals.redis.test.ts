@@ -70,7 +70,7 @@ const texts = (chatId: number, thread?: number) =>
 const lines = (msg: string) => logged.lines().filter((l) => String(l.msg).includes(msg));
 
 async function conversationOf(room: string): Promise<string | undefined> {
-  const raw = await db.redis.get(db.keys.session(room));
+  const raw = await db.redis.get(db.schedulerKeys.session(room));
   return raw === null ? undefined : (JSON.parse(raw) as { conversationId: string }).conversationId;
 }
 
@@ -94,7 +94,7 @@ describe("Telegram migrations, refusals and notices", () => {
     await waitFor(() => texts(supergroup.id).length === 2, 20_000, "the answer in the supergroup");
     expect(standin.callsTo("leaveChat", bot.id)).toEqual([]);
     expect(texts(supergroup.id)[1]).toContain(conversation!);
-    expect(await db.redis.exists(db.keys.session(telegramRoom(bot.id, supergroup.id)))).toBe(0);
+    expect(await db.redis.exists(db.schedulerKeys.session(telegramRoom(bot.id, supergroup.id)))).toBe(0);
 
     // The operator puts the new id in the configuration: still the same room and conversation.
     await runtime!.stop();

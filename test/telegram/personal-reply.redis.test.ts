@@ -31,7 +31,12 @@ beforeEach(async () => {
   db = await testRedis();
   bot = standin.addBot();
   const api = createTelegramBot(bot.token, standin.url).api;
-  sender = new TelegramSender(new Map([[bot.id, api]]), db.keys, new RedisRateLimiter(db.redis), log);
+  sender = new TelegramSender(
+    new Map([[bot.id, api]]),
+    db.keys,
+    new RedisRateLimiter(db.redis, db.schedulerKeys),
+    log,
+  );
 });
 afterEach(async () => db.cleanup());
 

@@ -26,7 +26,7 @@ function platform(config: ReturnType<typeof telegramConfig>, log: Logger = silen
     keys: db.keys,
     scheduler: db.scheduler,
     inbox: new RecordingInbox(),
-    limiter: new RedisRateLimiter(db.redis),
+    limiter: new RedisRateLimiter(db.redis, db.schedulerKeys),
     log,
     ...permissionDeps(config, db.redis, db.keys),
   };

@@ -74,7 +74,7 @@ const threadOf = (name: string) =>
 const asked = (tool: string) => callsIn(callLog).filter((l) => l.startsWith(`${tool}\t`));
 
 async function conversationOf(room: string): Promise<string> {
-  const raw = await db.redis.get(db.keys.session(room));
+  const raw = await db.redis.get(db.schedulerKeys.session(room));
   return (JSON.parse(raw!) as { conversationId: string }).conversationId;
 }
 
@@ -116,7 +116,7 @@ describe("Telegram topics bound to namespaces: one bot, every agent", () => {
     await waitFor(() => general().length === before + 1, 20_000, "the list");
     expect(general().at(-1)!.text).toContain("Each topic here talks to one agent");
     expect(asked("feed.ask")).toHaveLength(1);
-    expect(await db.redis.exists(db.keys.session(telegramRoom(bot.id, ALICE.id)))).toBe(0);
+    expect(await db.redis.exists(db.schedulerKeys.session(telegramRoom(bot.id, ALICE.id)))).toBe(0);
 
     // A topic she made herself is bound to no agent: the list answers in that topic.
     standin.userSends(bot.token, { from: ALICE, threadId: 77, text: "anyone here?" });

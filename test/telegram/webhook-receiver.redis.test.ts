@@ -57,7 +57,7 @@ beforeEach(async () => {
     keys: db.keys,
     scheduler: db.scheduler,
     inbox,
-    limiter: new RedisRateLimiter(db.redis),
+    limiter: new RedisRateLimiter(db.redis, db.schedulerKeys),
     log: silentLogger(),
     ...permissionDeps(config, db.redis, db.keys),
   };

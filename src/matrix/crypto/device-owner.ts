@@ -8,6 +8,7 @@ import { CryptoStore } from "./crypto-store.js";
 import type { DeviceIdentity } from "./device-identity.js";
 import { DeviceLease } from "./device-lease.js";
 import { DeviceScripts } from "./device-scripts.js";
+import type { RoomKeyBundles } from "./key-bundles.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
 import type { TrustMode } from "./trust-policy.js";
 import type { Verifications } from "./verification.js";
@@ -39,6 +40,8 @@ export interface DeviceOwnerOptions {
   approvals?: PinApprovals;
   /** Takes part in people's verifications of the bot while this process owns the device. */
   verifications?: (device: CryptoDevice) => Verifications;
+  /** Takes room-key bundles from inviters (MSC4268) while this process owns the device. */
+  bundles?: (device: CryptoDevice) => RoomKeyBundles;
 }
 
 /** How long a process that could not open the device waits before trying again. */
@@ -57,6 +60,7 @@ export class DeviceOwner {
   private readonly lease: DeviceLease;
   private current: CryptoDevice | undefined;
   private verifying: Verifications | undefined;
+  private bundling: RoomKeyBundles | undefined;
   private readonly halt = new AbortController();
   private loop: Promise<void> | undefined;
   private hooks: OwnedDeviceHooks | undefined;
@@ -90,6 +94,11 @@ export class DeviceOwner {
   /** People's verifications of the bot, while this process owns the device (in-room events go here). */
   get verifications(): Verifications | undefined {
     return this.device ? this.verifying : undefined;
+  }
+
+  /** Room-key bundles from inviters, while this process owns the device. */
+  get bundles(): RoomKeyBundles | undefined {
+    return this.device ? this.bundling : undefined;
   }
 
   /** The current lease token, for fenced writes (the sync token). */
@@ -147,6 +156,11 @@ export class DeviceOwner {
     }
     this.current = device;
     this.verifying = this.options.verifications?.(device);
+    this.bundling = this.options.bundles?.(device);
+    // Rooms joined before the last owner stopped may still wait for their inviter's bundle.
+    await this.bundling
+      ?.resume()
+      .catch((err: unknown) => log.warn({ err }, "matrix: waiting room-key bundles could not be looked at"));
     matrixDeviceOwned.set(1);
     this.lostPromise = new Promise<void>((resolve) => (this.lostSignal = resolve));
     log.info({ deviceId, ed25519: device.identityKeys.ed25519 }, "matrix: this process owns the device");
@@ -181,6 +195,7 @@ export class DeviceOwner {
     this.current = undefined;
     this.verifying?.stop();
     this.verifying = undefined;
+    this.bundling = undefined;
     this.lease.stopRenewing();
     matrixDeviceOwned.set(0);
     if (device) {

@@ -11,6 +11,8 @@ import { DeviceIdentity } from "./device-identity.js";
 import { DeviceOwner } from "./device-owner.js";
 import { EncryptedRooms } from "./encrypted-rooms.js";
 import { IdentityApprovals } from "./identity-approvals.js";
+import { RoomKeyBundles } from "./key-bundles.js";
+import { downloadMedia } from "../media-download.js";
 import { OutboundEncryption, type CryptoUnavailable } from "./outbound-encryption.js";
 import type { HomeserverCall } from "./outgoing-requests.js";
 import { decodeRecoveryKey } from "./recovery-key.js";
@@ -19,6 +21,11 @@ import { AccountData, SecretStorage } from "./secret-storage.js";
 import { UndecryptedEvents } from "./undecrypted-events.js";
 import { Verifications } from "./verification.js";
 import { VerificationBoard } from "./verification-board.js";
+
+/** The largest room-key bundle downloaded (a room's keys: about half a KiB each). */
+const MAX_BUNDLE_BYTES = 32 * 1024 * 1024;
+/** How long a bundle's download may take. */
+const BUNDLE_DOWNLOAD_MS = 60_000;
 
 /** The E2EE parts of one bot account, once its user and device are known. */
 export interface E2eeParts {
@@ -145,6 +152,21 @@ export class MatrixE2ee {
                 mayVerify: (user) =>
                   user === userId || [...bindings.values()].some((b) => isAllowed(b, user, undefined)),
                 people: [...bindings.values()].flatMap((b) => (b.users === "anyone" ? [] : [...b.users])),
+                log,
+              }),
+            bundles: (device): RoomKeyBundles =>
+              new RoomKeyBundles({
+                device,
+                call,
+                download: (mxc) =>
+                  downloadMedia(
+                    config.homeserver,
+                    config.accessToken,
+                    mxc,
+                    MAX_BUNDLE_BYTES,
+                    AbortSignal.timeout(BUNDLE_DOWNLOAD_MS),
+                  ),
+                trust: config.trust,
                 log,
               }),
             approvals: new IdentityApprovals(redis, keys.matrixOperator(userId, "trust")),

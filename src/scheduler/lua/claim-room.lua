@@ -14,6 +14,8 @@
     token         the new lease token
     leaseMs       lease length, ms
     turnRecordMs  how long a turn record is kept, ms
+    takeoverHoldMs  ms a room whose lease expired is still left to its holder (Redis
+                  refused writes lately: claim.lua), or nil
   REPLY
     kind          "claimed", "later", "held" or "gone" (claim.lua)
     head          (claimed) the head event JSON
@@ -23,4 +25,4 @@
     now           (claimed) Redis ms
     dueInMs       (later) ms until the room is due
 ]]
-return cmsgpack.pack(claim_room(K, A.room, A.token, A.leaseMs, A.turnRecordMs, now_ms()))
+return cmsgpack.pack(claim_room(K, A.room, A.token, A.leaseMs, A.turnRecordMs, now_ms(), A.takeoverHoldMs))

@@ -10,10 +10,15 @@
   session (absent when none), record, takeover, now}, {kind = "later", dueInMs},
   {kind = "held"} when a live worker holds it, or {kind = "gone"} when it is neither
   pending nor expired (another worker has it, or its inbox is empty).
+
+  `hold_ms` (nil or 0: none) leaves a room whose lease expired to its holder for that
+  much longer ("later"): the caller saw Redis refuse writes lately, so the lease may have
+  run out only because no renewal was taken, and its holder renews it once Redis does.
 ]]
-local function claim_room(k, room, token, lease_ms, turn_ms, now)
+local function claim_room(k, room, token, lease_ms, turn_ms, now, hold_ms)
   local running = redis.call("ZSCORE", k.running, room)
   if running and tonumber(running) > now then return { kind = "held" } end
+  if running and hold_ms and hold_ms > 0 then return { kind = "later", dueInMs = hold_ms } end
   local pending = redis.call("ZSCORE", k.pending, room)
   if not pending and not running then return { kind = "gone" } end
   if pending and not running and tonumber(pending) > now then

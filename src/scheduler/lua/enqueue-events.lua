@@ -14,11 +14,14 @@
     pending   the lane's pending zset (room → due, Redis ms)
     running   the lane's running zset (room → lease expiry, Redis ms)
     seen      the event ids seen lately in the shard's rooms (zset of "<room> <id>", score = Redis ms)
+    more      then the rooms' keys the ARGS name by their index in KEYS (`…Key`)
   ARGS
     dedupeMs  de-duplication window, ms
-    events    {room, id, entry (event JSON), inbox, signal (the room's channel),
-              flood = {counter, noticeQueue, noticeRate, perMinute, cap} or nil}, in order
-    claims    {room, token, leaseMs, turnRecordMs, lease, inbox, session, turn}, or nil
+    events    {room, id, entry (event JSON), inboxKey, signal (the room's channel),
+              flood = {counterKey, noticeQueueKey, noticeRateKey, perMinute, cap} or nil},
+              in order
+    claims    {room, token, leaseMs, turnRecordMs, takeoverHoldMs (claim.lua), leaseKey,
+              inboxKey, sessionKey, turnKey}, or nil
   REPLY
     events    per event: {kind = "queued", becamePending = true when the room became pending
               (wake a worker)}, {kind = "duplicate"} or the flood refusal
@@ -34,10 +37,18 @@ for i, e in ipairs(A.events) do
   if redis.call("ZADD", K.seen, "NX", now, seen) == 0 then
     out[i] = { kind = "duplicate" }
   else
-    local length = redis.call("RPUSH", e.inbox, e.entry)
-    local refused = e.flood and flood_refusal(e.flood, e.inbox, length)
+    local inbox = KEYS[e.inboxKey]
+    local length = redis.call("RPUSH", inbox, e.entry)
+    local f = e.flood
+    local refused = f and flood_refusal({
+      counter = KEYS[f.counterKey],
+      noticeQueue = KEYS[f.noticeQueueKey],
+      noticeRate = KEYS[f.noticeRateKey],
+      perMinute = f.perMinute,
+      cap = f.cap,
+    }, inbox, length)
     if refused then
-      redis.call("RPOP", e.inbox)
+      redis.call("RPOP", inbox)
       redis.call("ZREM", K.seen, seen)
       out[i] = refused
     else
@@ -63,10 +74,10 @@ for i, c in ipairs(A.claims or {}) do
   claimed[i] = claim_room({
     pending = K.pending,
     running = K.running,
-    lease = c.lease,
-    inbox = c.inbox,
-    session = c.session,
-    turn = c.turn,
-  }, c.room, c.token, c.leaseMs, c.turnRecordMs, now)
+    lease = KEYS[c.leaseKey],
+    inbox = KEYS[c.inboxKey],
+    session = KEYS[c.sessionKey],
+    turn = KEYS[c.turnKey],
+  }, c.room, c.token, c.leaseMs, c.turnRecordMs, now, c.takeoverHoldMs)
 end
 return cmsgpack.pack({ events = out, claims = claimed })

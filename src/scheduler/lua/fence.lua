@@ -80,6 +80,22 @@ local function record_sent(sent, set, del)
   end
 end
 
+-- Parts whose attempt the platform refused ({part = mark}): nothing of it was sent, so
+-- their "sending" mark goes back to what it was before the attempt — an earlier
+-- holder's attempt whose answer is still unknown, or none ("": removed). `except` is
+-- the part the same call marks anew.
+local function restore_marks(not_sent, set, del, except)
+  for part, mark in pairs(not_sent) do
+    if part ~= except then
+      if mark == "" then
+        del[#del + 1] = "sending:" .. part
+      else
+        set[#set + 1], set[#set + 2] = "sending:" .. part, mark
+      end
+    end
+  end
+end
+
 -- The turn record as a table (HGETALL).
 local function record_of(turn)
   local flat = redis.call("HGETALL", turn)

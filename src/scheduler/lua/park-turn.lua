@@ -22,6 +22,8 @@
     token         the caller's lease token
     commit        the turn's commit (fence.lua), or nil
     sent          parts recorded sent since the last call, or nil
+    notSent       parts whose attempt was refused since the last call ({part = mark to
+                  put back, "" for none}), or nil
     booked        {part, member}: a send slot booked for a part that waits for it, kept
                   as `booked:<part>` for the next holder (whose step takes it), or nil
     head          the head event JSON
@@ -52,6 +54,7 @@ end
 local set, del = {}, {}
 if A.commit then apply_commit(K, A.commit, set) end
 if A.sent then record_sent(A.sent, set, del) end
+if A.notSent then restore_marks(A.notSent, set, del, nil) end
 -- A clean park: the computation (if any) ended here, not in a dead process.
 del[#del + 1] = "computing"
 local got = redis.call("HMGET", K.turn, "since", "attempts")

@@ -4,9 +4,10 @@
 
   KEYS
     running   the lane's running zset
+    more      then the rooms' lease keys, named in ARGS by their index in KEYS
   ARGS
     leaseMs   lease length, ms
-    leases    {room, token, lease (the room's lease key)}, in order
+    leases    {room, token, leaseKey}, in order
   REPLY
     renewed   per lease, in order: true when renewed, false when lost (another worker
               may have it)
@@ -14,8 +15,9 @@
 local now = now_ms()
 local renewed = {}
 for i, l in ipairs(A.leases) do
-  if holds(l.lease, K.running, l.room, l.token, now) then
-    keep_lease(l.lease, l.token, A.leaseMs)
+  local lease = KEYS[l.leaseKey]
+  if holds(lease, K.running, l.room, l.token, now) then
+    keep_lease(lease, l.token, A.leaseMs)
     redis.call("ZADD", K.running, now + A.leaseMs, l.room)
     renewed[i] = true
   else

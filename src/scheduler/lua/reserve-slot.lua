@@ -14,8 +14,9 @@
 
   KEYS
     first     the first window's zset (every window is in its slot)
+    more      then the other windows' zsets, named in ARGS by their index in KEYS
   ARGS
-    windows   {key, max (sends), windowMs}, in order
+    windows   {windowKey, max (sends), windowMs}, in order
     member    the send's member (unique per attempt; a booked attempt keeps its own)
     mode      "take": now or not at all; "book": now, soon, or booked for later (a new
               member); "booked": the same for a member that may hold a booking;

@@ -18,6 +18,8 @@
     token     the caller's lease token
     commit    the turn's commit (fence.lua), or nil
     sent      parts recorded sent since the last call ({part = message ref}), or nil
+    notSent   parts whose attempt was refused since the last call ({part = mark to
+              put back, "" for none}), or nil
     part      the part about to be sent, or nil
   REPLY
     kind      "stepped", or "lost" when the lease is not the caller's (nothing written)
@@ -27,6 +29,7 @@ if not holds(K.lease, K.running, A.room, A.token, now) then return cmsgpack.pack
 local set, del = {}, {}
 if A.commit and apply_commit(K, A.commit, set) then del[#del + 1] = "computing" end
 if A.sent then record_sent(A.sent, set, del) end
+if A.notSent then restore_marks(A.notSent, set, del, A.part) end
 if A.part then
   set[#set + 1], set[#set + 2] = "sending:" .. A.part, now .. " " .. A.token
   del[#del + 1] = "booked:" .. A.part

@@ -111,11 +111,11 @@ local function windows_hold(keys, window, ms, now)
   end
 end
 
--- The windows of a call ({key, max, windowMs}, in order) as three lists.
+-- The windows of a call ({windowKey (index in KEYS), max, windowMs}, in order) as three lists.
 local function windows_of(list)
   local keys, max, window = {}, {}, {}
   for i, w in ipairs(list) do
-    keys[i], max[i], window[i] = w.key, w.max, w.windowMs
+    keys[i], max[i], window[i] = KEYS[w.windowKey], w.max, w.windowMs
   end
   return keys, max, window
 end

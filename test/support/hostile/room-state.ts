@@ -4,7 +4,7 @@ import type { TestRedis } from "../redis.js";
 
 /** Every Redis key that belongs to one room (in its shard, named by it), so a test can see what a stranger left. */
 export async function roomKeys(db: TestRedis, room: string): Promise<string[]> {
-  const start = db.keys.inbox(room).slice(0, -"inbox".length);
+  const start = db.schedulerKeys.inbox(room).slice(0, -"inbox".length);
   const found: string[] = [];
   let cursor = "0";
   do {

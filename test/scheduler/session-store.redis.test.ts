@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
-import { Keys } from "../../src/sessions/keys.js";
+import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { newSession } from "../../src/sessions/session.js";
-import { RedisSessionStore } from "../../src/sessions/session-store.js";
+import { RedisSessionStore } from "../../src/scheduler/session-store.js";
 import { demoNamespaces, startSpine, type Spine } from "../support/spine.js";
 import { TestRooms } from "../support/test-room.js";
 import { eventually } from "../support/wait.js";
@@ -39,7 +39,7 @@ describe("RedisSessionStore through the worker's commits, on a real Redis", () =
 
   async function read(name: string, namespace: string) {
     const room = TestRooms.room(name);
-    const { redis, keys } = spine.redis;
+    const { redis, schedulerKeys: keys } = spine.redis;
     return store.parse(room, namespace, await redis.get(keys.session(room)), await store.history(room));
   }
 
@@ -60,13 +60,13 @@ describe("RedisSessionStore through the worker's commits, on a real Redis", () =
     const { history } = await stored("b", 3);
     expect(history).toHaveLength(4);
     expect(history.filter((h) => h.role === "user").map((h) => h.text)).toEqual(["question 2", "question 3"]);
-    const ttl = await spine.redis.redis.ttl(spine.redis.keys.session(TestRooms.room("b")));
+    const ttl = await spine.redis.redis.ttl(spine.redis.schedulerKeys.session(TestRooms.room("b")));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60);
   });
 
   it("keeps one room's keys in one cluster slot (its shard's hash tag)", () => {
-    const keys = new Keys("rg");
+    const keys = new SchedulerKeys("rg");
     const room = "telegram:1:2";
     const tags = [keys.session(room), keys.history(room), keys.inbox(room), keys.lease(room)].map(
       (k) => /\{([^}]*)\}/.exec(k)![1],
@@ -76,7 +76,7 @@ describe("RedisSessionStore through the worker's commits, on a real Redis", () =
 
   it("starts anew when the record in Redis is unreadable, and the room still answers", async () => {
     const room = TestRooms.room("c");
-    await spine.redis.redis.set(spine.redis.keys.session(room), '{"conversationId": 7}');
+    await spine.redis.redis.set(spine.redis.schedulerKeys.session(room), '{"conversationId": 7}');
     const status = await spine.rooms.ask("c", "/status");
     expect(status.text).toMatch(/Conversation: [0-9a-f-]{36}/);
     await stored("c", 1);

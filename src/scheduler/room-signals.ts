@@ -1,5 +1,5 @@
 import type { Logger } from "../core/log.js";
-import type { Keys } from "../sessions/keys.js";
+import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 
 /** One room's channel in this process: who listens, and the SUBSCRIBE they wait for. */
@@ -19,13 +19,16 @@ export class RoomSignals {
   private client: RedisClient | undefined;
   private readonly channels = new Map<string, Channel>();
   private connectedOnce = false;
+  private readonly keys: SchedulerKeys;
 
   constructor(
     /** A new client of its own: a subscribed connection can do nothing else. */
     private readonly create: () => RedisClient,
-    private readonly keys: Keys,
+    layout: KeyLayout,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.keys = schedulerKeysOf(layout);
+  }
 
   /**
    * Calls `listener` on each signal of the room until the returned function is called;

@@ -1,8 +1,15 @@
-import type { RedisClient } from "./redis-connection.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+import { safeJson } from "../core/safe-json.js";
 import type { Logger } from "../core/log.js";
 import { TurnOutcomeSchema, type TurnOutcome } from "../core/reply.js";
-import type { Keys } from "./keys.js";
-import { HistoryEntrySchema, SessionSchema, newSession, type HistoryEntry, type Session } from "./session.js";
+import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
+import {
+  HistoryEntrySchema,
+  SessionSchema,
+  newSession,
+  type HistoryEntry,
+  type Session,
+} from "../sessions/session.js";
 
 /**
  * The per-room session state in Redis (DESIGN §7). Workers read it with the room's
@@ -10,12 +17,16 @@ import { HistoryEntrySchema, SessionSchema, newSession, type HistoryEntry, type 
  * is written); this class parses what was read.
  */
 export class RedisSessionStore {
+  private readonly keys: SchedulerKeys;
+
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    layout: KeyLayout,
     private readonly options: { idleSeconds: number; historyTurns: number },
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.keys = schedulerKeysOf(layout);
+  }
 
   /** Parses a session and history as read from Redis; a new session if none, unreadable, or of another namespace. */
   parse(
@@ -68,15 +79,6 @@ export class RedisSessionStore {
       { room, issues: parsed.error.issues.slice(0, 3) },
       "session record unreadable; starting anew",
     );
-    return undefined;
-  }
-}
-
-/** JSON.parse that yields undefined instead of throwing, for values read from Redis. */
-export function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
     return undefined;
   }
 }

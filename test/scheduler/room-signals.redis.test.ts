@@ -34,7 +34,7 @@ function config(): Config {
 
 /** Resolves once some process listens for the room's signals (a running call watches it). */
 async function watched(room: string): Promise<void> {
-  const channel = world.db.keys.roomSignal(room);
+  const channel = world.db.schedulerKeys.roomSignal(room);
   await waitFor(
     async () => Number(((await world.db.redis.pubsub("NUMSUB", channel)) as [string, number])[1]) > 0,
     20_000,

@@ -1,11 +1,13 @@
 import calculateSlot from "cluster-key-slot";
 import { describe, expect, it } from "vitest";
+import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { Keys } from "../../src/sessions/keys.js";
 
 const slot = (key: string) => calculateSlot(key);
 
 describe("the sharded key layout", () => {
-  const keys = new Keys("rg", { shards: 12 });
+  const keys = new SchedulerKeys("rg", { shards: 12 });
+  const others = new Keys("rg", { shards: 12 });
   const rooms = [
     "telegram:123:-100200",
     "telegram:123:-100200:77",
@@ -35,6 +37,12 @@ describe("the sharded key layout", () => {
         keys.notice(room, "queue", "tg:1"),
         keys.deadLetters(r.shard),
         keys.deadLetterIndex(r.shard),
+        // The other modules' per-room keys, placed in the same shard.
+        others.mute(room),
+        others.held(room),
+        others.refused(room, "tg:1"),
+        others.notice(room, "leaving", "bot"),
+        others.task(room, "call"),
       ];
       expect(new Set(all.map(slot)).size, room).toBe(1);
     }
@@ -52,7 +60,8 @@ describe("the sharded key layout", () => {
   });
 
   it("keeps a room in the same shard in every process, and refuses an impossible shard count", () => {
-    expect(new Keys("rg", { shards: 12 }).room(rooms[0]!)).toEqual(keys.room(rooms[0]!));
+    expect(new SchedulerKeys("rg", { shards: 12 }).room(rooms[0]!)).toEqual(keys.room(rooms[0]!));
+    expect(() => new SchedulerKeys("rg", { shards: 0 })).toThrow(RangeError);
     expect(() => new Keys("rg", { shards: 0 })).toThrow(RangeError);
   });
 });

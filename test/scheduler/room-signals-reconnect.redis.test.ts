@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RoomSignals } from "../../src/control/room-signals.js";
+import { RoomSignals } from "../../src/scheduler/room-signals.js";
 import { silentLogger } from "../../src/core/log.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { waitFor } from "../support/wait.js";
@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 /** What the enqueue script publishes for an event queued behind a room's running turn. */
-const signal = (room: string) => db.redis.publish(db.keys.roomSignal(room), "queued");
+const signal = (room: string) => db.redis.publish(db.schedulerKeys.roomSignal(room), "queued");
 
 describe("room signals", () => {
   it("tells a room's listeners of each signal, and after a lost connection tells them to read again", async () => {

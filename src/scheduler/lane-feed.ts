@@ -1,0 +1,91 @@
+import type { Logger } from "../core/log.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+import { INACTIVE_RECHECK_MS, type LaneState } from "./lane-state.js";
+import type { SchedulerScripts } from "./scheduler-scripts.js";
+
+/** Rooms of each kind one look at a shard returns. */
+const PEEK_LIMIT = 32;
+
+/**
+ * Where a lane's rooms to claim come from (its `ready` set): the lane's wake list
+ * (rooms that became pending, any shard), popped by one blocked connection while
+ * this process has free slots, and a look at every shard of the lane for due rooms
+ * and expired leases (takeover), which also sets a timer for the next due one. The
+ * dispatch loop (src/scheduler/room-worker.ts) claims what they add.
+ */
+export class LaneFeed {
+  constructor(
+    private readonly options: {
+      scripts: SchedulerScripts;
+      /** How often a lane looks at every shard at least, and how long one pop blocks. */
+      peekEveryMs: number;
+      /** The lane's slots free for new rooms in this process. */
+      free: (lane: LaneState) => number;
+      stopping: () => boolean;
+      /** Called when Redis answered a pop or a look, for health. */
+      answered: () => void;
+      log: Logger;
+    },
+  ) {}
+
+  /** Pops the lane's wake list while this process has a free slot for what it pops. */
+  async listen(lane: LaneState, blocker: RedisClient): Promise<void> {
+    const { scripts, peekEveryMs, free, stopping } = this.options;
+    while (!stopping()) {
+      if (!lane.active()) {
+        await lane.wait(INACTIVE_RECHECK_MS);
+        continue;
+      }
+      if (free(lane) <= lane.ready.size) {
+        await lane.wait(peekEveryMs);
+        continue;
+      }
+      try {
+        // As many rooms as this process has free slots for, in the order they became pending.
+        const got = await scripts.popWoken(blocker, lane.name, free(lane) - lane.ready.size, peekEveryMs);
+        if (got) for (const room of got) lane.ready.add(room);
+        else lane.lastPeek = 0;
+        lane.signal();
+      } catch {
+        if (stopping()) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  /** Looks at every shard of the lane for due rooms and expired leases; sets a timer for the next due. */
+  async peek(lane: LaneState): Promise<void> {
+    const { scripts, log, peekEveryMs } = this.options;
+    lane.lastPeek = Date.now();
+    let next: number | undefined;
+    try {
+      const looks = await Promise.all(
+        Array.from({ length: scripts.keys.shards }, (_, shard) =>
+          scripts.peek({ lane: lane.name, shard, limit: PEEK_LIMIT }),
+        ),
+      );
+      this.options.answered();
+      for (const look of looks) {
+        for (const room of [...look.due, ...look.expired]) lane.ready.add(room);
+        // A room this process will resume on its own timer needs no look of every shard
+        // (a room waiting for its send slot costs nothing until then); the periodic look
+        // still finds anything else in that shard.
+        if (look.nextInMs !== undefined && !(look.nextRoom && lane.resuming.has(look.nextRoom)))
+          next = Math.min(next ?? Infinity, look.nextInMs);
+      }
+    } catch (err) {
+      if (this.options.stopping()) return;
+      log.warn({ err: (err as Error).message, lane: lane.name }, "looking for due rooms failed; retrying");
+      await new Promise((r) => setTimeout(r, 500));
+      return;
+    }
+    clearTimeout(lane.peekTimer);
+    if (next !== undefined && next < peekEveryMs) {
+      lane.peekTimer = setTimeout(() => {
+        lane.lastPeek = 0;
+        lane.signal();
+      }, next + 1);
+      lane.peekTimer.unref();
+    }
+  }
+}
