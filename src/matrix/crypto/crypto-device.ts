@@ -1,38 +1,25 @@
 import {
-  DecryptionSettings,
   DeviceId,
   OlmMachine,
   RoomId,
   RoomMessageRequest,
-  ShieldStateCode,
-  TrustRequirement,
   UserId,
-  type DecryptedRoomEvent,
   type RequestType,
 } from "@matrix-org/matrix-sdk-crypto-wasm";
-import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import type { Logger } from "../../core/log.js";
-import {
-  LostCryptoStoreError,
-  MismatchedCryptoStoreError,
-  UndecryptableEventError,
-} from "./crypto-errors.js";
 import type { CryptoStore } from "./crypto-store.js";
-import { deleteDatabases, restoreDatabases, snapshotDatabases } from "./idb-snapshot.js";
-import { deviceHasKeys, sendMachineRequest, type HomeserverCall } from "./outgoing-requests.js";
+import { DeviceDatabase, type IdentityKeys } from "./device-database.js";
+import { sendMachineRequest, type HomeserverCall } from "./outgoing-requests.js";
 import { encryptionSettings, type RoomCryptoSettings } from "./room-settings.js";
-import { identityChange, pinIdentity, senderRequirement, type TrustMode } from "./trust-policy.js";
-import { decryptionFailure, loadCrypto, syncCryptoParts, wasmError } from "./wasm-crypto.js";
-
-const ClearEventSchema = z.looseObject({
-  type: z.string(),
-  content: z.record(z.string(), z.unknown()).default({}),
-});
-
-/** How long closing waits for the machine's in-memory database to be let go of. */
-const CLOSE_WAIT_MS = 2000;
+import {
+  SenderTrust,
+  type DecryptedEvent,
+  type EncryptedRoomEvent,
+  type PinApprovals,
+} from "./sender-trust.js";
+import type { TrustMode } from "./trust-policy.js";
+import { loadCrypto, syncCryptoParts, wasmError } from "./wasm-crypto.js";
 
 /** A room key the machine learnt: events of this session in this room can be decrypted now. */
 export interface ArrivedRoomKey {
@@ -53,13 +40,6 @@ const ToDeviceMessageSchema = z.object({
   content: z.record(z.string(), z.unknown()),
 });
 
-/** A decrypted room event: the clear type and content, and who the machine says sent it. */
-export interface DecryptedEvent {
-  type: string;
-  content: Record<string, unknown>;
-  senderDevice: string | undefined;
-}
-
 /** What opening the device needs. */
 export interface CryptoDeviceOptions {
   userId: string;
@@ -75,12 +55,6 @@ export interface CryptoDeviceOptions {
   approvals?: PinApprovals;
 }
 
-/** The operator's approvals of changed identities: the master key approved per user. */
-export interface PinApprovals {
-  approved(userId: string): Promise<string | undefined>;
-  applied(userId: string, masterKey: string): Promise<void>;
-}
-
 /**
  * The bot's Matrix device: the crypto machine of matrix-rust-sdk (its wasm build) with
  * its store held in Redis. Every operation runs one at a time, and whatever changes the
@@ -90,20 +64,27 @@ export interface PinApprovals {
  */
 export class CryptoDevice {
   private queue: Promise<unknown> = Promise.resolve();
-  private generation = 0;
   private readonly keyListeners: ((keys: ArrivedRoomKey[]) => void)[] = [];
   private readonly toDeviceListeners: ((messages: ToDeviceMessage[]) => void)[] = [];
   private readonly roomRequestListeners: ((request: RoomMessageRequest) => void)[] = [];
   /** Room messages the machine asked for that a listener is sending (they stay queued until marked sent). */
   private readonly roomRequestsInFlight = new Set<string>();
   private closed = false;
+  private readonly trust: SenderTrust;
 
   private constructor(
     private readonly machine: OlmMachine,
     private readonly options: CryptoDeviceOptions,
-    /** The IndexedDB name this machine stores under, unique to the opening. */
-    private readonly storeName: string,
+    private readonly database: DeviceDatabase,
   ) {
+    this.trust = new SenderTrust({
+      machine,
+      trust: options.trust ?? "cross-signed",
+      approvals: options.approvals,
+      call: options.call,
+      log: options.log,
+      persist: () => this.persist(),
+    });
     machine.registerRoomKeyUpdatedCallback(async (infos) => {
       const keys = infos.map((i) => ({ roomId: i.roomId.toString(), sessionId: i.sessionId }));
       for (const listener of this.keyListeners) listener(keys);
@@ -119,36 +100,20 @@ export class CryptoDevice {
    */
   static async open(options: CryptoDeviceOptions): Promise<CryptoDevice> {
     await loadCrypto();
-    const { userId, deviceId, store, log } = options;
-    const loaded = await store.load();
-    if (loaded) {
-      if (loaded.meta.userId !== userId || loaded.meta.deviceId !== deviceId) {
-        throw new MismatchedCryptoStoreError(
-          `matrix: the crypto store is for ${loaded.meta.deviceId} of ${loaded.meta.userId}, not ${deviceId} of ${userId}`,
-        );
-      }
-    } else if (await deviceHasKeys(options.call, userId, deviceId)) {
-      throw new LostCryptoStoreError(userId, deviceId);
-    }
-    // A name of its own: a process that lost the device and took it again, or a test
-    // holding two devices, never shares a database with an earlier machine.
-    const storeName = `roomgate-crypto-${randomUUID()}`;
-    if (loaded) await restoreDatabases(loaded.snapshot, storeName);
-    const machine = await OlmMachine.initialize(new UserId(userId), new DeviceId(deviceId), storeName).catch(
-      (err: unknown) => Promise.reject(wasmError(err)),
-    );
-    const device = new CryptoDevice(machine, options, storeName);
+    const { userId, deviceId, log } = options;
+    const database = await DeviceDatabase.open(options);
+    const loaded = database.loaded;
+    const machine = await OlmMachine.initialize(
+      new UserId(userId),
+      new DeviceId(deviceId),
+      database.name,
+    ).catch((err: unknown) => Promise.reject(wasmError(err)));
+    const device = new CryptoDevice(machine, options, database);
     try {
       if (loaded) {
-        device.generation = loaded.meta.generation;
-        const keys = device.identityKeys;
-        if (keys.curve25519 !== loaded.meta.curve25519 || keys.ed25519 !== loaded.meta.ed25519) {
-          throw new MismatchedCryptoStoreError(
-            `matrix: the crypto store of ${deviceId} opened with other identity keys than it recorded`,
-          );
-        }
+        database.checkIdentity(device.identityKeys);
         log.info(
-          { deviceId, ed25519: keys.ed25519, generation: loaded.meta.generation },
+          { deviceId, ed25519: device.identityKeys.ed25519, generation: loaded.meta.generation },
           "matrix: device keys loaded from Redis",
         );
       } else {
@@ -170,7 +135,7 @@ export class CryptoDevice {
   }
 
   /** The device's public identity keys (base64), as other clients see them. */
-  get identityKeys(): { curve25519: string; ed25519: string } {
+  get identityKeys(): IdentityKeys {
     const keys = this.machine.identityKeys;
     return { curve25519: keys.curve25519.toBase64(), ed25519: keys.ed25519.toBase64() };
   }
@@ -228,117 +193,11 @@ export class CryptoDevice {
   }
 
   /**
-   * Decrypts a room event, requiring of its sender's device what `trust` says; throws
-   * UndecryptableEventError saying why not (its key is missing, the device is not
-   * trusted, the sender's pinned identity changed, or anything else). A sender's
-   * device the bot has not learnt yet is asked for once before a refusal.
+   * Decrypts a room event as `matrix.trust` says (sender-trust.ts); throws
+   * UndecryptableEventError saying why not.
    */
-  async decrypt(
-    roomId: string,
-    event: { event_id: string; sender: string; origin_server_ts?: number; content: Record<string, unknown> },
-  ): Promise<DecryptedEvent> {
-    return this.exclusive(async () => {
-      const trust = this.options.trust ?? "cross-signed";
-      const attempt = () =>
-        this.machine.decryptRoomEvent(
-          JSON.stringify(event),
-          new RoomId(roomId),
-          new DecryptionSettings(senderRequirement(trust)),
-        );
-      const sessionId = typeof event.content.session_id === "string" ? event.content.session_id : undefined;
-      const refuse = (code: UndecryptableEventError["code"], cause: unknown, identity?: string) =>
-        new UndecryptableEventError(event.event_id, code, sessionId, {
-          cause: wasmError(cause),
-          ...(identity ? { identity } : {}),
-        });
-      let decrypted;
-      try {
-        decrypted = await attempt().catch(async (err: unknown) => {
-          if (decryptionFailure(err) !== "untrusted-device") throw err;
-          await this.learn(event.sender);
-          return attempt();
-        });
-      } catch (err) {
-        decrypted = await this.recovered(roomId, event, err);
-        // A device signed by a changed identity reads as not cross-signed until that identity is
-        // pinned: refused as what it is, and read once the operator's approval is pinned.
-        const changedIdentity =
-          !decrypted && trust !== "all" && decryptionFailure(err) === "untrusted-device"
-            ? await identityChange(this.machine, event.sender)
-            : undefined;
-        if (changedIdentity) {
-          const unapproved = await this.unapprovedChange(event.sender);
-          if (unapproved) throw refuse("identity-changed", err, unapproved);
-          decrypted = await attempt().catch((again: unknown) => {
-            throw refuse(decryptionFailure(again), again);
-          });
-        }
-        if (!decrypted) throw refuse(decryptionFailure(err), err);
-      }
-      const changed = trust === "all" ? undefined : await this.unapprovedChange(event.sender);
-      if (changed) throw refuse("identity-changed", new Error(`${event.sender} has a new identity`), changed);
-      const clear = ClearEventSchema.parse(JSON.parse(decrypted.event));
-      return { type: clear.type, content: clear.content, senderDevice: decrypted.senderDevice?.toString() };
-    });
-  }
-
-  /**
-   * An event the trust mode refused only because its room key came from the key backup
-   * (its authenticity cannot be checked, as Element's grey shield says), sent before this
-   * device existed: history a new device recovers after a lost store, read once. Anything
-   * sent since must come with a room key its sender's device shared with this device.
-   */
-  private async recovered(
-    roomId: string,
-    event: { event_id: string; origin_server_ts?: number },
-    err: unknown,
-  ): Promise<DecryptedRoomEvent | undefined> {
-    if (decryptionFailure(err) !== "untrusted-device") return undefined;
-    const sent = event.origin_server_ts ?? Number.POSITIVE_INFINITY;
-    if (sent >= this.machine.deviceCreationTimeMs) return undefined;
-    const decrypted = await this.machine
-      .decryptRoomEvent(
-        JSON.stringify(event),
-        new RoomId(roomId),
-        new DecryptionSettings(TrustRequirement.Untrusted),
-      )
-      .catch(() => undefined);
-    const shield = decrypted?.shieldState(false);
-    if (shield?.code !== ShieldStateCode.AuthenticityNotGuaranteed) return undefined;
-    this.options.log.info(
-      { roomId, eventId: event.event_id },
-      "matrix: read an event from before this device with a room key from the key backup",
-    );
-    return decrypted;
-  }
-
-  /**
-   * A person's new master key when their identity changed and the operator has not
-   * approved it; an approved one is pinned here (and saved) and no longer refused.
-   */
-  private async unapprovedChange(userId: string): Promise<string | undefined> {
-    const changed = await identityChange(this.machine, userId);
-    if (!changed) return undefined;
-    const approved = await this.options.approvals?.approved(userId);
-    if (approved !== changed || !(await pinIdentity(this.machine, userId, changed))) return changed;
-    await this.persist();
-    await this.options.approvals?.applied(userId, changed);
-    this.options.log.warn(
-      { userId, masterKey: changed },
-      "matrix: pinned a person's new identity, as the operator approved",
-    );
-    return undefined;
-  }
-
-  /** Fetches a user's devices and identity now (a sender the machine has not learnt yet). */
-  private async learn(userId: string): Promise<void> {
-    await this.machine.updateTrackedUsers([new UserId(userId)]);
-    await sendMachineRequest(
-      this.machine,
-      this.machine.queryKeysForUsers([new UserId(userId)]),
-      this.options.call,
-    );
-    await this.persist();
+  async decrypt(roomId: string, event: EncryptedRoomEvent): Promise<DecryptedEvent> {
+    return this.exclusive(() => this.trust.decrypt(roomId, event));
   }
 
   /**
@@ -379,10 +238,7 @@ export class CryptoDevice {
         await this.machine.updateTrackedUsers(recipients.map((u) => new UserId(u)));
         await this.flush();
         // A person whose pinned identity changed gets no room key until the operator re-pins it.
-        const kept: string[] = [];
-        for (const user of recipients) {
-          if (trust === "all" || !(await this.unapprovedChange(user))) kept.push(user);
-        }
+        const kept = await this.trust.recipients(recipients);
         const users = (): UserId[] => kept.map((u) => new UserId(u));
         const claim = await this.machine.getMissingSessions(users());
         if (claim) await sendMachineRequest(this.machine, claim, this.options.call);
@@ -412,15 +268,7 @@ export class CryptoDevice {
       if (this.closed) return;
       this.closed = true;
       this.machine.close();
-      // The in-memory database is dropped once the machine lets go of it. A listener the
-      // machine still runs (a cancelled verification's) can hold it open: then it is left,
-      // a little memory, rather than the device's stop waiting for ever.
-      const dropped = await Promise.race([
-        deleteDatabases(this.storeName).then(() => true),
-        sleep(CLOSE_WAIT_MS).then(() => false),
-      ]);
-      if (!dropped)
-        this.options.log.debug({ store: this.storeName }, "matrix: the closed machine's database was left");
+      await this.database.drop();
     });
   }
 
@@ -445,25 +293,8 @@ export class CryptoDevice {
     return sent;
   }
 
-  private async persist(): Promise<void> {
-    const started = performance.now();
-    const snapshot = await snapshotDatabases(this.storeName);
-    this.generation += 1;
-    const bytes = await this.options.store.save(
-      this.options.leaseToken(),
-      {
-        userId: this.options.userId,
-        deviceId: this.options.deviceId,
-        ...this.identityKeys,
-        generation: this.generation,
-        savedAt: Date.now(),
-      },
-      snapshot,
-    );
-    this.options.log.debug(
-      { bytes, ms: Math.round(performance.now() - started), generation: this.generation },
-      "matrix: crypto store saved",
-    );
+  private persist(): Promise<void> {
+    return this.database.save(this.identityKeys);
   }
 
   private exclusive<T>(task: () => Promise<T>): Promise<T> {

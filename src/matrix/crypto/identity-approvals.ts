@@ -1,5 +1,5 @@
 import type { RedisClient } from "../../sessions/redis-connection.js";
-import type { PinApprovals } from "./crypto-device.js";
+import type { PinApprovals } from "./sender-trust.js";
 
 /**
  * The operator's approvals of people's changed identities, in Redis so that

@@ -3,7 +3,8 @@ import { matrixUndecryptedTotal } from "../../ops/metrics.js";
 import type { UntrustedReason } from "../edge/untrusted.js";
 import { RoomEventSchema, type RoomEvent } from "../matrix-events.js";
 import { UndecryptableEventError } from "./crypto-errors.js";
-import type { CryptoDevice, DecryptedEvent } from "./crypto-device.js";
+import type { CryptoDevice } from "./crypto-device.js";
+import type { DecryptedEvent } from "./sender-trust.js";
 import type { ParkedEvent, UndecryptedEvents } from "./undecrypted-events.js";
 
 /** Where a decrypted event goes: the receiver's normal path, with whether it was history on arrival. */

@@ -137,12 +137,15 @@ export class RoomKeyBundles {
       return false;
     }
     const { data } = found;
+    let consumed = false;
     try {
       // A failed download leaves the room waiting: the next start or bundle message tries again.
       const encrypted = await this.options.download(data.url);
       const imported = await device.run(async (machine: OlmMachine) => {
         const before = await keyCount(machine);
         try {
+          // The machine takes the bundle's details over (they are freed with the call).
+          consumed = true;
           await machine.receiveRoomKeyBundle(data, encrypted);
         } finally {
           // Taken, or malformed: either way not tried again (as matrix-js-sdk does).
@@ -159,7 +162,7 @@ export class RoomKeyBundles {
         );
       return imported > 0;
     } finally {
-      data.free();
+      if (!consumed) data.free();
     }
   }
 

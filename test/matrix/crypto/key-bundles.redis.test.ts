@@ -82,7 +82,12 @@ describe("room-key bundles (MSC4268): the history the inviter shares with the bo
       );
     };
     const said = (msg: string) => lines().filter((l) => l.msg === msg);
-    return { read, said };
+    /** What the bot warned about bundles (pino level 40 and up). */
+    const warnings = () =>
+      lines()
+        .filter((l) => Number(l.level) >= 40 && String(l.msg).includes("bundle"))
+        .map((l) => l.msg);
+    return { read, said, warnings };
   }
 
   async function invite(inviter: string) {
@@ -104,6 +109,7 @@ describe("room-key bundles (MSC4268): the history the inviter shares with the bo
     await expect.poll(() => roomgate.said("matrix: took the inviter's room-key bundle").length).toBe(1);
     expect(await roomgate.read(before)).toBe("the question asked before the invite");
     expect(await roomgate.read(fromMallory)).toBe("mallory, before the invite too");
+    expect(roomgate.warnings()).toEqual([]);
   });
 
   it("takes a bundle that arrives after the join, while the room waits for it", async () => {
@@ -116,6 +122,7 @@ describe("room-key bundles (MSC4268): the history the inviter shares with the bo
       .poll(() => roomgate.said("matrix: took the inviter's room-key bundle").length, { timeout: 10_000 })
       .toBe(1);
     expect(await roomgate.read(before)).toBe("asked before the invite");
+    expect(roomgate.warnings()).toEqual([]);
   });
 
   it("takes no bundle from anyone but the inviter", async () => {
