@@ -1,11 +1,5 @@
+import { formatLines, type TargetLine } from "./peer-targets.js";
 import type { Figures } from "./workloads.js";
-
-/** One target of issue 13 checked against a run's figures. */
-interface TargetLine {
-  what: string;
-  figure: string;
-  met: boolean | undefined;
-}
 
 const DEFAULT = "roomgate, default limits";
 const RAISED = "roomgate, limits raised";
@@ -31,6 +25,11 @@ function split(f: Figures): string {
  * instance.
  */
 export function formatTargets(figures: Figures[], options: { clusterArm: string }): string {
+  return formatLines(targets(figures, options), "n/a");
+}
+
+/** Issue 13's targets, one line each (see formatTargets). */
+export function targets(figures: Figures[], options: { clusterArm: string }): TargetLine[] {
   const lines: TargetLine[] = [];
   const of = (workload: string, arm: string) => figures.find((f) => f.workload === workload && f.arm === arm);
   for (const workload of [...new Set(figures.map((f) => f.workload))]) {
@@ -117,9 +116,7 @@ export function formatTargets(figures: Figures[], options: { clusterArm: string 
       });
     }
   }
-  return lines
-    .map((l) => `- ${l.met === undefined ? "n/a" : l.met ? "met" : "NOT MET"}: ${l.what}: ${l.figure}`)
-    .join("\n");
+  return lines;
 }
 
 /** True for a workload offered faster than the bot's 30 a second (a rate over 30, or all at once). */

@@ -15,7 +15,8 @@ function cpu(f: Figures): string {
   return `${(process + children).toFixed(2)} + ${redis.toFixed(2)} ms`;
 }
 
-interface Line {
+/** One target with this run's figure; `met` undefined for a reference line. */
+export interface TargetLine {
   what: string;
   figure: string;
   met: boolean | undefined;
@@ -28,7 +29,19 @@ interface Line {
  * The one-process arm's ratios follow as "ref" lines. Empty when the peer did not run.
  */
 export function formatPeerTargets(figures: Figures[]): string {
-  const lines: Line[] = [];
+  return formatLines(peerTargets(figures), "ref");
+}
+
+/** Lines as the bench prints them: met, NOT MET, or `unjudged` for a line with no verdict. */
+export function formatLines(lines: TargetLine[], unjudged: string): string {
+  return lines
+    .map((l) => `- ${l.met === undefined ? unjudged : l.met ? "met" : "NOT MET"}: ${l.what}: ${l.figure}`)
+    .join("\n");
+}
+
+/** Issue 28's targets against the peer, one line each (see formatPeerTargets). */
+export function peerTargets(figures: Figures[]): TargetLine[] {
+  const lines: TargetLine[] = [];
   const of = (workload: string, arm: string) => figures.find((f) => f.workload === workload && f.arm === arm);
   for (const workload of [...new Set(figures.map((f) => f.workload))]) {
     const peer = of(workload, BULLMQ_ARM);
@@ -75,7 +88,24 @@ export function formatPeerTargets(figures: Figures[]): string {
       }
     }
   }
-  return lines
-    .map((l) => `- ${l.met === undefined ? "ref" : l.met ? "met" : "NOT MET"}: ${l.what}: ${l.figure}`)
+  return lines;
+}
+
+/**
+ * Each judged target over every round: how many rounds met it and each round's
+ * figure, so one run's evidence reads in one place.
+ */
+export function formatAcrossRounds(rounds: TargetLine[][]): string {
+  const byWhat = new Map<string, TargetLine[]>();
+  for (const round of rounds)
+    for (const line of round) {
+      if (line.met === undefined) continue;
+      byWhat.set(line.what, [...(byWhat.get(line.what) ?? []), line]);
+    }
+  return [...byWhat]
+    .map(([what, lines]) => {
+      const met = lines.filter((l) => l.met).length;
+      return `- met in ${met} of ${lines.length} rounds: ${what}: ${lines.map((l) => l.figure).join(" | ")}`;
+    })
     .join("\n");
 }

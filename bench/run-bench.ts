@@ -3,7 +3,8 @@
 // served by a worker process), interleaved, against the same Bot API stand-in:
 // open-loop rates and a burst, with default and raised limits, on one Redis and on a
 // Redis Cluster of 3 masters; then each target with its figure. `--quick` for a short
-// run, `--rounds N` to run the whole interleaved set N times (ratios within a round).
+// run, `--rounds N` to run the whole interleaved set N times (ratios within a round),
+// `--peer` for issue 28's table alone (the bullmq peer, the default limits' backlog; 2 rounds).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,8 +13,8 @@ import { Redis } from "ioredis";
 import { parseConfig } from "../src/core/config.js";
 import { BULLMQ_ARM, startBullmq, startFloor, startRoomgate, type Arm, type ArmTarget } from "./arms.js";
 import { formatTable } from "./bench-table.js";
-import { formatTargets } from "./bench-targets.js";
-import { formatPeerTargets, PAIR_ARM } from "./peer-targets.js";
+import { formatTargets, targets } from "./bench-targets.js";
+import { formatAcrossRounds, formatPeerTargets, PAIR_ARM, peerTargets } from "./peer-targets.js";
 import { countRoundTrips } from "./redis-counters.js";
 import { BotApiStandin } from "./support/bot-api-standin.js";
 import { cleanupOnExit, killAll, spawnTracked } from "./support/processes.js";
@@ -30,16 +31,39 @@ const { values } = parseArgs({
     workload: { type: "string" },
     // Only these arms (repeatable: --arm roomgate-raised --arm floor-runner), to profile one.
     arm: { type: "string", multiple: true },
-    rounds: { type: "string", default: "1" },
+    rounds: { type: "string" },
+    // Issue 28's targets alone, 2 rounds unless --rounds says otherwise: each workload with
+    // only the arms its targets compare (about 11 minutes where the whole set takes 30).
+    peer: { type: "boolean", default: false },
     // Counts client round trips (redis-cli monitor) during each timed run, by command, for a
     // profile of one workload; MONITOR slows Redis down, so that run's timings do not compare.
     monitor: { type: "boolean", default: false },
   },
 });
-const ROUNDS = Math.max(1, Number(values.rounds));
+const ROUNDS = Math.max(1, Number(values.rounds ?? (values.peer ? 2 : 1)));
 const quick = values.quick || values.smoke;
 const CHATS = Array.from({ length: 100 }, (_, i) => 20_000 + i);
 const seconds = quick ? 5 : 15;
+type ArmKind =
+  | "floor-polling"
+  | "floor-runner"
+  | "bullmq"
+  | "roomgate"
+  | "roomgate-raised"
+  | "roomgate-pair"
+  | "roomgate-cluster";
+/**
+ * `--peer`: the arms each workload of issue 28's table needs: the default limits' pacing
+ * and cost against the raised limits on the backlog every arm drains, and the peer
+ * against start + 1 worker (and the one-process arm, for reference) at 200/s and in
+ * the burst.
+ */
+const PEER_PLAN: Record<string, ArmKind[]> = {
+  "600 at once": ["roomgate", "roomgate-raised"],
+  "200/s": ["bullmq", "roomgate-raised", "roomgate-pair"],
+  "20,000 at once": ["bullmq", "roomgate-raised", "roomgate-pair"],
+  "2,000 at once": ["bullmq", "roomgate-raised", "roomgate-pair"],
+};
 const ALL_WORKLOADS: Workload[] = [
   // A backlog every arm drains (at the default limits in about 20 s): what the default
   // limits cost per delivered turn against the raised ones is read here, every message
@@ -56,7 +80,11 @@ const ALL_WORKLOADS: Workload[] = [
 ];
 const WORKLOADS: Workload[] = values.smoke
   ? [{ name: "50/s", rate: 50, messages: 100, drainMs: 10_000 }]
-  : ALL_WORKLOADS.filter((w) => values.workload === undefined || w.name === values.workload);
+  : ALL_WORKLOADS.filter(
+      (w) =>
+        (values.workload === undefined || w.name === values.workload) &&
+        (!values.peer || PEER_PLAN[w.name] !== undefined),
+    );
 
 /**
  * Raised limits for a self-hosted Bot API: the config key the scheduler reads. A
@@ -91,34 +119,6 @@ function raisedConfigAccepted(): boolean {
   }
 }
 
-const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-
-cleanupOnExit();
-const dir = mkdtempSync(join(tmpdir(), "roomgate-bench-"));
-const redisProcess = await RedisServer.start({ dir: join(dir, "redis"), spawn: spawnTracked });
-const redis = new Redis(redisProcess.url);
-// Three masters, no replicas: the same work as the one instance, spread by the shards' hash tags.
-const cluster = values.smoke
-  ? undefined
-  : await RedisClusterTopology.start({
-      dir: join(dir, "cluster"),
-      masters: 3,
-      replicas: 0,
-      spawn: spawnTracked,
-    });
-const clusterClients = cluster ? cluster.nodes.map((n) => new Redis(n.url)) : [];
-const standin = await BotApiStandin.start();
-const raisedOk = raisedConfigAccepted();
-let botId = 8_200_000_000;
-
-type ArmKind =
-  | "floor-polling"
-  | "floor-runner"
-  | "bullmq"
-  | "roomgate"
-  | "roomgate-raised"
-  | "roomgate-pair"
-  | "roomgate-cluster";
 const ARMS: ArmKind[] = (
   values.smoke
     ? (["floor-polling", "bullmq", "roomgate", "roomgate-pair"] as const)
@@ -131,7 +131,38 @@ const ARMS: ArmKind[] = (
         "roomgate-pair",
         "roomgate-cluster",
       ] as const)
-).filter((kind) => values.arm === undefined || values.arm.includes(kind));
+).filter(
+  (kind) =>
+    (values.arm === undefined || values.arm.includes(kind)) &&
+    (!values.peer || Object.values(PEER_PLAN).some((arms) => arms.includes(kind))),
+);
+
+/** The arms that run `workload`: all, or under --peer those its targets compare. */
+function armsOf(workload: Workload): ArmKind[] {
+  const plan = values.peer ? PEER_PLAN[workload.name] : undefined;
+  return plan ? ARMS.filter((kind) => plan.includes(kind)) : ARMS;
+}
+
+const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+cleanupOnExit();
+const dir = mkdtempSync(join(tmpdir(), "roomgate-bench-"));
+const redisProcess = await RedisServer.start({ dir: join(dir, "redis"), spawn: spawnTracked });
+const redis = new Redis(redisProcess.url);
+// Three masters, no replicas: the same work as the one instance, spread by the shards' hash tags.
+// Started only when its arm runs (a cluster takes a while to form on a busy box).
+const cluster = !ARMS.includes("roomgate-cluster")
+  ? undefined
+  : await RedisClusterTopology.start({
+      dir: join(dir, "cluster"),
+      masters: 3,
+      replicas: 0,
+      spawn: spawnTracked,
+    });
+const clusterClients = cluster ? cluster.nodes.map((n) => new Redis(n.url)) : [];
+const standin = await BotApiStandin.start();
+const raisedOk = raisedConfigAccepted();
+let botId = 8_200_000_000;
 
 /** The cluster arm's name (bench-targets.ts compares it with the one-instance arm). */
 const CLUSTER_ARM = "roomgate, limits raised, 3 cluster masters";
@@ -175,7 +206,7 @@ async function flushAll(): Promise<void> {
 async function interleaved(round: number): Promise<Figures[]> {
   const figures: Figures[] = [];
   for (const workload of WORKLOADS) {
-    for (const kind of ARMS) {
+    for (const kind of armsOf(workload)) {
       await flushAll();
       const t = target(kind);
       const arm = await start(kind, t);
@@ -270,7 +301,7 @@ function commandBreakdown(figures: Figures[], workload: string): string {
 
 try {
   log(
-    `roomgate bench${values.smoke ? " --smoke" : quick ? " --quick" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}, arms ${ARMS.join(", ")}${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ""}`,
+    `roomgate bench${values.smoke ? " --smoke" : quick ? " --quick" : ""}${values.peer ? " --peer" : ""}: 100 chats, workloads ${WORKLOADS.map((w) => w.name).join(", ")}, arms ${ARMS.join(", ")}${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ""}`,
   );
   if (!raisedOk)
     log("this build's config has no telegram.limits: the 'limits raised' arm runs with default limits");
@@ -292,6 +323,13 @@ try {
     const peer = formatPeerTargets(figures);
     if (peer) console.log(`\nTargets against the bullmq peer (issue 28):\n${peer}`);
   });
+  // Issue 28's table over every round: the peer targets and the default limits' (nothing worse).
+  const issue28 = rounds.map((figures) => [
+    ...peerTargets(figures),
+    ...targets(figures, { clusterArm: CLUSTER_ARM }).filter((l) => /default limits/.test(l.what)),
+  ]);
+  if (issue28.some((lines) => lines.length > 0))
+    console.log(`\nIssue 28's targets over ${ROUNDS} round(s):\n${formatAcrossRounds(issue28)}`);
   console.log(`\nRedis round trips per turn by command (MONITOR, 20 turns/s):\n${trips.lines.join("\n")}`);
   const search = await toolSearchP99Micros().catch(() => undefined);
   if (search)
