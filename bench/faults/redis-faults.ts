@@ -173,6 +173,21 @@ export async function rangeDown(redis: FaultRedis, marks: FaultMarks, log: Log):
   log(`${node.address} serves its range again (${((marks.promotedAt - marks.faultAt) / 1000).toFixed(1)} s)`);
 }
 
+/**
+ * Cluster: online resharding under load — a 4th master joins empty and a quarter of the
+ * slots move onto it (`redis-cli --cluster rebalance --cluster-use-empty-masters`), so
+ * scripts meet ASK, TRYAGAIN and MOVED mid-turn.
+ */
+export async function reshard(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+  const cluster = redis.cluster!;
+  marks.faultAt = Date.now();
+  const node = await cluster.addMaster();
+  log(`${node.address} joined as an empty master; rebalancing slots onto it`);
+  const moved = await cluster.rebalance();
+  marks.promotedAt = Date.now();
+  log(`${moved} slots moved (${((marks.promotedAt - marks.faultAt) / 1000).toFixed(1)} s)`);
+}
+
 /** Cluster: the busiest master's replica takes over by CLUSTER FAILOVER (an operator's switchover). */
 export async function clusterFailover(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
   const cluster = redis.cluster!;

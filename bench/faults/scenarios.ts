@@ -11,6 +11,7 @@ import {
   outOfMemory,
   rangeDown,
   replicaStall,
+  reshard,
   markWritable,
   type FaultMarks,
 } from "./redis-faults.js";
@@ -31,6 +32,7 @@ export const SCENARIOS = [
   "failback",
   "range-down",
   "cluster-failover",
+  "reshard",
   "client-pause",
   "replica-stall",
   "oom",
@@ -130,6 +132,8 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
       return once(t, t.loadMs / 3, (marks) => rangeDown(t.redis, marks, t.log));
     case "cluster-failover":
       return once(t, t.loadMs / 3, (marks) => clusterFailover(t.redis, marks, t.log));
+    case "reshard":
+      return once(t, t.loadMs / 4, (marks) => reshard(t.redis, marks, t.log));
     case "client-pause":
       return once(t, t.loadMs / 3, (marks) => clientPause(t.redis, marks, t.log));
     case "replica-stall":

@@ -27,7 +27,12 @@ const DATA_NODE = ["appendfsync everysec"];
  * says `cluster_state:ok`.
  */
 export class RedisClusterTopology {
-  private constructor(readonly nodes: RedisServer[]) {}
+  private constructor(
+    readonly nodes: RedisServer[],
+    /** How a node of this cluster is started (for a node added later). */
+    private readonly startNode: (port: number, dir: string) => Promise<RedisServer>,
+    private readonly dir: string,
+  ) {}
 
   static async start(options: {
     dir: string;
@@ -39,24 +44,22 @@ export class RedisClusterTopology {
     const masters = options.masters ?? 3;
     const replicas = options.replicas ?? 1;
     const ports = await freeClusterPorts(masters * (1 + replicas));
-    const nodes = await Promise.all(
-      ports.map((port, i) =>
-        RedisServer.start({
-          port,
-          dir: join(options.dir, `node-${i}`),
-          config: [
-            ...DATA_NODE,
-            "cluster-enabled yes",
-            "cluster-config-file nodes.conf",
-            `cluster-node-timeout ${options.nodeTimeoutMs ?? 2000}`,
-            // A replica may take over even after a short disconnect from its master.
-            "cluster-replica-validity-factor 0",
-          ],
-          ...(options.spawn ? { spawn: options.spawn } : {}),
-        }),
-      ),
-    );
-    const topology = new RedisClusterTopology(nodes);
+    const startNode = (port: number, dir: string) =>
+      RedisServer.start({
+        port,
+        dir,
+        config: [
+          ...DATA_NODE,
+          "cluster-enabled yes",
+          "cluster-config-file nodes.conf",
+          `cluster-node-timeout ${options.nodeTimeoutMs ?? 2000}`,
+          // A replica may take over even after a short disconnect from its master.
+          "cluster-replica-validity-factor 0",
+        ],
+        ...(options.spawn ? { spawn: options.spawn } : {}),
+      });
+    const nodes = await Promise.all(ports.map((port, i) => startNode(port, join(options.dir, `node-${i}`))));
+    const topology = new RedisClusterTopology(nodes, startNode, options.dir);
     await run("redis-cli", [
       "--cluster",
       "create",
@@ -171,6 +174,47 @@ export class RedisClusterTopology {
     } finally {
       client.disconnect();
     }
+  }
+
+  /**
+   * Starts one more node and adds it as an empty master (`redis-cli --cluster add-node`),
+   * waiting until every node agrees on the configuration (what `rebalance` requires).
+   */
+  async addMaster(): Promise<RedisServer> {
+    const [port] = await freeClusterPorts(1);
+    const node = await this.startNode(port!, join(this.dir, `node-${this.nodes.length}`));
+    const existing = this.nodes.find((n) => n.running)!;
+    this.nodes.push(node);
+    await run("redis-cli", ["--cluster", "add-node", node.address, existing.address]);
+    const id = (await this.info(node, "cluster", "myid")).trim();
+    // `--cluster check` exits 0 even when nodes disagree; every node's own view is read.
+    await until(`every node knowing ${node.address} as a master`, 30_000, async () => {
+      const running = this.nodes.filter((n) => n.running);
+      const views = await Promise.all(running.map((n) => this.info(n, "cluster", "nodes")));
+      return views.every((view) => {
+        const lines = view.trim().split("\n");
+        const mine = lines.find((l) => l.startsWith(`${id} `))?.split(" ")[2] ?? "";
+        return lines.length === running.length && /master/.test(mine) && !/handshake|noaddr/.test(mine);
+      });
+    });
+    return node;
+  }
+
+  /**
+   * Moves slots until every master, empty ones included, serves an equal share
+   * (`redis-cli --cluster rebalance --cluster-use-empty-masters`): keys migrate slot by
+   * slot, so clients meet ASK and TRYAGAIN while it runs. Returns how many slots moved.
+   */
+  async rebalance(): Promise<number> {
+    const existing = this.nodes.find((n) => n.running)!;
+    const { stdout } = await run(
+      "redis-cli",
+      ["--cluster", "rebalance", existing.address, "--cluster-use-empty-masters"],
+      { maxBuffer: 64 * 1024 * 1024 },
+    ).catch((err: Error & { stdout?: string }) => {
+      throw new Error(`redis-cli --cluster rebalance failed: ${err.stdout?.slice(-500) ?? err.message}`);
+    });
+    return [...stdout.matchAll(/Moving (\d+) slots/g)].reduce((sum, m) => sum + Number(m[1]), 0);
   }
 
   /** Waits until every running node says `cluster_state:ok`. */

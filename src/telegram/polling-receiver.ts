@@ -14,6 +14,7 @@ import { retry, type RetryPolicy } from "../core/retry.js";
 import type { Keys } from "../sessions/keys.js";
 import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
+import { OutageNotices, type OutageNoticeOptions } from "./outage-notices.js";
 
 /** The update kinds roomgate reads; everything else is never fetched. */
 export const ALLOWED_UPDATES = [
@@ -30,6 +31,8 @@ export interface PollingOptions {
   timeoutSeconds: number;
   /** First and longest wait after a failed getUpdates or enqueue, in ms. */
   backoffMs: { initial: number; max: number };
+  /** When people are told that their message could not be queued. */
+  notices?: OutageNoticeOptions;
 }
 
 /** The runner hands out its own AbortSignal implementation; grammY's Api accepts the same one. */
@@ -69,6 +72,8 @@ export class PollingReceiver implements Receiver {
   private inHand: { since: number; updateId: number; err?: string } | undefined;
   /** Updates of the batch being queued. */
   private batch: Update[] = [];
+  /** The people told that their message waits for Redis. */
+  private readonly notices: OutageNotices;
 
   constructor(
     private readonly api: Api,
@@ -80,6 +85,7 @@ export class PollingReceiver implements Receiver {
     options: Partial<PollingOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.notices = new OutageNotices(api, log, this.options.notices);
   }
 
   /** Loads the stored offset, drops any webhook (getUpdates refuses to run beside one) and starts polling. */
@@ -205,7 +211,7 @@ export class PollingReceiver implements Receiver {
       await Promise.all(
         chats(updates).map(async (chat) => {
           for (const update of chat) {
-            await this.untilDone(update.update_id, () => this.receive(update));
+            await this.untilDone(update.update_id, () => this.receive(update), update);
             advance(update);
           }
         }),
@@ -217,8 +223,12 @@ export class PollingReceiver implements Receiver {
     }
   }
 
-  /** Runs `work` until it succeeds; once stopping, nothing more is confirmed (the rest arrives again after restart). */
-  private async untilDone(updateId: number, work: () => Promise<void>): Promise<void> {
+  /**
+   * Runs `work` until it succeeds; once stopping, nothing more is confirmed (the rest
+   * arrives again after restart). While `update` cannot be queued, its person may be told.
+   */
+  private async untilDone(updateId: number, work: () => Promise<void>, update?: Update): Promise<void> {
+    const since = Date.now();
     await retry(
       work,
       () => "retry",
@@ -231,9 +241,11 @@ export class PollingReceiver implements Receiver {
             { err: loggableError(err), botId: this.botId, updateId, retryInMs: waitMs },
             "telegram: could not enqueue an update; retrying",
           );
+          if (update) this.notices.failed(update, err, since);
         },
       },
     );
+    if (update) this.notices.queued();
   }
 }
 

@@ -8,7 +8,7 @@ import { createTelegramBot } from "../../src/telegram/telegram-bot.js";
 import { TelegramSender } from "../../src/telegram/telegram-sender.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { RESEND_NOTE } from "../../src/render/telegram.js";
+import { RESEND_NOTE, RESEND_NOTE_BEFORE } from "../../src/render/telegram.js";
 import { deliverLikeTheScheduler, HeldTurn } from "../support/held-turn.js";
 import { staysFalse, waitFor } from "../support/wait.js";
 
@@ -178,6 +178,33 @@ describe("TelegramSender", () => {
     expect(buttons.map((b) => b.callback_data)).toEqual(["t1", "t2"]);
     expect(buttons.map((b) => b.text).join(" ")).toMatch(/more.*less/);
     expect(standin.rateViolations).toEqual([]);
+  });
+
+  it("tells the person about parts an earlier holder may have sent: below a part, or alone before one too long for it", async () => {
+    const event = question();
+    // A first part at Telegram's limit, then a short last part with the buttons.
+    const words = Array.from({ length: 900 }, (_, i) => `word${i}`).join(" ");
+    const outcome = { reply: answer({ answer: words }, ["more", "less"]) };
+    const turn = await HeldTurn.take(db, event.room, log);
+    // The worker before this one died with both parts' requests out: neither is recorded.
+    const earlier = `${Date.now()} other-host/4242/abcd:1`;
+    await db.redis.hset(
+      db.schedulerKeys.turn(event.room),
+      "sending:part:0",
+      earlier,
+      "sending:part:1",
+      earlier,
+    );
+    await deliver(event, outcome, await turn.again());
+    const [note, first, last, ...rest] = standin.botMessages(bot.token, ALICE.id);
+    expect(rest).toEqual([]);
+    expect(note!.text).toBe(RESEND_NOTE_BEFORE);
+    const [firstText, lastText] = [first!.text ?? "", last!.text ?? ""];
+    expect(firstText.length).toBeGreaterThan(4096 - RESEND_NOTE.length - 2);
+    expect(firstText).not.toContain(RESEND_NOTE);
+    expect(`${firstText} ${lastText.split("\n\n")[0]}`).toContain(words);
+    expect(lastText.endsWith(`\n\n${RESEND_NOTE}`)).toBe(true);
+    expect(last!.reply_markup!.inline_keyboard.flat().map((b) => b.callback_data)).toEqual(["t1", "t2"]);
   });
 
   it("defers the turn on a 429 and fails it over on a 502; retried, every message arrives once", async () => {

@@ -1,4 +1,5 @@
 import type { InboundEvent } from "../../core/event.js";
+import { UnqueuedEventError } from "../../core/unqueued.js";
 import { loggableError } from "../loggable-error.js";
 import { normalizeUpdate } from "../update-normalizer.js";
 import type { EdgeContext } from "./edge-context.js";
@@ -6,8 +7,8 @@ import type { EdgeContext } from "./edge-context.js";
 /**
  * The last step: the update, admitted, is normalised and queued with its flood limits
  * checked in the same round trip; the excess gets its one notice instead of being
- * queued. It throws when the inbox cannot take the event, so that the update is not
- * confirmed and arrives again.
+ * queued. It throws UnqueuedEventError when the inbox cannot take the event, so that
+ * the update is not confirmed and arrives again (and its person may be told).
  */
 export async function enqueue(ctx: EdgeContext): Promise<void> {
   await queue(ctx, true);
@@ -31,12 +32,16 @@ export async function queue(ctx: EdgeContext, limited: boolean): Promise<void> {
     return;
   }
   if (event === null) return;
+  const room = event.room;
+  const unqueued = (err: unknown) => {
+    throw new UnqueuedEventError(room, err);
+  };
   if (!limited) {
-    const fresh = await inbox.enqueue(event);
+    const fresh = await inbox.enqueue(event).catch(unqueued);
     log.debug({ eventId: event.eventId, room: event.room, fresh }, "telegram: update enqueued");
     return;
   }
-  const queued = await flood.enqueue(inbox, event, event.sender.id);
+  const queued = await flood.enqueue(inbox, event, event.sender.id).catch(unqueued);
   if (!queued.admit) return ctx.refuseFlood(queued.notice);
   log.debug({ eventId: event.eventId, room: event.room, fresh: queued.fresh }, "telegram: update enqueued");
 }
