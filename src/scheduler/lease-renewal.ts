@@ -19,6 +19,8 @@ export async function renewLeases(
   log: Logger,
   /** Where the last failed call's error is left, for health, and whether Redis refused the write. */
   failed: { err?: string; refused?: boolean } = {},
+  /** A failure's level: a round asked again soon after a refusal repeats the last one's warning at debug. */
+  level: "warn" | "debug" = "warn",
 ): Promise<void> {
   const groups = new Map<string, RoomLease[]>();
   for (const lease of held) {
@@ -43,7 +45,7 @@ export async function renewLeases(
       } catch (err) {
         failed.err = (err as Error).message;
         if (isWriteRefusal(err)) failed.refused = true;
-        log.warn({ err: failed.err, lane }, "lease renewal failed");
+        log[level]({ err: failed.err, lane }, "lease renewal failed");
       }
     }),
   );
@@ -99,10 +101,10 @@ export class LeaseRenewals {
     return `no renewal of the ${held} held room leases answered for ${Math.round(silentMs / 1000)} s${this.lastError ? ` (${this.lastError})` : ""}`;
   }
 
-  private async renew(): Promise<void> {
+  private async renew(soon = false): Promise<void> {
     const { scripts, leaseMs, log } = this.options;
     const failed: { err?: string; refused?: boolean } = {};
-    await renewLeases(scripts, this.options.held(), leaseMs, log, failed);
+    await renewLeases(scripts, this.options.held(), leaseMs, log, failed, soon ? "debug" : "warn");
     if (failed.err === undefined) this.renewedAt = Date.now();
     this.lastError = failed.err;
     // Redis refusing writes (MISCONF, OOM) ends at a moment nobody announces: asked again
@@ -111,7 +113,7 @@ export class LeaseRenewals {
     if (failed.refused && this.timer && !this.soon) {
       this.soon = setTimeout(() => {
         this.soon = undefined;
-        void this.renew();
+        void this.renew(true);
       }, RENEW_AFTER_REFUSAL_MS);
       this.soon.unref();
     }

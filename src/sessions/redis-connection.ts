@@ -90,6 +90,13 @@ export interface ClientOptions {
   name?: string;
   /** A blocking command may hold the client this long, its health PING waiting behind it. */
   blocksForMs?: number;
+  /**
+   * Commands issued in one turn of the event loop leave in one write (ioredis
+   * `enableAutoPipelining`), on one instance or a Sentinel master. Not on a Cluster:
+   * a pipeline whose writes are partly redirected (MOVED) is not followed by ioredis,
+   * where a lone command is.
+   */
+  autoPipelining?: boolean;
 }
 
 /**
@@ -149,7 +156,10 @@ export class RedisConnection {
 
   /** The one client a process shares for ordinary commands (created on first use). */
   get client(): RedisClient {
-    this.shared ??= this.create({ name: "shared" });
+    // The scheduler's turns share it: a turn's step and send slot, and the calls of
+    // rooms whose replies arrived together, leave in one write (a write per call was the
+    // largest single cost of a busy worker, docs/benchmarks.md).
+    this.shared ??= this.create({ name: "shared", autoPipelining: true });
     return this.shared;
   }
 
@@ -208,6 +218,7 @@ export class RedisConnection {
     const extra: RedisOptions = {
       ...(options.failFast ? { maxRetriesPerRequest: 1 } : {}),
       ...(options.lazy ? { lazyConnect: true } : {}),
+      ...(options.autoPipelining && this.topology.kind !== "cluster" ? { enableAutoPipelining: true } : {}),
     };
     return this.watch.add(options.name ?? "client", () => this.build(extra), options.blocksForMs);
   }

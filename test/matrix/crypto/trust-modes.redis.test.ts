@@ -133,6 +133,29 @@ describe("matrix.trust: the bot's own send and read policy in encrypted rooms", 
     expect(await approvals.pending()).toEqual({});
   });
 
+  it("reads a device that reset her identity once the operator approved it, though the bot first knew that device unsigned", async () => {
+    const inbox = await start();
+    const aliceOne = await E2eePeer.login(hs, alice.userId, "ALICE1");
+    const bobOne = await E2eePeer.login(hs, bob.userId, "BOB1");
+    const before = await aliceOne.sendText(room, "before the change");
+    await expect.poll(enqueued(inbox), { timeout: 10_000 }).toContain(`mx:${before.event_id}`);
+    // A new login of alice, not cross-signed yet: the bot learns it as unsigned (and refuses it).
+    const phone = await E2eePeer.login(hs, alice.userId, "PHONE", { crossSign: false });
+    const unsigned = await phone.sendText(room, "from a session she has not verified");
+    await waitForNoticeTo(unsigned.event_id);
+    // From it she replaces her identity (with her password): the device is now signed by the new one.
+    await phone.bootstrapCrossSigning(alice.password);
+    const changed = await phone.sendText(room, "from her new identity");
+    await waitForNoticeTo(changed.event_id);
+    expect(await noticesTo(bobOne, changed.event_id)).toEqual([trustTexts.identityChanged(alice.userId)]);
+    // The operator approves it; her next message (the same session) is read, not refused.
+    const approvals = new IdentityApprovals(redis.redis, redis.keys.matrixOperator(bot.userId, "trust"));
+    await approvals.approve(alice.userId, publicKeyOf(hs.keys.signing.keysOf(alice.userId)!.master));
+    const approved = await phone.sendText(room, "from her new identity, approved");
+    await expect.poll(enqueued(inbox), { timeout: 10_000 }).toContain(`mx:${approved.event_id}`);
+    expect(await noticesTo(bobOne, approved.event_id)).toEqual([]);
+  });
+
   it("an approval of another key than the person's current one pins nothing", async () => {
     const inbox = await start();
     const aliceOne = await E2eePeer.login(hs, alice.userId, "ALICE1");
