@@ -214,7 +214,9 @@ export class PollingReceiver implements Receiver {
             await this.untilDone(
               update.update_id,
               async () => {
-                await sleep(this.notices.holdFor(update));
+                // Only a chat just told waits; the rest go on without a timer's turn.
+                const held = this.notices.holdFor(update);
+                if (held > 0) await sleep(held);
                 await this.receive(update);
               },
               update,
