@@ -1,5 +1,6 @@
 import type { RecordedSend, ReleasedMessage } from "../support/bot-api-standin.js";
 import { RESEND_NOTE } from "../../src/render/telegram.js";
+import { UNQUEUED_NOTICE } from "../../src/core/unqueued.js";
 
 /** Private chats that get poison messages in the "poison" scenario, and how many each. */
 export const POISON_CHATS = 4;
@@ -74,6 +75,8 @@ function withoutResendNote(text: string): string {
 export interface BystanderErrors {
   count: number;
   sample: string[];
+  /** The one-line notices "your message waits for Redis" (src/core/unqueued.ts): not errors, counted apart. */
+  told: number;
 }
 
 /**
@@ -93,7 +96,13 @@ export function bystanderErrors(
   }
   const sample: string[] = [];
   let count = 0;
+  let told = 0;
   for (const s of sends) {
+    // The person whose message could not be queued is told it will be answered later.
+    if (s.text === UNQUEUED_NOTICE) {
+      told += 1;
+      continue;
+    }
     const key = keyOf(s.text);
     if (key && poison.has(key)) continue;
     const asked = key ? texts.get(key) : undefined;
@@ -101,5 +110,5 @@ export function bystanderErrors(
     count += 1;
     if (sample.length < 5) sample.push(`${s.chatId}: ${s.text.slice(0, 120)}`);
   }
-  return { count, sample };
+  return { count, sample, told };
 }

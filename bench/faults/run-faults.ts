@@ -184,6 +184,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     silentMs = times.slice(1).reduce((longest, at, i) => Math.max(longest, at - times[i]!), 0);
     writeFileSync(join(dir, "sends.json"), JSON.stringify(sends.map((s) => [s.at, s.chatId, s.text])));
     bystanders = bystanderErrors(standin.released, sends, poison);
+    if (bystanders.told > 0) log(`${scenario}: ${bystanders.told} chats told their message waits for Redis`);
   } finally {
     await fleet.stop();
     await redis.stop();

@@ -1,4 +1,5 @@
 import type { RecordedSend, ReleasedMessage } from "./bot-api-standin.js";
+import { UNQUEUED_NOTICE } from "../../src/core/unqueued.js";
 
 /** The text of message `seq` in chat `chatId`; the echo answer repeats it, so a reply names its message. */
 export function messageText(chatId: number, seq: number, extra = ""): string {
@@ -68,6 +69,8 @@ export function analyse(
   let stray = 0;
   const ordered = [...sends].sort((a, b) => a.at - b.at);
   for (const s of ordered) {
+    // A notice that a message waits for Redis answers no message; it still counts in the chat's gaps.
+    if (s.text === UNQUEUED_NOTICE) continue;
     const mark = MARK.exec(s.text);
     const key = mark ? `${mark[1]}.${mark[2]}` : "";
     const message = byKey.get(key);

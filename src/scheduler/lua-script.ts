@@ -220,29 +220,3 @@ function failed(err: unknown, name: string): unknown {
 function asWrite(command: string, argv: (string | Buffer)[]): Write {
   return [command, ...argv] as unknown as Write;
 }
-
-/**
- * Runs several declared scripts in one round trip to the node of `key` (every key of
- * every call in its slot), as one durable write; their replies in order.
- */
-export async function runScripts(
-  redis: RedisClient,
-  durability: Durability,
-  key: string,
-  calls: { script: LuaScript<string, unknown, unknown>; keys: Record<string, string>; args: unknown }[],
-): Promise<unknown[]> {
-  for (const c of calls) define(redis, c.script);
-  try {
-    const replies = await durableWrite(
-      redis,
-      durability,
-      key,
-      calls.map((c) =>
-        asWrite(`${c.script.name}Buffer`, commandArgs(c.script, c.keys, c.args, [], undefined)),
-      ),
-    );
-    return replies.map((reply, i) => replyOf(calls[i]!.script, reply));
-  } catch (err) {
-    throw failed(err, calls.map((c) => c.script.name).join("+"));
-  }
-}

@@ -100,8 +100,9 @@ export class TurnGate implements DeliveryLedger, SendGate {
     if (done !== undefined) return done;
     const mark = this.record[`sending:${partKey}`];
     if (mark !== undefined && !this.warned.has(partKey)) {
-      // Telegram has no idempotency key: an attempt whose answer was never recorded (a 429, a
-      // timeout, a worker that died) is sent again, which duplicates it only if it had arrived.
+      // Telegram has no idempotency key: an attempt whose answer was never recorded (a timeout,
+      // a 5xx, a worker that died; a refusal puts the mark back: `refused`) is sent again, which
+      // duplicates it only if it had arrived; the sender tells the person (`unconfirmed`).
       // The mark names when and by which worker that attempt was made, so that an operator (or
       // the fault script) can tell this window from an unexplained duplicate.
       this.warned.add(partKey);

@@ -4,6 +4,9 @@ import type { Logger } from "../core/log.js";
 import { UNQUEUED_NOTICE, UnqueuedEventError } from "../core/unqueued.js";
 import { loggableError } from "./loggable-error.js";
 
+/** A chat's answer is queued no sooner than this after its notice left. */
+const CHAT_GAP_MS = 1200;
+
 /** When and how often people are told that their message could not be queued. */
 export interface OutageNoticeOptions {
   /** A message not queued for this long gets its chat told (one failed try is not an outage). */
@@ -74,9 +77,9 @@ export class OutageNotices {
       this.capped = true;
       return;
     }
-    this.told.set(chatId, now);
     this.sent += 1;
     const at = Math.max(now, this.nextAt);
+    this.told.set(chatId, at);
     this.nextAt = at + this.options.paceMs;
     const topic = message.is_topic_message ? { message_thread_id: message.message_thread_id } : {};
     setTimeout(() => {
@@ -91,6 +94,17 @@ export class OutageNotices {
             this.log.warn({ chatId, err: loggableError(e) }, "telegram: outage notice not sent; not retried"),
         );
     }, at - now).unref();
+  }
+
+  /**
+   * How long `update` waits before it is queued: a chat just told gets its answer no
+   * sooner than a second after the notice (Telegram's one message a second in a chat;
+   * the answer's send window in Redis knows nothing of the notice).
+   */
+  holdFor(update: Update): number {
+    const chatId = update.message?.chat.id;
+    const at = chatId === undefined ? undefined : this.told.get(chatId);
+    return at === undefined ? 0 : Math.max(0, at + CHAT_GAP_MS - Date.now());
   }
 
   /** An update was queued: the outage (if any) is over, and the next one may tell chats again. */

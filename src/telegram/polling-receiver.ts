@@ -10,7 +10,7 @@ import type { Update } from "grammy/types";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
-import { retry, type RetryPolicy } from "../core/retry.js";
+import { retry, sleep, type RetryPolicy } from "../core/retry.js";
 import type { Keys } from "../sessions/keys.js";
 import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
@@ -211,7 +211,16 @@ export class PollingReceiver implements Receiver {
       await Promise.all(
         chats(updates).map(async (chat) => {
           for (const update of chat) {
-            await this.untilDone(update.update_id, () => this.receive(update), update);
+            await this.untilDone(
+              update.update_id,
+              async () => {
+                // Only a chat just told waits; the rest go on without a timer's turn.
+                const held = this.notices.holdFor(update);
+                if (held > 0) await sleep(held);
+                await this.receive(update);
+              },
+              update,
+            );
             advance(update);
           }
         }),
