@@ -33,7 +33,7 @@ const { values } = parseArgs({
     arm: { type: "string", multiple: true },
     rounds: { type: "string" },
     // Issue 28's targets alone, 2 rounds unless --rounds says otherwise: each workload with
-    // only the arms its targets compare (about 11 minutes where the whole set takes 30).
+    // only the arms its targets compare (about 8 minutes where the whole set twice takes about 28).
     peer: { type: "boolean", default: false },
     // Counts client round trips (redis-cli monitor) during each timed run, by command, for a
     // profile of one workload; MONITOR slows Redis down, so that run's timings do not compare.

@@ -42,11 +42,21 @@ export async function askHidden(question: string): Promise<string | undefined> {
   }
 }
 
-/** Asks a yes/no question on the terminal; only "y" or "yes" is yes. */
-export async function askYes(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+/**
+ * Asks a yes/no question on the terminal; only "y" or "yes" is yes. Input that ends
+ * unanswered (a closed pipe, Ctrl-D) is no, rather than a prompt waiting for ever.
+ */
+export async function askYes(
+  question: string,
+  input: NodeJS.ReadableStream = process.stdin,
+  output: NodeJS.WritableStream = process.stderr,
+): Promise<boolean> {
+  const rl = createInterface({ input, output });
   try {
-    const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
+    const answer = await new Promise<string>((resolve) => {
+      rl.once("close", () => resolve(""));
+      rl.question(question, resolve);
+    });
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     rl.close();
