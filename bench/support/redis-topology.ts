@@ -322,6 +322,9 @@ export class RedisSentinelTopology {
       );
       return known.every((n) => n === replicas.length);
     });
+    // Known is not synced: until a replica's first sync is done, every write that waits for
+    // it fails, and roomgate would tell its people that it cannot take messages.
+    for (const replica of replicas) await topology.inSync(replica, 30_000);
     return topology;
   }
 

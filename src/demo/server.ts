@@ -1,4 +1,4 @@
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -52,6 +52,11 @@ export interface DemoServerOptions {
   readonly slowMs?: number;
   /** Append `<tool>\t<json args>` for every tools/call request received (DEMO_CALL_LOG). */
   readonly callLog?: string;
+  /**
+   * While this file exists, every `*.ask` waits before answering (DEMO_HOLD_FILE): a test
+   * holds a call open until it has changed what the call must find afterwards.
+   */
+  readonly holdFile?: string;
 }
 
 /** Every demo tool only reads its fixtures, so none needs an approval before it runs. */
@@ -62,7 +67,7 @@ function isNamespace(name: string): name is DemoNamespace {
 }
 
 /**
- * Reads ATTEST_TOOLS, DEMO_MALFORMED, DEMO_SLOW_MS and DEMO_CALL_LOG; a value that
+ * Reads ATTEST_TOOLS, DEMO_MALFORMED, DEMO_SLOW_MS, DEMO_CALL_LOG and DEMO_HOLD_FILE; a value that
  * cannot be honoured throws, because a server that silently ignored a restriction
  * would serve tools it was told to hide.
  */
@@ -88,6 +93,7 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoServerOptions {
     malformed: env.DEMO_MALFORMED === "1",
     slowMs,
     ...(env.DEMO_CALL_LOG ? { callLog: env.DEMO_CALL_LOG } : {}),
+    ...(env.DEMO_HOLD_FILE ? { holdFile: env.DEMO_HOLD_FILE } : {}),
   };
 }
 
@@ -104,7 +110,9 @@ function registerAnswerTool(server: McpServer, tool: AnswerTool, options: DemoSe
     annotations: READ_ONLY,
   };
   const pause = async (): Promise<void> => {
-    if (isAsk && options.slowMs) await sleep(options.slowMs);
+    if (!isAsk) return;
+    while (options.holdFile && existsSync(options.holdFile)) await sleep(20);
+    if (options.slowMs) await sleep(options.slowMs);
   };
   if (options.malformed && tool.name === "feed.ask") {
     // The SDK server checks structuredContent against a declared outputSchema and would turn

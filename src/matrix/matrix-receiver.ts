@@ -3,6 +3,8 @@ import type { MatrixClient } from "matrix-bot-sdk";
 import type { Inbox, Receiver } from "../core/adapter.js";
 import type { EditsConfig, MatrixConfig } from "../core/config.js";
 import { registerSecret, type Logger } from "../core/log.js";
+import { UnqueuedEventError } from "../core/unqueued.js";
+import { isUnacknowledged } from "../scheduler/durable-write.js";
 import type { Keys } from "../sessions/keys.js";
 import type { FloodGate } from "../scheduler/flood-gate.js";
 import type { PairingGate } from "../access/pairing-gate.js";
@@ -239,9 +241,12 @@ export class MatrixReceiver implements Receiver, SyncHandler {
 
   /**
    * Handles one sync emission of the SDK, in order. A failure is logged and the event
-   * skipped: homeserver calls were already retried and Redis commands wait for a
-   * reconnect, so what is left would fail again and stall the sync on one event. A lost
-   * device lease is not skipped: it ends the sync (sync-client.ts).
+   * skipped: homeserver calls were already retried, so what is left would fail again
+   * and stall the sync on one event. Two are not skipped: a lost device lease ends the
+   * sync (sync-client.ts), and Redis not taking the event (refusing writes: MISCONF,
+   * OOM; unreachable; too few replicas) fails the batch, which is fetched again from the
+   * same token once Redis takes writes: the event waits at the homeserver instead of
+   * being lost. Events of the batch already queued are queued once (by event id).
    */
   async emit(type: string, ...payload: unknown[]): Promise<void> {
     const [roomId, event] = payload;
@@ -259,6 +264,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       } else if (type === "room.event") await this.onSyncedEvent(roomId, event);
     } catch (err) {
       if (err instanceof DeviceLeaseLostError) throw err;
+      if (isUnacknowledged(err)) throw new UnqueuedEventError(roomId, err);
       const eventId = (event as { event_id?: unknown } | null)?.event_id;
       this.options.log.error({ err, type, roomId, eventId }, "matrix event handling failed; event skipped");
     }

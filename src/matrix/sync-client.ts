@@ -1,6 +1,7 @@
 import "./crypto-binding.js";
 import { MatrixClient, type IStorageProvider } from "matrix-bot-sdk";
 import type { Logger } from "../core/log.js";
+import { UnqueuedEventError } from "../core/unqueued.js";
 import { sleep } from "../core/retry.js";
 import { receiverLastPoll } from "../ops/metrics.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
@@ -13,6 +14,9 @@ export interface SyncHandler {
   /** One of the SDK's sync emissions (`room.invite`, `room.join`, `room.event`, …), awaited in order. */
   emit(type: string, ...payload: unknown[]): Promise<void>;
 }
+
+/** How soon a batch whose event Redis did not take is fetched again. */
+const REDIS_RETRY_MS = 1000;
 
 const SYNC_RETRY: MatrixRetryPolicy = {
   attempts: Infinity,
@@ -99,8 +103,18 @@ export class SyncingMatrixClient extends MatrixClient {
           this.running = false;
           return;
         }
-        const delay = retryDelay(err, failures++, SYNC_RETRY) ?? SYNC_RETRY.maxMs;
-        this.log.warn({ err, delayMs: Math.round(delay), failures }, "matrix sync failed; retrying");
+        // Redis not taking an event is tried again every second, as the Telegram poller
+        // does: its answer is back as soon as Redis is, not after a homeserver backoff.
+        const delay =
+          err instanceof UnqueuedEventError
+            ? REDIS_RETRY_MS
+            : (retryDelay(err, failures++, SYNC_RETRY) ?? SYNC_RETRY.maxMs);
+        this.log.warn(
+          { err, delayMs: Math.round(delay), failures },
+          err instanceof UnqueuedEventError
+            ? "matrix: could not queue an event; its batch is fetched again"
+            : "matrix sync failed; retrying",
+        );
         await sleep(delay, this.halt.signal).catch(() => undefined);
       }
     }

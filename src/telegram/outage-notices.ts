@@ -20,12 +20,15 @@ export interface OutageNoticeOptions {
 }
 
 /**
- * 3 s before a chat is told; 10 notices a second at most (a third of Telegram's 30 a
+ * 10 s before a chat is told: longer than an ordinary failover takes to accept writes
+ * again (a Sentinel switchover or a Cluster failover: 3–6 s measured, the promotion plus
+ * a replica re-attached), so that people are told of outages, not of every failover;
+ * 10 notices a second at most (a third of Telegram's 30 a
  * second for a bot, all the bot sends meanwhile: its replies wait for Redis too); 100
  * chats an outage; a chat once in 10 minutes.
  */
 export const OUTAGE_NOTICES: OutageNoticeOptions = {
-  afterMs: 3000,
+  afterMs: 10_000,
   paceMs: 100,
   perOutage: 100,
   chatEveryMs: 10 * 60_000,

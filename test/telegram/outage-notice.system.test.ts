@@ -71,7 +71,7 @@ it("tells each person whose message cannot be queued once, and answers every mes
     standin.userSends(bot.token, { from: person, text: "/status" });
     standin.userSends(bot.token, { from: person, text: "/status" });
   }
-  await waitFor(() => notices(ALICE.id).length > 0 && notices(BOB.id).length > 0, 20_000, "both told");
+  await waitFor(() => notices(ALICE.id).length > 0 && notices(BOB.id).length > 0, 40_000, "both told");
   // Still refused: the poller retries every second, and nobody is told again.
   await waitFor(
     () => (roomgate!.output.match(/could not enqueue an update; retrying/g) ?? []).length >= 8,

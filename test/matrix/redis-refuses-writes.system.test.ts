@@ -1,0 +1,106 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/core/config.js";
+import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
+import { startRuntime, type Runtime } from "../../src/runtime.js";
+import { RedisServer } from "../../src/sessions/redis-server.js";
+import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
+import { FAST_RETRY } from "../support/matrix-fixtures.js";
+import { demoNamespaces } from "../support/spine.js";
+import { capturingLogger } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
+
+/**
+ * Redis refusing writes (MISCONF: a snapshot it cannot write) while a Matrix message
+ * arrives: the sync does not move past it, and the message is answered, once, when
+ * Redis takes writes again — it is not skipped as a failed event.
+ */
+let dir: string;
+let server: RedisServer;
+let redis: Redis;
+let hs: MatrixHomeserverStandin;
+let runtime: Runtime | undefined;
+const capture = capturingLogger();
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "rg-mx-refuses-"));
+  server = await RedisServer.start({ dir: join(dir, "redis") });
+  redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  hs = await MatrixHomeserverStandin.start();
+});
+afterAll(async () => {
+  await runtime?.stop();
+  redis.disconnect();
+  await hs.close();
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it("answers a message that arrived while Redis refused writes, once, when Redis takes them again", async () => {
+  const botUser = hs.registerUser("roomgate");
+  const alice = hs.registerUser("alice").userId;
+  const roomId = hs.createRoom(alice, { name: "ops", members: [botUser.userId] });
+  const demo = demoNamespaces({}, ["runs"]);
+  const config = ConfigSchema.parse({
+    namespaces: demo.config.namespaces,
+    matrix: {
+      homeserver: hs.url,
+      accessToken: botUser.accessToken,
+      rooms: [{ room: roomId, namespace: "runs", users: [alice], respond: "all" }],
+    },
+  });
+  runtime = await startRuntime({
+    config,
+    redisUrl: server.url,
+    prefix: "mx-refuses",
+    log: capture.log,
+    platforms: [createMatrixPlatform({ syncTimeoutMs: 300, retry: FAST_RETRY, typingRefreshMs: 200 })],
+  });
+  const answers = () => hs.sentBy(roomId, botUser.userId, "m.room.message");
+  const first = hs.sendText(roomId, alice, "hello there");
+  await waitFor(() => answers().some((e) => e.content.body !== undefined), 20_000, "the first answer");
+  const before = answers().length;
+
+  // The snapshot's file name is taken by a directory: the save fails, and writes are refused.
+  mkdirSync(join(dir, "redis", "dump.rdb", "taken"), { recursive: true });
+  await redis.config("SET", "save", "3600 1");
+  await redis.bgsave();
+  await waitFor(
+    async () => (await redis.info("persistence")).includes("rdb_last_bgsave_status:err"),
+    undefined,
+    "the snapshot failing",
+  );
+  const asked = hs.sendText(roomId, alice, "what failed last night?");
+  await waitFor(
+    () =>
+      capture
+        .lines()
+        .filter((l) => String(l.msg).startsWith("matrix: could not queue an event"))
+        .some((l) => JSON.stringify(l.err ?? "").includes("MISCONF")),
+    20_000,
+    "the refusal logged with what Redis said",
+  );
+  expect(answers()).toHaveLength(before);
+
+  rmSync(join(dir, "redis", "dump.rdb"), { recursive: true, force: true });
+  await redis.bgsave();
+  await waitFor(
+    async () => (await redis.info("persistence")).includes("rdb_last_bgsave_status:ok"),
+    undefined,
+    "the snapshot written",
+  );
+  const replyTo = (eventId: string) =>
+    answers().filter(
+      (e) =>
+        (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.[
+          "m.in_reply_to"
+        ]?.event_id === eventId,
+    );
+  await waitFor(() => replyTo(asked.event_id).length > 0, 30_000, "the held message answered");
+  expect(replyTo(asked.event_id)).toHaveLength(1);
+  expect(replyTo(first.event_id)).toHaveLength(1);
+  expect(capture.lines().some((l) => String(l.msg).includes("event skipped"))).toBe(false);
+}, 90_000);
