@@ -102,8 +102,10 @@ function olderNode(): { path: string; version: string } | undefined {
 }
 
 const older = olderNode();
+// Only where setup.sh put Node 24 in .node/: a machine whose own Node is new enough has none.
+const skipped = older === undefined || !existsSync(".node/bin/node");
 
-describe.skipIf(older === undefined)(`bin/roomgate started by an older Node (${older?.version})`, () => {
+describe.skipIf(skipped)(`bin/roomgate started by an older Node (${older?.version})`, () => {
   it("runs the demo on the pinned Node 24 in .node/ and answers", async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, ROOMGATE_STATE_DIR: state };
     delete env.REDIS_URL;
