@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -12,6 +12,7 @@ import { FAST_RETRY } from "../support/matrix-fixtures.js";
 import { demoNamespaces } from "../support/spine.js";
 import { capturingLogger } from "../support/telegram-fixtures.js";
 import { waitFor } from "../support/wait.js";
+import { snapshotRefusal } from "../support/snapshot-refusal.js";
 
 /**
  * Redis refusing writes (MISCONF: a snapshot it cannot write) while a Matrix message
@@ -64,15 +65,7 @@ it("answers a message that arrived while Redis refused writes, once, when Redis 
   await waitFor(() => answers().some((e) => e.content.body !== undefined), 20_000, "the first answer");
   const before = answers().length;
 
-  // The snapshot's file name is taken by a directory: the save fails, and writes are refused.
-  mkdirSync(join(dir, "redis", "dump.rdb", "taken"), { recursive: true });
-  await redis.config("SET", "save", "3600 1");
-  await redis.bgsave();
-  await waitFor(
-    async () => (await redis.info("persistence")).includes("rdb_last_bgsave_status:err"),
-    undefined,
-    "the snapshot failing",
-  );
+  await snapshotRefusal.start(redis, join(dir, "redis"));
   const asked = hs.sendText(roomId, alice, "what failed last night?");
   await waitFor(
     () =>
@@ -85,13 +78,7 @@ it("answers a message that arrived while Redis refused writes, once, when Redis 
   );
   expect(answers()).toHaveLength(before);
 
-  rmSync(join(dir, "redis", "dump.rdb"), { recursive: true, force: true });
-  await redis.bgsave();
-  await waitFor(
-    async () => (await redis.info("persistence")).includes("rdb_last_bgsave_status:ok"),
-    undefined,
-    "the snapshot written",
-  );
+  await snapshotRefusal.end(redis, join(dir, "redis"));
   const replyTo = (eventId: string) =>
     answers().filter(
       (e) =>

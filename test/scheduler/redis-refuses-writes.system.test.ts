@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -12,6 +12,7 @@ import { SchedulerScripts } from "../../src/scheduler/scheduler-scripts.js";
 import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { RedisServer } from "../../src/sessions/redis-server.js";
 import { waitFor } from "../support/wait.js";
+import { snapshotRefusal } from "../support/snapshot-refusal.js";
 
 /**
  * A Redis that refuses writes for a while (OOM: maxmemory reached with noeviction;
@@ -56,31 +57,8 @@ const faults = {
   },
   MISCONF: {
     // The snapshot's file name is taken by a directory: the save fails, and writes are refused.
-    start: async () => {
-      // An earlier test's snapshot, written once the fault ended, is in the way.
-      rmSync(join(dir, "redis", "dump.rdb"), { force: true });
-      mkdirSync(join(dir, "redis", "dump.rdb", "taken"), { recursive: true });
-      await redis.config("SET", "save", "3600 1");
-      await redis.bgsave();
-      await waitFor(
-        async () => (await redis.info("persistence")).includes("rdb_last_bgsave_status:err"),
-        undefined,
-        "the snapshot failing",
-      );
-    },
-    end: async () => {
-      rmSync(join(dir, "redis", "dump.rdb"), { recursive: true, force: true });
-      await redis.config("SET", "save", "");
-      await waitFor(
-        async () => {
-          if ((await redis.info("persistence")).includes("rdb_last_bgsave_status:ok")) return true;
-          await redis.bgsave().catch(() => undefined);
-          return false;
-        },
-        undefined,
-        "a snapshot written",
-      );
-    },
+    start: () => snapshotRefusal.start(redis, join(dir, "redis")),
+    end: () => snapshotRefusal.end(redis, join(dir, "redis")),
   },
 };
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -9,6 +9,7 @@ import { RoomgateProcess } from "../support/roomgate-process.js";
 import { demoNamespaces } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 import { waitFor } from "../support/wait.js";
+import { snapshotRefusal } from "../support/snapshot-refusal.js";
 
 /**
  * Redis refusing writes (MISCONF: a snapshot it cannot write) for longer than a few
@@ -58,15 +59,7 @@ it("tells each person whose message cannot be queued once, and answers every mes
   );
   await waitFor(() => standin.isPolling(bot.token), 20_000, "the bot to poll");
 
-  // The snapshot's file name is taken by a directory: the save fails, and writes are refused.
-  mkdirSync(join(dir, "redis", "dump.rdb", "taken"), { recursive: true });
-  await redis.config("SET", "save", "3600 1");
-  await redis.bgsave();
-  await waitFor(
-    async () => (await redis.info("persistence")).includes("rdb_last_bgsave_status:err"),
-    undefined,
-    "the snapshot failing",
-  );
+  await snapshotRefusal.start(redis, join(dir, "redis"));
   for (const person of [ALICE, BOB]) {
     standin.userSends(bot.token, { from: person, text: "/status" });
     standin.userSends(bot.token, { from: person, text: "/status" });
@@ -79,17 +72,7 @@ it("tells each person whose message cannot be queued once, and answers every mes
     "retries after the notices",
   );
   expect(roomgate.output).toContain("MISCONF");
-  rmSync(join(dir, "redis", "dump.rdb"), { recursive: true, force: true });
-  await redis.config("SET", "save", "");
-  await waitFor(
-    async () => {
-      if ((await redis.info("persistence")).includes("rdb_last_bgsave_status:ok")) return true;
-      await redis.bgsave().catch(() => undefined);
-      return false;
-    },
-    undefined,
-    "a snapshot written",
-  );
+  await snapshotRefusal.end(redis, join(dir, "redis"));
 
   await waitFor(() => texts(ALICE.id).length === 3 && texts(BOB.id).length === 3, 30_000, "the answers");
   // The answers keep a second from the notice, as from each other (Telegram's limit in a chat).

@@ -7,10 +7,8 @@ import {
   type RequestType,
 } from "@matrix-org/matrix-sdk-crypto-wasm";
 import { z } from "zod";
-import type { Logger } from "../../core/log.js";
-import type { CryptoStore } from "./crypto-store.js";
-import { DeviceDatabase, type IdentityKeys } from "./device-database.js";
-import { sendMachineRequest, type HomeserverCall } from "./outgoing-requests.js";
+import { DeviceDatabase, type DeviceDatabaseOptions, type IdentityKeys } from "./device-database.js";
+import { sendMachineRequest } from "./outgoing-requests.js";
 import { encryptionSettings, type RoomCryptoSettings } from "./room-settings.js";
 import {
   SenderTrust,
@@ -40,15 +38,8 @@ const ToDeviceMessageSchema = z.object({
   content: z.record(z.string(), z.unknown()),
 });
 
-/** What opening the device needs. */
-export interface CryptoDeviceOptions {
-  userId: string;
-  deviceId: string;
-  store: CryptoStore;
-  /** The lease token every store write is fenced with. */
-  leaseToken: () => string;
-  call: HomeserverCall;
-  log: Logger;
+/** What opening the device needs: its database's, and whom it trusts. */
+export interface CryptoDeviceOptions extends DeviceDatabaseOptions {
   /** Whose devices get the bot's room keys and whose messages are read (default `cross-signed`). */
   trust?: TrustMode;
   /** New identities the operator approved (`roomgate matrix trust`), applied when the person is next seen. */
