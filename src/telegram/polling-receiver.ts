@@ -14,7 +14,8 @@ import { retry, sleep, type RetryPolicy } from "../core/retry.js";
 import type { Keys } from "../sessions/keys.js";
 import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
-import { OutageNotices, type OutageNoticeOptions } from "./outage-notices.js";
+import type { OutageNoticeOptions } from "../edge/outage-notices.js";
+import { TelegramOutageNotices } from "./outage-notices.js";
 import { ChatLanes } from "./chat-lanes.js";
 import { UpdateAside } from "./update-aside.js";
 
@@ -77,7 +78,7 @@ export class PollingReceiver implements Receiver {
   /** Updates of the batch being queued. */
   private batch: Update[] = [];
   /** The people told that their message waits for Redis. */
-  private readonly notices: OutageNotices;
+  private readonly notices: TelegramOutageNotices;
   /** Each chat's updates not queued yet. */
   private readonly lanes: ChatLanes;
   private readonly aside: UpdateAside;
@@ -94,7 +95,7 @@ export class PollingReceiver implements Receiver {
     options: Partial<PollingOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
-    this.notices = new OutageNotices(api, log, this.options.notices);
+    this.notices = new TelegramOutageNotices(api, log, this.options.notices);
     this.aside = new UpdateAside(redis, keys, botId, log);
     this.lanes = new ChatLanes({
       enqueue: (update, refused) => this.enqueue(update, refused),
@@ -282,6 +283,6 @@ export class PollingReceiver implements Receiver {
         },
       },
     );
-    this.notices.queued();
+    this.notices.queued(update);
   }
 }
