@@ -14,7 +14,8 @@ import { retry, sleep, type RetryPolicy } from "../core/retry.js";
 import type { Keys } from "../sessions/keys.js";
 import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
-import { OutageNotices, type OutageNoticeOptions } from "./outage-notices.js";
+import type { OutageNoticeOptions } from "../edge/outage-notices.js";
+import { TelegramOutageNotices } from "./outage-notices.js";
 
 /** The update kinds roomgate reads; everything else is never fetched. */
 export const ALLOWED_UPDATES = [
@@ -73,7 +74,7 @@ export class PollingReceiver implements Receiver {
   /** Updates of the batch being queued. */
   private batch: Update[] = [];
   /** The people told that their message waits for Redis. */
-  private readonly notices: OutageNotices;
+  private readonly notices: TelegramOutageNotices;
 
   constructor(
     private readonly api: Api,
@@ -85,7 +86,7 @@ export class PollingReceiver implements Receiver {
     options: Partial<PollingOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
-    this.notices = new OutageNotices(api, log, this.options.notices);
+    this.notices = new TelegramOutageNotices(api, log, this.options.notices);
   }
 
   /** Loads the stored offset, drops any webhook (getUpdates refuses to run beside one) and starts polling. */
