@@ -93,7 +93,7 @@ export class TelegramReceiver implements Receiver {
         bot,
         receive: intake.receive.bind(intake),
       }));
-      this.receivers = [new WebhookReceiver(bots, telegram.webhook, log)];
+      this.receivers = [new WebhookReceiver(bots, telegram.webhook, log, this.polling.notices)];
     } else {
       this.receivers = intakes.map(
         ({ botId, bot, intake }) =>

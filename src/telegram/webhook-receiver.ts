@@ -3,8 +3,11 @@ import { webhookCallback, type Bot } from "grammy";
 import type { Update } from "grammy/types";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
+import { sleep } from "../core/retry.js";
+import type { OutageNoticeOptions } from "../edge/outage-notices.js";
 import { ALLOWED_UPDATES } from "./polling-receiver.js";
 import { loggableError } from "./loggable-error.js";
+import { TelegramOutageNotices } from "./outage-notices.js";
 
 /** One bot served by the webhook server: its grammY bot and where its updates go. */
 export interface WebhookBot {
@@ -29,7 +32,9 @@ export interface WebhookOptions {
  * Webhook mode: one HTTP server for all bots, each at exactly `<path>/<bot id>`,
  * each request checked against the secret token by grammY's webhookCallback (in
  * constant time, before the body is read). Anything else is a 404. An update that
- * cannot be enqueued answers 500 so that Telegram delivers it again.
+ * cannot be enqueued answers 500 so that Telegram delivers it again; when its deliveries
+ * keep failing, its person is told once (outage-notices.ts), and the update is still
+ * confirmed only once it is queued.
  */
 export class WebhookReceiver implements Receiver {
   private server: Server | undefined;
@@ -39,10 +44,24 @@ export class WebhookReceiver implements Receiver {
     private readonly bots: WebhookBot[],
     private readonly options: WebhookOptions,
     private readonly log: Logger,
+    notices?: OutageNoticeOptions,
   ) {
     for (const { botId, bot, receive } of bots) {
+      const told = new TelegramOutageNotices(bot.api, log, notices);
       // No bot.catch: an error must reach webhookCallback's caller to become a 500.
-      bot.use((ctx) => receive(ctx.update));
+      bot.use(async (ctx) => {
+        const update = ctx.update;
+        // Only a chat just told waits, so that its answer comes a second after the notice.
+        const held = told.holdFor(update);
+        if (held > 0) await sleep(held);
+        try {
+          await receive(update);
+        } catch (err) {
+          told.failed(update, err);
+          throw err;
+        }
+        told.queued(update);
+      });
       this.handlers.set(
         `${this.basePath}/${botId}`,
         webhookCallback(bot, "http", { secretToken: options.secretToken }),

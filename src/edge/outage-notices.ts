@@ -1,0 +1,107 @@
+import type { Logger } from "../core/log.js";
+
+/** When and how often people are told that their message could not be queued. */
+export interface OutageNoticeOptions {
+  /** A message not queued for this long gets its room told (one failed try is not an outage). */
+  afterMs: number;
+  /** Notices leave at least this far apart, from this process, for all rooms together. */
+  paceMs: number;
+  /** At most this many rooms are told in one outage; the rest wait unsaid. */
+  perOutage: number;
+  /** A room told is not told again within this long, however often Redis comes and goes. */
+  roomEveryMs: number;
+}
+
+/**
+ * 10 s before a room is told: longer than an ordinary failover takes to accept writes
+ * again (a Sentinel switchover or a Cluster failover: 3–6 s measured, the promotion plus
+ * a replica re-attached), so that people are told of outages, not of every failover;
+ * 10 notices a second at most (a third of Telegram's 30 a second for a bot, all the bot
+ * sends meanwhile: its replies wait for Redis too); 100 rooms an outage; a room once in
+ * 10 minutes.
+ */
+export const OUTAGE_NOTICES: OutageNoticeOptions = {
+  afterMs: 10_000,
+  paceMs: 100,
+  perOutage: 100,
+  roomEveryMs: 10 * 60_000,
+};
+
+/**
+ * A told room's message is queued no sooner than this after its notice left: its answer
+ * keeps Telegram's one message a second in a chat (the answer's send window in Redis
+ * knows nothing of the notice), and on every platform comes after the notice.
+ */
+const ANSWER_GAP_MS = 1200;
+
+/**
+ * Who is told, and when, that their message could not be queued (Redis refusing writes
+ * or not answering while the adapter keeps the message unconfirmed at the platform):
+ * once per room and outage, paced, capped, and never in Redis (the thing that is down).
+ * The adapter says how to tell a room (`send`: one attempt, not retried, on a path that
+ * needs no Redis) and calls `queued` whenever a message is queued, which ends the outage.
+ */
+export class OutageNotices {
+  /** Rooms told, and when their notice left (local ms). */
+  private readonly told = new Map<string, number>();
+  /** Local time the next notice may leave. */
+  private nextAt = 0;
+  /** Notices sent in this outage (reset when a message is queued again). */
+  private sent = 0;
+  private capped = false;
+
+  constructor(
+    private readonly platform: string,
+    private readonly log: Logger,
+    private readonly options: OutageNoticeOptions = OUTAGE_NOTICES,
+    /** What the log gets of a failed notice (an adapter's error may carry a secret to scrub). */
+    private readonly loggable: (err: unknown) => unknown = (err) => err,
+  ) {}
+
+  /**
+   * A message of `room`, first refused `since` (local ms), is still not queued: once it
+   * has waited long enough, the room is told with `send`, unless told already or the
+   * outage's cap is reached.
+   */
+  failed(room: string, since: number, send: () => Promise<void>): void {
+    const now = Date.now();
+    if (now - since < this.options.afterMs) return;
+    const toldAt = this.told.get(room);
+    if (toldAt !== undefined && now - toldAt < this.options.roomEveryMs) return;
+    if (this.sent >= this.options.perOutage) {
+      if (!this.capped)
+        this.log.warn({ told: this.sent }, `${this.platform}: outage notices capped for this outage`);
+      this.capped = true;
+      return;
+    }
+    this.sent += 1;
+    const at = Math.max(now, this.nextAt);
+    this.told.set(room, at);
+    this.nextAt = at + this.options.paceMs;
+    setTimeout(() => {
+      send().then(
+        () => this.log.info({ room }, `${this.platform}: told a room its message waits for Redis`),
+        (err: unknown) =>
+          this.log.warn(
+            { room, err: this.loggable(err) },
+            `${this.platform}: outage notice not sent; not retried`,
+          ),
+      );
+    }, at - now).unref();
+  }
+
+  /** How long `room`'s message waits before it is queued: only a room just told waits. */
+  holdFor(room: string): number {
+    const at = this.told.get(room);
+    return at === undefined ? 0 : Math.max(0, at + ANSWER_GAP_MS - Date.now());
+  }
+
+  /** A message was queued: the outage (if any) is over, and the next one may tell rooms again. */
+  queued(): void {
+    if (this.sent === 0 && this.told.size === 0) return;
+    this.sent = 0;
+    this.capped = false;
+    const now = Date.now();
+    for (const [room, at] of this.told) if (now - at >= this.options.roomEveryMs) this.told.delete(room);
+  }
+}
