@@ -65,6 +65,26 @@ export function sleep(ms: number, signal?: Abortable): Promise<void> {
   });
 }
 
+/**
+ * Waits `ms` or until `signal` aborts, whichever comes first, and never rejects: for a
+ * watch that a stop simply ends. Unlike `sleep(...).catch()` it builds no error, which
+ * matters on a path taken once per tool call.
+ */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
 /** What `retry` reports before each wait, for a log line or a metric. */
 export interface RetryNotice {
   err: unknown;

@@ -8,7 +8,7 @@ import { TakenEvents } from "./taken.js";
 import type { TurnContext } from "./turn-context.js";
 import type { AskedOf } from "../sessions/session.js";
 import { personOf } from "./access.js";
-import { sleep } from "../core/retry.js";
+import { pause } from "../core/retry.js";
 
 /**
  * How long a call runs before it watches the room for a /cancel: a quick call (most
@@ -118,7 +118,7 @@ async function watchForCancel(
   stop: AbortSignal,
   owner: AskedOf,
 ): Promise<void> {
-  await sleep(WATCH_AFTER_MS, stop).catch(() => undefined);
+  await pause(WATCH_AFTER_MS, stop);
   if (stop.aborted) return;
   const queued = await turn.channel.watch("turn");
   try {

@@ -58,9 +58,25 @@ export const quietOffer = (value: Offer): Change => ({ type: "offer", offer: val
 export const toast = (text: string): Change => ({ type: "toast", text });
 export const reset = (session: Session): Change => ({ type: "reset", session });
 
+/**
+ * A copy of a session that shares nothing it or its callers replace or assign to: the
+ * lists, and the offers and slots in them (a sent offer's message refs are set on the
+ * copy). Their own fields (options, args, approvals) are only ever replaced whole, so
+ * they are shared; a structuredClone per turn cost more than the rest of this function.
+ */
+function copyOf(s: Readonly<Session>): Session {
+  return {
+    ...s,
+    enabled: [...s.enabled],
+    offers: s.offers.map((o) => ({ ...o })),
+    slots: s.slots.map((slot) => ({ ...slot })),
+    taken: [...s.taken],
+  };
+}
+
 /** The session after a list of changes, as a new object (the one given is left as it was). */
 export function applyToSession(start: Readonly<Session>, changes: readonly Change[]): Session {
-  let s: Session = structuredClone(start) as Session;
+  let s = copyOf(start);
   for (const c of changes) {
     switch (c.type) {
       case "enable":
@@ -88,7 +104,7 @@ export function applyToSession(start: Readonly<Session>, changes: readonly Chang
         );
         break;
       case "reset":
-        s = structuredClone(c.session);
+        s = copyOf(c.session);
         break;
       case "take":
         s.taken = [...s.taken, ...c.eventIds].slice(-MAX_TAKEN);

@@ -12,8 +12,15 @@ export type SendOutcome = "ok" | "rate_limited" | "failed";
  * Counts one attempt of a send: `key` names what is sent (a Matrix transaction
  * path, a Telegram chat and text), so an attempt after a failed one of the same
  * key — an in-call retry or a parked turn trying again later — counts as a retry.
+ * `key` may be a function: it is called only when a failure is remembered or this one failed.
  */
-export function countSendAttempt(platform: string, key: string, outcome: SendOutcome): void {
+export function countSendAttempt(platform: string, key: string | (() => string), outcome: SendOutcome): void {
+  // A success with no failure remembered is no retry: its key (a digest) need not be built.
+  if (outcome === "ok" && failed.size === 0) {
+    sendsTotal.inc({ platform, outcome });
+    return;
+  }
+  if (typeof key === "function") key = key();
   if (failed.delete(key)) sendRetriesTotal.inc({ platform });
   sendsTotal.inc({ platform, outcome });
   if (outcome === "ok") return;

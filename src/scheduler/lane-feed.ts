@@ -58,26 +58,36 @@ export class LaneFeed {
     const { scripts, log, peekEveryMs } = this.options;
     lane.lastPeek = Date.now();
     let next: number | undefined;
-    try {
-      const looks = await Promise.all(
-        Array.from({ length: scripts.keys.shards }, (_, shard) =>
-          scripts.peek({ lane: lane.name, shard, limit: PEEK_LIMIT }),
-        ),
-      );
-      this.options.answered();
-      for (const look of looks) {
-        for (const room of [...look.due, ...look.expired]) lane.ready.add(room);
-        // A room this process will resume on its own timer needs no look of every shard
-        // (a room waiting for its send slot costs nothing until then); the periodic look
-        // still finds anything else in that shard.
-        if (look.nextInMs !== undefined && !(look.nextRoom && lane.resuming.has(look.nextRoom)))
-          next = Math.min(next ?? Infinity, look.nextInMs);
-      }
-    } catch (err) {
+    // Each shard on its own: a shard whose slot range is down must not hide the others' due rooms.
+    const looks = await Promise.allSettled(
+      Array.from({ length: scripts.keys.shards }, (_, shard) =>
+        scripts.peek({ lane: lane.name, shard, limit: PEEK_LIMIT }),
+      ),
+    );
+    const failed = looks.filter((l) => l.status === "rejected");
+    if (failed.length === 0) this.options.answered();
+    for (const look of looks) {
+      if (look.status === "rejected") continue;
+      for (const room of [...look.value.due, ...look.value.expired]) lane.ready.add(room);
+      // A room this process will resume on its own timer needs no look of every shard
+      // (a room waiting for its send slot costs nothing until then); the periodic look
+      // still finds anything else in that shard.
+      const { nextInMs, nextRoom } = look.value;
+      if (nextInMs !== undefined && !(nextRoom && lane.resuming.has(nextRoom)))
+        next = Math.min(next ?? Infinity, nextInMs);
+    }
+    if (failed.length > 0) {
       if (this.options.stopping()) return;
-      log.warn({ err: (err as Error).message, lane: lane.name }, "looking for due rooms failed; retrying");
-      await new Promise((r) => setTimeout(r, 500));
-      return;
+      const err = (failed[0] as PromiseRejectedResult).reason as Error;
+      log.warn(
+        { err: err.message, lane: lane.name, shards: failed.length },
+        "looking for due rooms failed; retrying",
+      );
+      // The shards that answered are worked meanwhile; the rest are looked at again on the next look.
+      if (failed.length === looks.length) {
+        await new Promise((r) => setTimeout(r, 500));
+        return;
+      }
     }
     clearTimeout(lane.peekTimer);
     if (next !== undefined && next < peekEveryMs) {

@@ -1,9 +1,9 @@
 import type { Logger } from "../core/log.js";
 import type { RoomLease } from "./room-lease.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
-import { isWriteRefusal } from "./write-refusals.js";
+import { isUnreachable, isWriteRefusal } from "./write-refusals.js";
 
-/** A renewal round Redis refused (MISCONF, OOM) is tried again this soon, not a quarter-lease later. */
+/** A renewal round Redis refused or could not take (MISCONF, OOM, a failover) is tried again this soon, not a quarter-lease later. */
 const RENEW_AFTER_REFUSAL_MS = 200;
 
 /**
@@ -17,7 +17,7 @@ export async function renewLeases(
   held: RoomLease[],
   leaseMs: number,
   log: Logger,
-  /** Where the last failed call's error is left, for health, and whether Redis refused the write. */
+  /** Where the last failed call's error is left, for health, and whether Redis refused or could not take the write. */
   failed: { err?: string; refused?: boolean } = {},
   /** A failure's level: a round asked again soon after a refusal repeats the last one's warning at debug. */
   level: "warn" | "debug" = "warn",
@@ -44,7 +44,7 @@ export async function renewLeases(
         });
       } catch (err) {
         failed.err = (err as Error).message;
-        if (isWriteRefusal(err)) failed.refused = true;
+        if (isWriteRefusal(err) || isUnreachable(err)) failed.refused = true;
         log[level]({ err: failed.err, lane }, "lease renewal failed");
       }
     }),
@@ -107,9 +107,10 @@ export class LeaseRenewals {
     await renewLeases(scripts, this.options.held(), leaseMs, log, failed, soon ? "debug" : "warn");
     if (failed.err === undefined) this.renewedAt = Date.now();
     this.lastError = failed.err;
-    // Redis refusing writes (MISCONF, OOM) ends at a moment nobody announces: asked again
-    // soon, the holder renews within a moment of it, well before other workers' claims
-    // may take its rooms over (they hold off while they saw refusals: write-refusals.ts).
+    // Redis refusing writes (MISCONF, OOM) or without a master (a failover) ends at a
+    // moment nobody announces: asked again soon, the holder renews within a moment of it,
+    // well before other workers' claims may take its rooms over (they hold off while they
+    // saw such failures: write-refusals.ts).
     if (failed.refused && this.timer && !this.soon) {
       this.soon = setTimeout(() => {
         this.soon = undefined;

@@ -38,13 +38,18 @@ export class RedisSessionStore {
     let session = raw ? this.parseSession(room, raw) : undefined;
     // The binding changed: the old conversation belonged to another agent.
     if (session && session.namespace !== namespace) session = undefined;
-    const history = session
-      ? rawHistory.flatMap((line) => {
-          const parsed = HistoryEntrySchema.safeParse(safeJson(line));
-          return parsed.success ? [parsed.data] : [];
-        })
-      : [];
-    return { session: session ?? newSession(namespace), history };
+    return {
+      session: session ?? newSession(namespace),
+      history: session ? this.parseHistory(rawHistory) : [],
+    };
+  }
+
+  /** Parses history entries as read from Redis, leaving out unreadable ones. */
+  parseHistory(rawHistory: string[]): HistoryEntry[] {
+    return rawHistory.flatMap((line) => {
+      const parsed = HistoryEntrySchema.safeParse(safeJson(line));
+      return parsed.success ? [parsed.data] : [];
+    });
   }
 
   /**

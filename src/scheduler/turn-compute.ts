@@ -90,12 +90,10 @@ export class TurnCompute {
     try {
       const history =
         input.history ?? ((await historyWanted(event.namespace)) ? await store.history(held.room) : []);
+      // The session this holder kept is its own, written under its lease: not parsed again.
       const kept = input.kept?.session.namespace === event.namespace ? input.kept.session : undefined;
       const state = kept
-        ? {
-            session: kept,
-            history: store.parse(held.room, event.namespace, input.kept!.json, history).history,
-          }
+        ? { session: kept, history: store.parseHistory(history) }
         : store.parse(held.room, event.namespace, input.session, history);
       const result = await this.deps.engine.run(event, state, this.deps.channel?.(event, sender));
       return {

@@ -29,6 +29,9 @@ import {
   type TurnRunnerSettings,
 } from "./turn-input.js";
 
+/** How a re-queued dead letter's outcome key appears in its inbox entry. */
+const REQUEUED_KEY = '"requeuedOutcome"';
+
 /**
  * Runs a held room's turns: compute the head turn's outcome (or reuse the one
  * recorded), deliver it through the turn's gate, and end it in one fenced call
@@ -64,8 +67,10 @@ export class TurnRunner {
   async runOne(held: RoomLease, input: TurnInput, draining: boolean, pause?: SlotPause): Promise<TurnResult> {
     const { log: baseLog } = this.deps;
     const turn = new TurnLifecycle();
-    const json = safeJson(input.head);
     let event = this.deps.recent?.(input.head);
+    // The head is parsed here only when this process did not queue it itself, or when it
+    // may carry a re-queued outcome (the key is written by JSON.stringify, so it appears verbatim).
+    const json = !event || input.head.includes(REQUEUED_KEY) ? safeJson(input.head) : undefined;
     if (!event) {
       const parsed = InboundEventSchema.safeParse(json);
       if (!parsed.success) {
@@ -94,7 +99,8 @@ export class TurnRunner {
     try {
       const sender = this.deps.senders.get(event.platform);
       if (!sender) throw new PermanentSendError(`no sender for platform ${event.platform} in this process`);
-      let outcome = this.deps.store.parseOutcome(record.outcome) ?? requeuedOutcomeOf(json);
+      let outcome =
+        this.deps.store.parseOutcome(record.outcome) ?? (json === undefined ? null : requeuedOutcomeOf(json));
       let kept: KeptSession | undefined;
       const redelivery = outcome !== null;
       // A set-aside turn's record says why, so a retried delivery still dead-letters it after.

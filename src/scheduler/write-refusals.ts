@@ -1,21 +1,27 @@
+import { isUnacknowledged } from "./durable-write.js";
+
 /**
- * Redis refusing writes (MISCONF: a snapshot or the AOF it cannot write; OOM: maxmemory
- * reached with noeviction) as this process saw it, so that its claims hold off taking
- * over rooms whose leases ran out meanwhile: their holders could not renew them either,
- * and may be alive with a sent part not yet recorded.
+ * Redis not taking writes as this process saw it — refusing them (MISCONF: a snapshot or
+ * the AOF it cannot write; OOM: maxmemory reached with noeviction) or out of reach (a
+ * connection lost, no master while a failover runs, a master without its replicas) — so
+ * that its claims hold off taking over rooms whose leases ran out meanwhile: their
+ * holders could not renew them either, and may be alive with a sent part not yet
+ * recorded (measured: a Sentinel master killed with down-after 5 s; a worker took a room
+ * over 0.1 s before its holder's first renewal through the new master, and the part the
+ * holder had sent went out again).
  */
 export class WriteRefusals {
   private lastAt = Number.NEGATIVE_INFINITY;
 
-  /** Notes `err` when it is Redis refusing a write (the command was not applied). */
+  /** Notes `err` when Redis did not take a write because it refused it or could not be reached. */
   note(err: unknown): void {
-    if (isWriteRefusal(err)) this.lastAt = Date.now();
+    if (isWriteRefusal(err) || isUnreachable(err)) this.lastAt = Date.now();
   }
 
   /**
    * How long, from now, a room whose lease expired is still left to its holder: `graceMs`
-   * after the last refusal this process saw, 0 when that is over (a takeover after a crash
-   * is not delayed unless Redis refused writes within `graceMs`).
+   * after the last refused or unreachable write this process saw, 0 when that is over (a
+   * takeover after a crash is not delayed unless Redis failed writes within `graceMs`).
    */
   takeoverHoldMs(graceMs: number, now = Date.now()): number {
     return Math.max(0, Math.ceil(this.lastAt + graceMs - now));
@@ -34,6 +40,16 @@ export function takeoverGraceMs(leaseMs: number): number {
 export function isWriteRefusal(err: unknown): boolean {
   const message = err instanceof Error ? err.message : "";
   return /^(MISCONF |OOM command not allowed)/.test(message);
+}
+
+/**
+ * True when a write was not taken because Redis could not be reached or had no writable
+ * master with its replicas (a failover, a restart, a slot range down); a slot that moved
+ * (MOVED, ASK) is routine in resharding and ioredis follows it.
+ */
+export function isUnreachable(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : "";
+  return isUnacknowledged(err) && !/^(MOVED|ASK) /.test(message);
 }
 
 /** This process's: every script call notes its refusals here (src/scheduler/lua-script.ts). */

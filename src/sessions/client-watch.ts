@@ -1,3 +1,4 @@
+import { Cluster } from "ioredis";
 import { RoomgateError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { redisClientReplacements, redisReconnects } from "../ops/metrics.js";
@@ -233,15 +234,42 @@ export class ClientWatch {
   }
 }
 
+/** What ioredis keeps of a command it has not answered yet. */
+interface Unanswered {
+  command: { reject(err: Error): void };
+}
+
+/** The parts of an ioredis client (one instance or Sentinel) that closing it for good reaches. */
+interface ClosingClient {
+  flushQueue(err: Error): void;
+  setStatus(status: "end"): void;
+  prevCommandQueue?: { shift(): Unanswered | undefined } | null;
+}
+
 /**
  * Closes a client that was swapped out, failing every command still waiting on it
- * ("Connection is closed.", which callers retry as after any lost connection). A
- * client stuck resolving a master never emits the close that would fail them itself.
+ * ("Connection is closed.", which callers retry as after any lost connection), and
+ * every command sent to it later (an ended client fails it at once). `disconnect`
+ * alone does not: a client stuck reconnecting or resolving a master never emits the
+ * close that would, and two kinds of command escape ioredis' own flush — those in
+ * flight when the connection dropped, kept apart (`prevCommandQueue`) to resend once
+ * ready, and those of the next auto-pipeline, which ioredis sends into the closed
+ * client's offline queue once the one in flight has failed. Measured: in the fault
+ * script's Sentinel master-kill with the default down-after (30 s, the watch's own
+ * limit) the poller's enqueue waited for ever and the bot took no update again. A
+ * Cluster keeps its connections' queues per node and ends them itself.
  */
 function closeNow(client: RedisClient): void {
   client.on("error", () => undefined);
   client.disconnect();
-  (client as unknown as { flushQueue?: (err: Error) => void }).flushQueue?.(
-    new Error("Connection is closed."),
-  );
+  const closed = new Error("Connection is closed.");
+  if (client instanceof Cluster) {
+    (client as unknown as Pick<ClosingClient, "flushQueue">).flushQueue(closed);
+    return;
+  }
+  const closing = client as unknown as ClosingClient;
+  closing.setStatus("end");
+  closing.flushQueue(closed);
+  for (let item = closing.prevCommandQueue?.shift(); item; item = closing.prevCommandQueue?.shift())
+    item.command.reject(closed);
 }

@@ -40,6 +40,15 @@ export class Keys {
     return `${this.prefix}:telegram:${botId}:offset`;
   }
 
+  /**
+   * Telegram: updates of one bot confirmed to Telegram before their room's shard could
+   * take them (a Cluster slot range down), update id → update JSON; one hash per shard
+   * tag, so that some of them live in a range that is up (src/telegram/update-aside.ts).
+   */
+  telegramAside(botId: number | string, shard: number): string {
+    return `${this.prefix}:{${this.rooms.tag(shard)}}:telegram:${botId}:aside`;
+  }
+
   /** Telegram: a hash of the command list last registered with setMyCommands. */
   telegramCommands(botId: number | string): string {
     return `${this.prefix}:telegram:${botId}:commands`;

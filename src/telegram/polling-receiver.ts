@@ -16,6 +16,8 @@ import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
 import type { OutageNoticeOptions } from "../edge/outage-notices.js";
 import { TelegramOutageNotices } from "./outage-notices.js";
+import { ChatLanes } from "./chat-lanes.js";
+import { UpdateAside } from "./update-aside.js";
 
 /** The update kinds roomgate reads; everything else is never fetched. */
 export const ALLOWED_UPDATES = [
@@ -56,10 +58,12 @@ const STUCK_AFTER_MS = 2000;
  * in Redis: a batch's updates are enqueued first and the stored offset advanced past
  * them after (one write per getUpdates batch, and on stop), so a restart neither
  * replays confirmed updates nor loses unconfirmed ones. The updates of one chat are
- * queued in their order and chats go side by side, so that a batch's events reach
- * Redis together (the inbox sends what is queued in one turn of the event loop as one
- * call per shard). Failures (a 409 from a second poller, network errors) are logged
- * and retried with backoff.
+ * queued in their order and chats go side by side (src/telegram/chat-lanes.ts), so
+ * that a batch's events reach Redis together (the inbox sends what is queued in one
+ * turn of the event loop as one call per shard), and a chat whose room's Cluster slot
+ * range is down holds only its own updates: they are set aside in a shard that is up,
+ * which lets the offset move past them. Failures (a 409 from a second poller, network
+ * errors) are logged and retried with backoff.
  */
 export class PollingReceiver implements Receiver {
   private runner: RunnerHandle | undefined;
@@ -75,6 +79,11 @@ export class PollingReceiver implements Receiver {
   private batch: Update[] = [];
   /** The people told that their message waits for Redis. */
   private readonly notices: TelegramOutageNotices;
+  /** Each chat's updates not queued yet. */
+  private readonly lanes: ChatLanes;
+  private readonly aside: UpdateAside;
+  /** An offset write in flight (one at a time; a failed one is tried again after the next batch). */
+  private storing: Promise<void> | undefined;
 
   constructor(
     private readonly api: Api,
@@ -87,6 +96,13 @@ export class PollingReceiver implements Receiver {
   ) {
     this.options = { ...DEFAULTS, ...options };
     this.notices = new TelegramOutageNotices(api, log, this.options.notices);
+    this.aside = new UpdateAside(redis, keys, botId, log);
+    this.lanes = new ChatLanes({
+      enqueue: (update, refused) => this.enqueue(update, refused),
+      aside: this.aside,
+      log,
+      signal: () => this.stopping.signal,
+    });
   }
 
   /** Loads the stored offset, drops any webhook (getUpdates refuses to run beside one) and starts polling. */
@@ -96,6 +112,15 @@ export class PollingReceiver implements Receiver {
     await this.api.deleteWebhook({ drop_pending_updates: false });
     this.offset = Number((await this.redis.get(this.keys.telegramOffset(this.botId))) ?? 0);
     this.stored = this.offset;
+    // Updates set aside before a restart come first, each chat's in order.
+    const kept = await this.aside.load();
+    if (kept.length > 0) {
+      this.log.info(
+        { botId: this.botId, updates: kept.length },
+        "telegram: queueing updates set aside earlier",
+      );
+      void this.lanes.pushAll(kept, true);
+    }
     const source = createSource({ supply: (limit, signal) => this.fetch(limit, signal) });
     // One batch at a time, as the runner's sequential sink, but a batch's chats side by side.
     const sink: UpdateSink<Update> = {
@@ -133,6 +158,23 @@ export class PollingReceiver implements Receiver {
         ),
       );
     }
+  }
+
+  /**
+   * Stores the offset in the background: the poller goes on meanwhile (the key's slot
+   * may be in a range that is down). A stored offset behind the confirmed one only
+   * makes a restart ask for updates Telegram has forgotten.
+   */
+  private storeSoon(): void {
+    if (this.storing || this.offset <= this.stored) return;
+    this.storing = this.storeOffset()
+      .catch((err: unknown) =>
+        this.log.debug(
+          { err: loggableError(err).message, botId: this.botId },
+          "telegram: offset not stored yet",
+        ),
+      )
+      .finally(() => (this.storing = undefined));
   }
 
   private async storeOffset(): Promise<void> {
@@ -191,56 +233,41 @@ export class PollingReceiver implements Receiver {
   }
 
   /**
-   * Enqueues a batch, each chat's updates in their order and chats side by side, then
-   * stores the offset past the batch; each update and the offset are retried until Redis
-   * takes them (an update queued twice is dropped as a duplicate).
+   * Enqueues a batch through the chats' lanes, then moves the offset past it: every
+   * update is then queued or set aside. A stop in the middle moves it past the longest
+   * run of such updates from the batch's start, and no further.
    */
   private async consume(updates: Update[]): Promise<void> {
     if (updates.length === 0) return;
     this.batch = updates;
     this.inHand = { since: Date.now(), updateId: updates[0]!.update_id };
-    // The offset moves past the longest run of queued updates from the batch's start, so a
-    // stop in the middle stores no more than what was queued.
-    const queued = new Set<number>();
-    let upTo = 0;
-    const advance = (update: Update) => {
-      queued.add(update.update_id);
-      while (upTo < updates.length && queued.has(updates[upTo]!.update_id)) upTo += 1;
-      if (upTo > 0) this.offset = Math.max(this.offset, updates[upTo - 1]!.update_id + 1);
-    };
+    const done = new Set<number>();
     try {
-      await Promise.all(
-        chats(updates).map(async (chat) => {
-          for (const update of chat) {
-            await this.untilDone(
-              update.update_id,
-              async () => {
-                // Only a chat just told waits; the rest go on without a timer's turn.
-                const held = this.notices.holdFor(update);
-                if (held > 0) await sleep(held);
-                await this.receive(update);
-              },
-              update,
-            );
-            advance(update);
-          }
-        }),
-      );
-      await this.untilDone(updates.at(-1)!.update_id, () => this.storeOffset());
+      await Promise.all(updates.map((u) => this.lanes.pushAll([u]).then(() => void done.add(u.update_id))));
     } finally {
+      let upTo = 0;
+      while (upTo < updates.length && done.has(updates[upTo]!.update_id)) upTo += 1;
+      if (upTo > 0) this.offset = Math.max(this.offset, updates[upTo - 1]!.update_id + 1);
       this.inHand = undefined;
       this.batch = [];
+      this.storeSoon();
     }
   }
 
   /**
-   * Runs `work` until it succeeds; once stopping, nothing more is confirmed (the rest
-   * arrives again after restart). While `update` cannot be queued, its person may be told.
+   * Queues one update, retrying until it is queued; once stopping, it gives up (the
+   * update arrives again after a restart, or is read back from where it was set aside).
+   * While it cannot be queued, its person may be told; `refused` runs after the first failure.
    */
-  private async untilDone(updateId: number, work: () => Promise<void>, update?: Update): Promise<void> {
+  private async enqueue(update: Update, refused: () => void): Promise<void> {
     const since = Date.now();
     await retry(
-      work,
+      async () => {
+        // Only a chat just told waits; the rest go on without a timer's turn.
+        const held = this.notices.holdFor(update);
+        if (held > 0) await sleep(held);
+        await this.receive(update);
+      },
       () => "retry",
       { ...this.backoff(), maxMs: Math.min(this.options.backoffMs.max, ENQUEUE_RETRY_MAX_MS) },
       {
@@ -248,40 +275,14 @@ export class PollingReceiver implements Receiver {
         onRetry: ({ err, waitMs }) => {
           if (this.inHand) this.inHand.err = loggableError(err).message;
           this.log.warn(
-            { err: loggableError(err), botId: this.botId, updateId, retryInMs: waitMs },
+            { err: loggableError(err), botId: this.botId, updateId: update.update_id, retryInMs: waitMs },
             "telegram: could not enqueue an update; retrying",
           );
-          if (update) this.notices.failed(update, err, since);
+          refused();
+          this.notices.failed(update, err, since);
         },
       },
     );
-    if (update) this.notices.queued();
+    this.notices.queued(update);
   }
-}
-
-/**
- * A batch's updates by chat, each chat's in their order. A batch with a group's
- * migration to a supergroup stays one sequence: the old chat's and the new chat's
- * updates must be seen in Telegram's order.
- */
-function chats(updates: Update[]): Update[][] {
-  if (
-    updates.some(
-      (u) => u.message?.migrate_to_chat_id !== undefined || u.message?.migrate_from_chat_id !== undefined,
-    )
-  )
-    return [updates];
-  const byChat = new Map<number | string, Update[]>();
-  for (const update of updates) {
-    const chat =
-      update.message?.chat.id ??
-      update.edited_message?.chat.id ??
-      update.callback_query?.message?.chat.id ??
-      update.my_chat_member?.chat.id ??
-      "other";
-    const list = byChat.get(chat);
-    if (list) list.push(update);
-    else byChat.set(chat, [update]);
-  }
-  return [...byChat.values()];
 }

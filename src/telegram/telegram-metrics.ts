@@ -25,7 +25,7 @@ function sendKey(method: string, payload: unknown): string {
 export function countTelegramCalls(): Transformer {
   return async (prev, method, payload, signal) => {
     if (!isSend(method)) return prev(method, payload, signal);
-    const key = sendKey(method, payload);
+    const key = () => sendKey(method, payload);
     let result;
     try {
       result = await prev(method, payload, signal);

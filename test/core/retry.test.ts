@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffMs, retry, sleep, StoppedError, type RetryNotice } from "../../src/core/retry.js";
+import { backoffMs, pause, retry, sleep, StoppedError, type RetryNotice } from "../../src/core/retry.js";
 
 describe("the one retry module", () => {
   it("retries what classify calls transient, with waits doubling up to the longest", async () => {
@@ -70,6 +70,17 @@ describe("the one retry module", () => {
     await expect(waiting).rejects.toBeInstanceOf(StoppedError);
     expect(Date.now() - started).toBeLessThan(5_000);
     await expect(sleep(10, stop.signal)).rejects.toBeInstanceOf(StoppedError);
+  });
+
+  it("pauses until its time or its signal, whichever is first, and never rejects", async () => {
+    const started = Date.now();
+    await pause(20, new AbortController().signal);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(19);
+    const stop = new AbortController();
+    const paused = pause(60_000, stop.signal);
+    stop.abort();
+    await expect(paused).resolves.toBeUndefined();
+    await expect(pause(60_000, stop.signal)).resolves.toBeUndefined();
   });
 
   it("spreads jittered waits over the upper half of the backoff", () => {

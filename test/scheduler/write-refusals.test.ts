@@ -1,14 +1,19 @@
 import { expect, it } from "vitest";
-import { isWriteRefusal, takeoverGraceMs, WriteRefusals } from "../../src/scheduler/write-refusals.js";
+import {
+  isUnreachable,
+  isWriteRefusal,
+  takeoverGraceMs,
+  WriteRefusals,
+} from "../../src/scheduler/write-refusals.js";
 
 const refused = (message: string) => Object.assign(new Error(message), { name: "ReplyError" });
 
-it("holds takeovers back for a grace after the last write Redis refused, and not after other failures", () => {
+it("holds takeovers back for a grace after the last write Redis refused", () => {
   const seen = new WriteRefusals();
   const grace = takeoverGraceMs(10_000);
   expect(grace).toBe(3500);
-  seen.note(refused("ECONNRESET"));
-  seen.note(refused("NOREPLICAS Not enough good replicas to write."));
+  seen.note(refused("ERR user_script:1: Script attempted to access a non local key"));
+  seen.note(refused("MOVED 3999 127.0.0.1:6381"));
   expect(seen.takeoverHoldMs(grace)).toBe(0);
   const at = Date.now();
   seen.note(
@@ -22,4 +27,21 @@ it("holds takeovers back for a grace after the last write Redis refused, and not
     true,
   );
   expect(isWriteRefusal(refused("ERR user_script:1: OOM in a message"))).toBe(false);
+});
+
+it("holds takeovers back after writes that did not reach a master, since holders could not renew either", () => {
+  for (const message of [
+    "Connection is closed.",
+    "connect ECONNREFUSED 127.0.0.1:6379",
+    "NOREPLICAS Not enough good replicas to write.",
+    "READONLY You can't write against a read only replica.",
+    "CLUSTERDOWN The cluster is down",
+  ]) {
+    const seen = new WriteRefusals();
+    const at = Date.now();
+    seen.note(refused(message));
+    expect(seen.takeoverHoldMs(3500, at + 1000), message).toBeGreaterThan(2000);
+  }
+  expect(isUnreachable(refused("ASK 3999 127.0.0.1:6381"))).toBe(false);
+  expect(isUnreachable(refused("ERR wrong number of arguments"))).toBe(false);
 });

@@ -13,6 +13,8 @@ export interface HeldProxy {
   stall(): void;
   /** Lets everything held through, and new connections pass again. */
   release(): void;
+  /** Closes every open connection, as a server that died does (new ones are still accepted). */
+  cut(): void;
   /** Connections accepted while holding. */
   held(): number;
   /** How many times a reply containing `text` was passed to a client (e.g. a published `+switch-master`). */
@@ -70,6 +72,10 @@ export async function heldProxy(port: number, host = "127.0.0.1"): Promise<HeldP
       holding = false;
       stalled = undefined;
       for (const resolve of waiting.splice(0)) resolve();
+    },
+    cut: () => {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
     },
     held: () => heldCount,
     delivered: (text) => seen.filter((chunk) => chunk.includes(text)).length,

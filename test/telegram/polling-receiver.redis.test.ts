@@ -13,6 +13,7 @@ import { capturingLogger, RecordingInbox } from "../support/telegram-fixtures.js
 import { waitFor } from "../support/wait.js";
 
 const ALICE = { id: 601, first_name: "Alice" };
+const BOB = { id: 602, first_name: "Bob" };
 const FAST = { timeoutSeconds: 1, backoffMs: { initial: 50, max: 200 } };
 
 let standin: TelegramApiStandin;
@@ -41,7 +42,7 @@ async function receiver(inbox: RecordingInbox, log: Logger = silentLogger()): Pr
   const identity = {
     id: bot.id,
     username: bot.username,
-    config: { token: bot.token, namespace: "feed", users: [ALICE.id], topics: [], groups: [] },
+    config: { token: bot.token, namespace: "feed", users: [ALICE.id, BOB.id], topics: [], groups: [] },
   };
   const reader = new DocumentReader(grammy.api, `${standin.url}/file/bot${bot.token}`, 1000, log);
   const flood = new FloodGate(db.scheduler, { turnsPerMinute: 1000, roomQueueCap: 1000 });
@@ -105,7 +106,7 @@ describe("PollingReceiver", () => {
     expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBe(String(id + 2));
   });
 
-  it("stores the offset only past updates already queued, even when a batch is cut short", async () => {
+  it("sets aside a chat's update its shard refuses, with the chat's later ones, and a restart queues them in order", async () => {
     // Sent before polling starts, so that one getUpdates hands all three over as a batch.
     const ids = [send("one"), send("two"), send("three")];
     const inbox = new RecordingInbox();
@@ -122,22 +123,61 @@ describe("PollingReceiver", () => {
     const first = await receiver(stuck);
     await waitFor(() => inbox.calls.length === 1, 5000, "the first update");
     await waitFor(() => triesOfTwo >= 2, undefined, "the second update retried");
-    // "two" is not queued, so the stored offset has not moved past it (one write per batch).
-    expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBeNull();
-    await first.stop();
-    running.splice(running.indexOf(first), 1);
-    // On stop, the offset is stored past what was queued, and no further.
-    expect(await db.redis.get(db.keys.telegramOffset(bot.id))).toBe(String(ids[0]! + 1));
-
-    await receiver(inbox);
-    await waitFor(() => inbox.calls.length === 3, 5000, "the rest of the batch");
-    expect(inbox.calls.map((e) => e.kind === "message" && e.text)).toEqual(["one", "two", "three"]);
-    expect(inbox.duplicates()).toEqual([]);
+    // "two" and "three" behind it are kept in Redis, so the offset moves past the batch.
     await waitFor(
       async () => (await db.redis.get(db.keys.telegramOffset(bot.id))) === String(ids[2]! + 1),
       5000,
       "the offset past the batch",
     );
+    expect(inbox.calls.map((e) => e.kind === "message" && e.text)).toEqual(["one"]);
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+
+    await receiver(inbox);
+    await waitFor(() => inbox.calls.length === 3, 5000, "the updates set aside");
+    expect(inbox.calls.map((e) => e.kind === "message" && e.text)).toEqual(["one", "two", "three"]);
+    expect(inbox.duplicates()).toEqual([]);
+    // Queued, they are no longer kept.
+    await waitFor(
+      async () =>
+        (
+          await Promise.all(
+            Array.from({ length: db.keys.shards }, (_, n) => db.redis.hlen(db.keys.telegramAside(bot.id, n))),
+          )
+        ).every((n) => n === 0),
+      5000,
+      "nothing left set aside",
+    );
+  });
+
+  it("keeps queueing other chats' updates while one chat's cannot be queued, that chat's in order", async () => {
+    const inbox = new RecordingInbox();
+    let held = true;
+    const gated = new (class extends RecordingInbox {
+      override async enqueue(event: Parameters<RecordingInbox["enqueue"]>[0]): Promise<boolean> {
+        if (held && event.kind === "message" && event.room.endsWith(String(BOB.id)))
+          throw new Error("slot range down");
+        return inbox.enqueue(event);
+      }
+    })();
+    await receiver(gated);
+    await waitFor(() => standin.isPolling(bot.token), 5000, "a long poll");
+    standin.userSends(bot.token, { from: BOB, text: "bob 1" });
+    standin.userSends(bot.token, { from: BOB, text: "bob 2" });
+    // Alice's messages come in later batches, while Bob's first is still refused.
+    for (const text of ["alice 1", "alice 2", "alice 3"]) {
+      send(text);
+      await waitFor(() => inbox.calls.some((e) => e.kind === "message" && e.text === text), 5000, text);
+    }
+    standin.userSends(bot.token, { from: BOB, text: "bob 3" });
+    send("alice 4");
+    await waitFor(() => inbox.calls.length === 4, 5000, "alice 4");
+    held = false;
+    await waitFor(() => inbox.calls.length === 7, 10_000, "bob's three, once his shard takes them");
+    const texts = inbox.calls.map((e) => e.kind === "message" && e.text);
+    expect(texts.slice(0, 4)).toEqual(["alice 1", "alice 2", "alice 3", "alice 4"]);
+    expect(texts.slice(4)).toEqual(["bob 1", "bob 2", "bob 3"]);
+    expect(inbox.duplicates()).toEqual([]);
   });
 
   it("logs a 409 conflict with a second poller clearly and keeps polling, never crashing", async () => {

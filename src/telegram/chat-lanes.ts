@@ -1,0 +1,162 @@
+import type { Update } from "grammy/types";
+import type { Logger } from "../core/log.js";
+import { sleep, type Abortable } from "../core/retry.js";
+import { loggableError } from "./loggable-error.js";
+import type { UpdateAside } from "./update-aside.js";
+
+/** The longest wait between two tries to set aside updates no shard took. */
+const ASIDE_RETRY_MS = 1000;
+
+/** One update in a chat's lane, settled once it is queued or set aside. */
+interface Item {
+  update: Update;
+  /** Kept in Redis (UpdateAside) until queued. */
+  aside: boolean;
+  settle: () => void;
+  fail: (err: unknown) => void;
+  settled: Promise<void>;
+}
+
+/** A chat's updates not queued yet, in their order; `blocked` while its first one is refused. */
+interface Lane {
+  items: Item[];
+  blocked: boolean;
+}
+
+/**
+ * Queues each chat's updates in their order, chats side by side and apart: a chat
+ * whose update cannot be queued (its room's Cluster slot range down) holds only its
+ * own later updates. Those are set aside in Redis (src/telegram/update-aside.ts) so
+ * that the poller may confirm them to Telegram and take the next batch; they are
+ * queued, still in order, when the chat's first update is.
+ */
+export class ChatLanes {
+  private readonly lanes = new Map<string, Lane>();
+
+  constructor(
+    private readonly deps: {
+      /** Queues one update, retrying until done; calls `refused` after its first failure. Rejects only when stopping. */
+      enqueue: (update: Update, refused: () => void) => Promise<void>;
+      aside: UpdateAside;
+      log: Logger;
+      signal: () => Abortable;
+    },
+  ) {}
+
+  /** The oldest update not queued yet, if any (health and logs). */
+  oldest(): Update | undefined {
+    let oldest: Update | undefined;
+    for (const lane of this.lanes.values()) {
+      const head = lane.items[0]?.update;
+      if (head && (!oldest || head.update_id < oldest.update_id)) oldest = head;
+    }
+    return oldest;
+  }
+
+  /**
+   * Adds each update to the end of its chat's lane; resolves once they are queued or
+   * set aside (so that confirming them to Telegram loses nothing), rejects when
+   * stopping before that. `kept` marks updates read back from Redis (set aside already).
+   */
+  pushAll(updates: Update[], kept = false): Promise<void> {
+    // A batch with a group's migration to a supergroup is one sequence, as Telegram sent
+    // it, except for chats held already: their order comes first.
+    const migrating = updates.some((u) => chatOf(u) === MIGRATION);
+    return Promise.all(
+      updates.map((u) => {
+        const chat = chatOf(u);
+        return this.push(u, migrating && !this.lanes.has(chat) ? MIGRATION : chat, kept);
+      }),
+    ).then(() => undefined);
+  }
+
+  private push(update: Update, key: string, kept: boolean): Promise<void> {
+    let lane = this.lanes.get(key);
+    const fresh = lane === undefined;
+    if (!lane) {
+      lane = { items: [], blocked: false };
+      this.lanes.set(key, lane);
+    }
+    const item = newItem(update, kept);
+    lane.items.push(item);
+    if (kept) item.settle();
+    else if (lane.blocked) void this.setAside(lane);
+    if (fresh) void this.run(key, lane);
+    return item.settled;
+  }
+
+  /** Works a lane's updates in order until it is empty. */
+  private async run(key: string, lane: Lane): Promise<void> {
+    try {
+      while (lane.items.length > 0) {
+        const item = lane.items[0]!;
+        await this.deps.enqueue(item.update, () => {
+          if (lane.blocked) return;
+          lane.blocked = true;
+          void this.setAside(lane);
+        });
+        lane.items.shift();
+        lane.blocked = false;
+        item.settle();
+        if (item.aside) this.deps.aside.remove(item.update.update_id);
+      }
+    } catch (err) {
+      // Stopping: what is neither queued nor set aside stays unconfirmed and arrives again.
+      for (const item of lane.items) item.fail(err);
+    } finally {
+      this.lanes.delete(key);
+    }
+  }
+
+  /** Sets aside every update of a blocked lane not kept yet, retrying until a shard takes them. */
+  private async setAside(lane: Lane): Promise<void> {
+    const todo = lane.items.filter((i) => !i.aside);
+    if (todo.length === 0) return;
+    for (const item of todo) item.aside = true;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.deps.aside.put(todo.map((i) => i.update));
+        for (const item of todo) item.settle();
+        return;
+      } catch (err) {
+        this.deps.log.warn(
+          { err: loggableError(err), updateIds: todo.map((i) => i.update.update_id) },
+          "telegram: could not set aside updates that wait for their room's shard; retrying",
+        );
+        try {
+          await sleep(Math.min(ASIDE_RETRY_MS, 100 * 2 ** attempt), this.deps.signal());
+        } catch {
+          return;
+        }
+      }
+    }
+  }
+}
+
+function newItem(update: Update, aside: boolean): Item {
+  let settle!: () => void;
+  let fail!: (err: unknown) => void;
+  const settled = new Promise<void>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+  // A lane failing on stop rejects items nobody waits for any more.
+  settled.catch(() => undefined);
+  return { update, aside, settle, fail, settled };
+}
+
+/** The lane of a group's migration to a supergroup (and the rest of its batch). */
+const MIGRATION = "migration";
+
+/** The lane an update goes in: its chat, or the migrations' own. */
+function chatOf(update: Update): string {
+  const message = update.message;
+  if (message?.migrate_to_chat_id !== undefined || message?.migrate_from_chat_id !== undefined)
+    return MIGRATION;
+  const chat =
+    message?.chat.id ??
+    update.edited_message?.chat.id ??
+    update.callback_query?.message?.chat.id ??
+    update.my_chat_member?.chat.id;
+  return chat === undefined ? "other" : String(chat);
+}

@@ -1,0 +1,95 @@
+import type { Update } from "grammy/types";
+import { z } from "zod";
+import type { RedisClient } from "../sessions/redis-connection.js";
+import type { Keys } from "../sessions/keys.js";
+import type { Logger } from "../core/log.js";
+import { loggableError } from "./loggable-error.js";
+
+/**
+ * How long an update set aside is kept. Longer than any outage a restart is expected
+ * to meet, and well inside the inbox's dedupe window (6 h by default), so that a copy
+ * left behind by a removal that failed is dropped as a duplicate, never answered twice.
+ */
+const KEEP_SECONDS = 3600;
+
+/** What is read back: an update as this poller wrote it (grammY's type; its id checked). */
+const StoredUpdate = z.looseObject({ update_id: z.number().int() });
+
+/**
+ * Updates the poller confirmed to Telegram (to take later ones) before their room's
+ * shard could queue them, kept in Redis until they are queued: a Cluster slot range
+ * down must not hold the other rooms' updates, and a restart meanwhile must not lose
+ * them. Each is written to every shard tag's hash at once and counts as kept when one
+ * of them took it: the shards' slots spread over all masters, so one in a range that
+ * is up takes it while another range is down.
+ */
+export class UpdateAside {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly botId: number,
+    private readonly log: Logger,
+  ) {}
+
+  private all(): string[] {
+    return Array.from({ length: this.keys.shards }, (_, n) => this.keys.telegramAside(this.botId, n));
+  }
+
+  /** Keeps `updates`; resolves once one shard took them all, rejects when none did. */
+  async put(updates: Update[]): Promise<void> {
+    if (updates.length === 0) return;
+    const fields = Object.fromEntries(updates.map((u) => [String(u.update_id), JSON.stringify(u)]));
+    await Promise.any(
+      this.all().map((key) => this.redis.multi().hset(key, fields).expire(key, KEEP_SECONDS).exec()),
+    ).catch((err: unknown) => {
+      throw new UpdateAsideError(
+        updates.map((u) => u.update_id),
+        err,
+      );
+    });
+  }
+
+  /** Forgets an update that is queued now (best effort: a copy left is dropped as a duplicate). */
+  remove(updateId: number): void {
+    for (const key of this.all())
+      this.redis
+        .hdel(key, String(updateId))
+        .catch((err: unknown) =>
+          this.log.debug(
+            { err: loggableError(err).message, updateId },
+            "telegram: set-aside copy not removed",
+          ),
+        );
+  }
+
+  /** Every update kept in a shard that answers, in update order (one that does not is logged and skipped). */
+  async load(): Promise<Update[]> {
+    const byId = new Map<number, Update>();
+    const read = await Promise.allSettled(this.all().map((key) => this.redis.hvals(key)));
+    for (const r of read) {
+      if (r.status === "rejected") {
+        this.log.warn(
+          { err: loggableError(r.reason), botId: this.botId },
+          "telegram: could not read updates set aside in one shard; they are queued after its next restart",
+        );
+        continue;
+      }
+      for (const json of r.value) {
+        const update = StoredUpdate.parse(JSON.parse(json)) as unknown as Update;
+        byId.set(update.update_id, update);
+      }
+    }
+    return [...byId.values()].sort((a, b) => a.update_id - b.update_id);
+  }
+}
+
+/** No shard could keep updates that could not be queued: the poller keeps trying both. */
+export class UpdateAsideError extends Error {
+  constructor(
+    readonly updateIds: number[],
+    cause: unknown,
+  ) {
+    super(`could not set aside updates ${updateIds.join(", ")}`, { cause });
+    this.name = "UpdateAsideError";
+  }
+}
