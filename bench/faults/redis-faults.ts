@@ -12,6 +12,8 @@ export interface FaultMarks {
   faultAt?: number;
   promotedAt?: number;
   writableAt?: number;
+  /** The slot ranges that were down (range-down), as CLUSTER NODES lists them. */
+  downSlots?: string[];
 }
 
 type Log = (line: string) => void;
@@ -156,13 +158,38 @@ export async function failback(redis: FaultRedis, marks: FaultMarks, log: Log): 
   log(`${old.address} is the master again`);
 }
 
-/** Cluster: the busiest master and its only replica killed; that slot range is down for 15 s. */
-export async function rangeDown(redis: FaultRedis, marks: FaultMarks, log: Log): Promise<void> {
+/**
+ * Cluster: a master and its only replica killed; that slot range is down for 15 s. The
+ * busiest master, or with `sparing` the first master whose range does not hold that
+ * slot (the bot's send windows), so that both cases can be run.
+ */
+export async function rangeDown(
+  redis: FaultRedis,
+  marks: FaultMarks,
+  log: Log,
+  sparing?: number,
+): Promise<void> {
   const cluster = redis.cluster!;
-  const { node } = await cluster.busiestMaster("rg:*");
-  const { id } = await cluster.identify(node);
+  let node = (await cluster.busiestMaster("rg:*")).node;
+  if (sparing !== undefined) {
+    for (const m of await cluster.masters()) {
+      const { slots } = await cluster.identify(m);
+      const holds = slots.some((r) => {
+        const [from, to] = r.split("-").map(Number);
+        return sparing >= from! && sparing <= (to ?? from!);
+      });
+      if (!holds) {
+        node = m;
+        break;
+      }
+    }
+  }
+  const { id, slots } = await cluster.identify(node);
   const replica = await cluster.replicaOf(id);
-  log(`kill -9 the master ${node.address} and its only replica ${replica.address}; back in 15 s`);
+  log(
+    `kill -9 the master ${node.address} (slots ${slots.join(" ")}) and its only replica ${replica.address}; back in 15 s`,
+  );
+  marks.downSlots = slots;
   marks.faultAt = Date.now();
   await Promise.all([node.kill(), replica.kill()]);
   await sleep(15_000);

@@ -31,6 +31,7 @@ export const SCENARIOS = [
   "master-sentinel-kill",
   "failback",
   "range-down",
+  "range-down-other",
   "cluster-failover",
   "reshard",
   "client-pause",
@@ -47,6 +48,8 @@ export interface FaultTargets {
   standin: BotApiStandin;
   /** Milliseconds the load is planned to last. */
   loadMs: number;
+  /** The hash slot of the bot's send windows. */
+  botRateSlot: number;
   log: (line: string) => void;
 }
 
@@ -130,6 +133,9 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
       return once(t, t.loadMs / 4, (marks) => failback(t.redis, marks, t.log));
     case "range-down":
       return once(t, t.loadMs / 3, (marks) => rangeDown(t.redis, marks, t.log));
+    case "range-down-other":
+      // A range without the bot's send windows (rg:rate:{tg:<bot>}:*).
+      return once(t, t.loadMs / 3, (marks) => rangeDown(t.redis, marks, t.log, t.botRateSlot));
     case "cluster-failover":
       return once(t, t.loadMs / 3, (marks) => clusterFailover(t.redis, marks, t.log));
     case "reshard":

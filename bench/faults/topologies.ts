@@ -10,7 +10,15 @@ export type Topology = (typeof TOPOLOGIES)[number];
 /** The faults each topology runs by default. */
 export const TOPOLOGY_SCENARIOS: Record<Topology, string[]> = {
   single: ["kill", "redis", "namespace", "poison", "429", "outage", "client-pause", "oom", "misconf"],
-  cluster: ["failover", "cluster-failover", "range-down", "reshard", "replica-stall", "client-pause"],
+  cluster: [
+    "failover",
+    "cluster-failover",
+    "range-down",
+    "range-down-other",
+    "reshard",
+    "replica-stall",
+    "client-pause",
+  ],
   sentinel: ["switchover", "master-kill", "hung-master", "master-sentinel-kill", "failback", "replica-stall"],
 };
 

@@ -55,6 +55,9 @@ export class RedisClusterTopology {
           `cluster-node-timeout ${options.nodeTimeoutMs ?? 2000}`,
           // A replica may take over even after a short disconnect from its master.
           "cluster-replica-validity-factor 0",
+          // A range whose master and replicas are all down stops only its own slots, as
+          // docs/reliability.md tells operators to configure (Redis' default stops them all).
+          "cluster-require-full-coverage no",
         ],
         ...(options.spawn ? { spawn: options.spawn } : {}),
       });

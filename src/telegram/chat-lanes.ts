@@ -7,6 +7,13 @@ import type { UpdateAside } from "./update-aside.js";
 /** The longest wait between two tries to set aside updates no shard took. */
 const ASIDE_RETRY_MS = 1000;
 
+/**
+ * An update not queued within this long is set aside with its chat's later ones, as
+ * one refused is: a command to a slot whose master is gone may wait for it rather than
+ * fail (the client reconnecting), and the batch must not wait with it.
+ */
+const ASIDE_AFTER_MS = 1000;
+
 /** One update in a chat's lane, settled once it is queued or set aside. */
 interface Item {
   update: Update;
@@ -90,11 +97,17 @@ export class ChatLanes {
     try {
       while (lane.items.length > 0) {
         const item = lane.items[0]!;
-        await this.deps.enqueue(item.update, () => {
+        const refused = () => {
           if (lane.blocked) return;
           lane.blocked = true;
           void this.setAside(lane);
-        });
+        };
+        const slow = setTimeout(refused, ASIDE_AFTER_MS);
+        try {
+          await this.deps.enqueue(item.update, refused);
+        } finally {
+          clearTimeout(slow);
+        }
         lane.items.shift();
         lane.blocked = false;
         item.settle();

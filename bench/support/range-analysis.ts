@@ -1,0 +1,72 @@
+import calculateSlot from "cluster-key-slot";
+import { telegramRoom } from "../../src/core/room.js";
+import { DEFAULT_SHARDS } from "../../src/core/config/queue.js";
+import { RoomShards } from "../../src/scheduler/room-shards.js";
+
+/** A send as the Bot API stand-in recorded it (performance.now() ms). */
+interface Send {
+  at: number;
+  chatId: number;
+}
+
+/** What a slot range down did to the rooms in it and to the others. */
+export interface RangeReport {
+  /** Chats whose room's shard slot was in the range down, and the others. */
+  deadChats: number;
+  liveChats: number;
+  /** Whether the bot's send windows (`rg:rate:{tg:<bot>}:*`) were in the range down. */
+  botSlotDown: boolean;
+  /** The longest time, from the fault until the range was back, in which no chat outside the range got a send, ms. */
+  liveSilentMs: number;
+  /** From the range being back to the first send to a chat in it, ms (NaN when none had anything to get). */
+  deadResumedMs: number;
+}
+
+/** Slot ranges as CLUSTER NODES lists them ("0-5460", "42"; migrating entries in brackets are left out). */
+export function parseSlotRanges(slots: string[]): [number, number][] {
+  return slots
+    .filter((s) => !s.startsWith("["))
+    .map((s) => {
+      const [from, to] = s.split("-").map(Number);
+      return [from!, to ?? from!] as [number, number];
+    });
+}
+
+function inRanges(slot: number, ranges: [number, number][]): boolean {
+  return ranges.some(([from, to]) => slot >= from && slot <= to);
+}
+
+/** The hash slot of a Telegram chat's room keys (its shard's tag), as roomgate places them. */
+export function chatSlot(botId: number, chatId: number, prefix = "rg", shards = DEFAULT_SHARDS): number {
+  const rooms = new RoomShards(prefix, { shards });
+  return calculateSlot(rooms.tag(rooms.shardOf(telegramRoom(botId, chatId))));
+}
+
+/**
+ * Splits the sends by whether their chat's room was in the range down (`ranges`, from
+ * `faultAt` to `backAt`, performance.now() ms) and measures how long the others went
+ * without a send while it was down, and how soon the range's own chats got one after.
+ */
+export function rangeReport(
+  sends: Send[],
+  options: { botId: number; chats: number[]; ranges: [number, number][]; faultAt: number; backAt: number },
+): RangeReport {
+  const { botId, chats, ranges, faultAt, backAt } = options;
+  const dead = new Set(chats.filter((c) => inRanges(chatSlot(botId, c), ranges)));
+  const live = sends.filter((s) => !dead.has(s.chatId)).map((s) => s.at);
+  const points = [faultAt, ...live.filter((t) => t > faultAt && t < backAt).sort((a, b) => a - b)];
+  const after = live.filter((t) => t >= backAt).sort((a, b) => a - b)[0];
+  points.push(after ?? backAt);
+  const liveSilentMs = points.slice(1).reduce((longest, t, i) => Math.max(longest, t - points[i]!), 0);
+  const resumed = sends
+    .filter((s) => dead.has(s.chatId) && s.at >= backAt)
+    .map((s) => s.at)
+    .sort((a, b) => a - b)[0];
+  return {
+    deadChats: dead.size,
+    liveChats: chats.length - dead.size,
+    botSlotDown: inRanges(calculateSlot(`tg:${botId}`), ranges),
+    liveSilentMs,
+    deadResumedMs: resumed === undefined ? Number.NaN : resumed - backAt,
+  };
+}
