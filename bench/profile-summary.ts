@@ -2,6 +2,7 @@
 // `BENCH_CPU_PROF` profiles: each sample goes to the innermost frame of its stack that names
 // a category (a package or a folder of src/), in the busiest stretch of the process's life
 // (the timed run, not its start-up), summed over the files given (one arm's processes).
+// BENCH_PROFILE_TOP=n also prints the n functions with the most self time.
 import { readFileSync } from "node:fs";
 
 interface ProfileNode {
@@ -10,6 +11,7 @@ interface ProfileNode {
   children?: number[];
 }
 interface Profile {
+  startTime: number;
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -21,10 +23,8 @@ const CATEGORIES: [string, RegExp][] = [
     "Redis client (ioredis, bullmq's JS)",
     /node_modules\/(ioredis|bullmq|@ioredis|redis-errors|denque|cluster-key-slot|standard-as-callback)\//,
   ],
-  [
-    "script args/replies (msgpack, zod)",
-    /node_modules\/(msgpackr|@msgpack|zod)\/|scheduler\/(scheduler-args|scheduler-replies|lua-script)\./,
-  ],
+  // zod and msgpackr take their caller's category: a script reply's parse, an MCP result's, bullmq's packing.
+  ["script args/replies (msgpack, zod)", /scheduler\/(scheduler-args|scheduler-replies|lua-script)\./],
   [
     "Telegram HTTP (grammY, fetch, http)",
     /node_modules\/(grammy|@grammyjs|node-fetch|abort-controller|whatwg-url|undici)\/|node:_http|node:http|telegram\//,
@@ -50,8 +50,22 @@ function categoryOf(frame: ProfileNode["callFrame"]): string | undefined {
   return undefined;
 }
 
-/** ms per category in the busiest stretch: buckets of 250 ms, the longest run above 25 % busy. */
-function summarize(file: string): { ms: Map<string, number>; windowMs: number } {
+/** A bucket counts as busy above this share of its time. */
+const BUSY = 0.1;
+/** Quiet buckets (of 250 ms) a stretch may span. */
+const GAP = 8;
+
+interface Loaded {
+  file: string;
+  byId: Map<number, ProfileNode>;
+  cat: Map<number, string>;
+  samples: number[];
+  deltas: number[];
+  /** Each sample's time, µs on the machine's monotonic clock (the same for every process). */
+  at: number[];
+}
+
+function load(file: string): Loaded {
   const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const cat = new Map<number, string>();
@@ -62,40 +76,48 @@ function summarize(file: string): { ms: Map<string, number>; windowMs: number } 
     for (const child of n.children ?? []) walk(child, c);
   };
   walk(p.nodes[0]!.id, "node internals (no caller known)");
-  const BUCKET = 250_000;
-  let t = 0;
-  const at: number[] = [];
-  for (const d of p.timeDeltas) at.push((t += d));
-  const buckets = new Map<number, { busy: number; all: number }>();
-  p.samples.forEach((id, i) => {
-    const b = Math.floor(at[i]! / BUCKET);
-    const e = buckets.get(b) ?? { busy: 0, all: 0 };
-    const d = p.timeDeltas[i]!;
-    e.all += d;
-    if (cat.get(id) !== "idle") e.busy += d;
-    buckets.set(b, e);
+  let t = p.startTime;
+  const at = p.timeDeltas.map((d) => (t += d));
+  return { file, byId, cat, samples: p.samples, deltas: p.timeDeltas, at };
+}
+
+const BUCKET = 250_000;
+
+/** The longest stretch of busy buckets (gaps up to GAP), as [from, to] µs. */
+function busiest(l: Loaded): [number, number] {
+  const buckets = new Map<number, number>();
+  l.samples.forEach((id, i) => {
+    if (l.cat.get(id) === "idle") return;
+    const b = Math.floor(l.at[i]! / BUCKET);
+    buckets.set(b, (buckets.get(b) ?? 0) + l.deltas[i]!);
   });
-  const keys = [...buckets.keys()].sort((a, b) => a - b);
+  // A loaded box leaves a busy process runnable but not running for whole buckets: a
+  // stretch goes on across quiet buckets up to GAP long.
   let best: [number, number] = [0, -1];
   let start = -1;
-  for (const k of keys) {
-    const e = buckets.get(k)!;
-    if (e.busy / BUCKET > 0.25) {
-      if (start < 0) start = k;
-      if (k - start > best[1] - best[0]) best = [start, k];
-    } else start = -1;
+  let lastBusy = -Infinity;
+  for (const k of [...buckets.keys()].sort((a, b) => a - b)) {
+    if (buckets.get(k)! / BUCKET <= BUSY) continue;
+    if (k - lastBusy > GAP) start = k;
+    lastBusy = k;
+    if (k - start > best[1] - best[0]) best = [start, k];
   }
+  return [best[0] * BUCKET, (best[1] + 1) * BUCKET];
+}
+
+/** ms per category within [from, to]; self time by function into `top`. */
+function summarize(l: Loaded, [from, to]: [number, number]): Map<string, number> {
   const ms = new Map<string, number>();
-  p.samples.forEach((id, i) => {
-    const b = Math.floor(at[i]! / BUCKET);
-    if (b < best[0] || b > best[1]) return;
-    const c = cat.get(id)!;
-    ms.set(c, (ms.get(c) ?? 0) + p.timeDeltas[i]! / 1000);
-    const f = byId.get(id)!.callFrame;
+  l.samples.forEach((id, i) => {
+    if (l.at[i]! < from || l.at[i]! >= to) return;
+    const c = l.cat.get(id)!;
+    const d = l.deltas[i]! / 1000;
+    ms.set(c, (ms.get(c) ?? 0) + d);
+    const f = l.byId.get(id)!.callFrame;
     const name = `${c} | ${f.functionName || "(anon)"} ${f.url.replace(/.*node_modules\//, "").replace(/.*\/dist\//, "")}`;
-    top.set(name, (top.get(name) ?? 0) + p.timeDeltas[i]! / 1000);
+    top.set(name, (top.get(name) ?? 0) + d);
   });
-  return { ms, windowMs: ((best[1] - best[0] + 1) * BUCKET) / 1000 };
+  return ms;
 }
 
 const [turnsArg, ...files] = process.argv.slice(2);
@@ -103,10 +125,17 @@ const turns = Number(turnsArg);
 const total = new Map<string, number>();
 /** Self time by function (BENCH_PROFILE_TOP=n prints the first n). */
 const top = new Map<string, number>();
-for (const f of files) {
-  const { ms, windowMs } = summarize(f);
+const loaded = files.map(load);
+// The arm's timed run is the longest busy stretch of any of its processes (the one that
+// runs the turns); every process of the arm is read over that same stretch.
+const window = loaded
+  .map(busiest)
+  .reduce((a, b) => (b[1] - b[0] > a[1] - a[0] ? b : a), [0, 0] as [number, number]);
+console.log(`the arm's busiest stretch: ${((window[1] - window[0]) / 1e6).toFixed(1)} s`);
+for (const l of loaded) {
+  const ms = summarize(l, window);
   const busy = [...ms].filter(([c]) => c !== "idle").reduce((s, [, v]) => s + v, 0);
-  console.log(`${f}: busiest ${(windowMs / 1000).toFixed(1)} s, busy ${(busy / turns).toFixed(3)} ms/turn`);
+  console.log(`${l.file}: busy ${(busy / turns).toFixed(3)} ms/turn`);
   for (const [c, v] of ms) total.set(c, (total.get(c) ?? 0) + v);
 }
 for (const [c, v] of [...total].sort((a, b) => b[1] - a[1]))

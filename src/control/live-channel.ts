@@ -39,9 +39,13 @@ export function liveChannel(
   log: Logger,
 ): TurnChannel {
   let sent = 0;
-  const progressRef = sender.progressRef?.(event);
+  // Read only when a Stop is queued behind the turn: the Telegram sender hashes the turn for it.
+  let progressRef: { ref: string | undefined } | undefined;
   return {
-    ...(progressRef === undefined ? {} : { progressRef }),
+    get progressRef() {
+      progressRef ??= { ref: sender.progressRef?.(event) };
+      return progressRef.ref;
+    },
     progress: async (update) => {
       try {
         await sender.progress?.(event, update);
