@@ -21,6 +21,8 @@ import { answerInvite } from "./invite-handler.js";
 import { InboundBuilder } from "./inbound-builder.js";
 import { MediaReader } from "./media-reader.js";
 import { EdgeNotices } from "./edge-notices.js";
+import { MatrixOutageNotices } from "./outage-notices.js";
+import type { OutageNoticeOptions } from "../edge/outage-notices.js";
 import { RoomEventSchema, type RoomEvent } from "./matrix-events.js";
 import { MatrixIntake } from "./edge/matrix-intake.js";
 import { withMatrixRetry } from "./matrix-retry.js";
@@ -53,6 +55,8 @@ export interface MatrixReceiverOptions {
   pairing?: PairingGate;
   /** The account's E2EE parts, shared with the sender; without it the receiver makes its own. */
   e2ee?: MatrixE2ee;
+  /** When people are told that their message could not be queued. */
+  notices?: OutageNoticeOptions;
 }
 
 /**
@@ -144,6 +148,7 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       levels: parts.levels,
       maxFileBytes,
       notices: this.notices,
+      outage: new MatrixOutageNotices(this.notices, this.policy, log, this.options.notices),
       gate,
       edits: new EditReview(api, this.options.edits ?? { reask: false, windowSeconds: 120 }, log),
       builder: new InboundBuilder(api, this.botUserId, media, log),

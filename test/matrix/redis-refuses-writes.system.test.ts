@@ -91,3 +91,60 @@ it("answers a message that arrived while Redis refused writes, once, when Redis 
   expect(replyTo(first.event_id)).toHaveLength(1);
   expect(capture.lines().some((l) => String(l.msg).includes("event skipped"))).toBe(false);
 }, 90_000);
+
+it("fetches a batch whose sync token Redis refused again within a second, so the next message is not held up by a backoff", async () => {
+  await runtime?.stop();
+  const botUser = hs.registerUser("roomgate2");
+  const alice = hs.registerUser("alice2").userId;
+  const roomId = hs.createRoom(alice, { name: "ops2", members: [botUser.userId] });
+  const demo = demoNamespaces({}, ["runs"]);
+  const config = ConfigSchema.parse({
+    namespaces: demo.config.namespaces,
+    matrix: {
+      homeserver: hs.url,
+      accessToken: botUser.accessToken,
+      rooms: [{ room: roomId, namespace: "runs", users: [alice], respond: "all" }],
+    },
+  });
+  runtime = await startRuntime({
+    config,
+    redisUrl: server.url,
+    prefix: "mx-refuses-token",
+    log: capture.log,
+    platforms: [createMatrixPlatform({ syncTimeoutMs: 300, retry: FAST_RETRY, typingRefreshMs: 200 })],
+  });
+  const answers = () => hs.sentBy(roomId, botUser.userId, "m.room.message");
+  hs.sendText(roomId, alice, "hello there");
+  await waitFor(() => answers().length > 0, 20_000, "the first answer");
+  const seen = capture.lines().length;
+
+  await snapshotRefusal.start(redis, join(dir, "redis"));
+  // An event the edge ignores without Redis (the bot's own): only the batch's sync token is written.
+  hs.sendText(roomId, botUser.userId, "posted by the bot elsewhere");
+  await waitFor(
+    () =>
+      capture
+        .lines()
+        .slice(seen)
+        .some((l) => String(l.msg).startsWith("matrix") && JSON.stringify(l.err ?? "").includes("MISCONF")),
+    20_000,
+    "the refused sync token logged",
+  );
+  await snapshotRefusal.end(redis, join(dir, "redis"));
+  const asked = hs.sendText(roomId, alice, "and now?");
+  // The homeserver backoff (30 s for an error not the homeserver's) would hold this up.
+  await waitFor(
+    () =>
+      answers().some(
+        (e) =>
+          (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.[
+            "m.in_reply_to"
+          ]?.event_id === asked.event_id,
+      ),
+    15_000,
+    "the next message answered soon after Redis is back",
+  );
+  expect(
+    capture.lines().some((l) => String(l.msg).startsWith("matrix: Redis did not take the sync's writes")),
+  ).toBe(true);
+}, 90_000);
