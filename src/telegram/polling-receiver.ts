@@ -50,6 +50,14 @@ const DEFAULTS: PollingOptions = { timeoutSeconds: 30, backoffMs: { initial: 100
  */
 const ENQUEUE_RETRY_MAX_MS = 1000;
 
+/**
+ * People are told their message waits only while this poller has queued nothing for
+ * this long: the notices leave outside the send windows (Redis is what is down), which
+ * is within Telegram's limits only while the bot sends nothing else. With one Cluster
+ * slot range down the other rooms' updates are queued and answered: no notice then.
+ */
+const NOTICE_QUIET_MS = 10_000;
+
 /** Queueing failing for this long makes the poller stuck in /healthz (one failed try is not). */
 const STUCK_AFTER_MS = 2000;
 
@@ -82,6 +90,8 @@ export class PollingReceiver implements Receiver {
   /** Each chat's updates not queued yet. */
   private readonly lanes: ChatLanes;
   private readonly aside: UpdateAside;
+  /** When this poller last queued an update (local ms). */
+  private lastQueuedAt = 0;
   /** An offset write in flight (one at a time; a failed one is tried again after the next batch). */
   private storing: Promise<void> | undefined;
 
@@ -283,10 +293,11 @@ export class PollingReceiver implements Receiver {
             "telegram: could not enqueue an update; retrying",
           );
           refused();
-          this.notices.failed(update, err, since);
+          if (Date.now() - this.lastQueuedAt >= NOTICE_QUIET_MS) this.notices.failed(update, err, since);
         },
       },
     );
+    this.lastQueuedAt = Date.now();
     this.notices.queued(update);
   }
 }
