@@ -12,11 +12,12 @@ import { parseArgs } from "node:util";
 import { BotApiStandin, type ScheduledMessage } from "../support/bot-api-standin.js";
 import { cleanupOnExit, killAll } from "../support/processes.js";
 import { RoomgateFleet } from "../support/roomgate-fleet.js";
-import { classifyDuplicates, readResentLines, type DuplicateCauses } from "../support/duplicate-causes.js";
+import { classifyDuplicates, readResentLines } from "../support/duplicate-causes.js";
 import { analyse, messageText, type DeliveryReport } from "../support/send-analysis.js";
 import { bystanderErrors, labelSetAside, POISON_WORD, poisonKeys } from "./poison.js";
 import type { FaultMarks } from "./redis-faults.js";
 import { parseSlotRanges, rangeReport, type RangeReport } from "../support/range-analysis.js";
+import { cells, printTable, type Row } from "./fault-table.js";
 import calculateSlot from "cluster-key-slot";
 import { crashText, SCENARIOS, startFault, type Scenario } from "./scenarios.js";
 import { startFaultRedis, TOPOLOGIES, TOPOLOGY_SCENARIOS, type Topology } from "./topologies.js";
@@ -111,23 +112,6 @@ function schedule(scenario: Scenario, start: number): { plan: ScheduledMessage[]
     return { at: start + (i * 1000) / rate, chatId, text: messageText(chatId, n, extra) };
   });
   return { plan, poison: deadly };
-}
-
-interface Row extends DeliveryReport, DuplicateCauses {
-  scenario: Scenario;
-  /** From the fault to the topology taking writes again by itself (a promotion, the fault's end), ms. */
-  promotionMs: number;
-  /** From the fault to the new master taking a write, ms (NaN where the fault has no new master). */
-  writableMs: number;
-  /** The longest time the bot sent nothing at all, between its first and last send, ms: how long answers stopped flowing. */
-  silentMs: number;
-  tooMany: number;
-  /** Replies to messages other than poison ones that were not their echo (an error line). */
-  bystanderErrors: number;
-  bystanderSample: string[];
-  /** range-down: the rooms outside the range down and in it (undefined for other scenarios). */
-  range: RangeReport | undefined;
-  passed: boolean;
 }
 
 /**
@@ -252,62 +236,12 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   };
 }
 
-const HEAD = [
-  "scenario",
-  "turns",
-  "lost",
-  "dup",
-  "resent-unknown",
-  "order",
-  "<1s/chat",
-  "min gap ms",
-  "max/s",
-  "bot>30/s",
-  "grp>20/min",
-  "429s",
-  "bystander err",
-  "promote s",
-  "writable s",
-  "silent s",
-  "live silent s",
-  "stall s",
-  "drain s",
-  "result",
-];
-
-function cells(r: Row): string[] {
-  return [
-    r.scenario,
-    String(r.turns),
-    String(r.lost),
-    String(r.unexplained),
-    String(r.resentAfterUnknown),
-    String(r.outOfOrder),
-    `${r.chatGapsUnder1s} (${r.chatGapViolations} <${1000 - toleranceMs})`,
-    r.minChatGapMs.toFixed(0),
-    String(r.maxBotPerSecond),
-    String(r.botRateViolations),
-    String(r.groupRateViolations),
-    String(r.tooMany),
-    String(r.bystanderErrors),
-    (r.promotionMs / 1000).toFixed(1),
-    (r.writableMs / 1000).toFixed(1),
-    (r.silentMs / 1000).toFixed(1),
-    r.range
-      ? `${(r.range.liveSilentMs / 1000).toFixed(1)}${r.range.botSlotDown ? " (bot slot down)" : ""}`
-      : "-",
-    (r.longestStallMs / 1000).toFixed(1),
-    (r.drainMs / 1000).toFixed(1),
-    r.passed ? "PASS" : "FAIL",
-  ];
-}
-
 cleanupOnExit();
 const rows: Row[] = [];
 for (const scenario of scenarios) {
   const row = await runScenario(scenario);
   rows.push(row);
-  log(`${scenario}: ${cells(row).join("  ")}`);
+  log(`${scenario}: ${cells(row, toleranceMs).join("  ")}`);
   if (row.lost > 0) log(`${scenario}: never answered (first ten): ${row.lostSample.join(", ")}`);
   if (row.duplicated > 0) log(`${scenario}: answered twice (first ten): ${row.duplicateSample.join(", ")}`);
   if (row.bystanderErrors > 0)
@@ -315,23 +249,7 @@ for (const scenario of scenarios) {
   if (row.unexplained > 0)
     log(`${scenario}: duplicates not explained by a kill (first ten): ${row.unexplainedSample.join(", ")}`);
 }
-const table = [HEAD, ...rows.map(cells)];
-const widths = HEAD.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-console.log(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ")).join("\n"));
-console.log(
-  [
-    "dup: replies sent more than once that no kill explains; a failure.",
-    "promote s: from the fault to the topology taking writes again by itself (a promotion, or the fault's end).",
-    "writable s: from the fault to the new master taking a write (min-replicas-to-write: once a replica follows it).",
-    "silent s: the longest time the bot sent nothing at all (answers stopped flowing; target: promote + 5 s).",
-    "live silent s: range-down: the longest time, while the range was down, that no chat outside it got a send (FAIL above 5 s).",
-    "stall s: the longest time any chat had an unanswered message and got no reply (backlog included: the load is 50/s, the bot's limit 30/s).",
-    "bystander err: replies to messages other than the poison ones that were not their answer (an error line).",
-    "resent-unknown: replies sent again because the worker holding the room was killed after the",
-    "  request left and before the part was recorded sent (it logged that resend, naming the killed",
-    "  worker's attempt); allowed: the at-least-once window of the delivery guarantee in docs/reliability.md.",
-  ].join("\n"),
-);
+printTable(rows, toleranceMs);
 if (values.json) {
   const summary = rows.map(({ latencies: _latencies, ...rest }) => rest);
   console.log(`FAULTS_JSON ${JSON.stringify(summary)}`);

@@ -34,6 +34,9 @@ export const OUTAGE_NOTICES: OutageNoticeOptions = {
  */
 const ANSWER_GAP_MS = 1200;
 
+/** First refusals remembered, for adapters whose platform re-delivers a message (few at a time). */
+const REMEMBERED = 1000;
+
 /**
  * Who is told, and when, that their message could not be queued (Redis refusing writes
  * or not answering while the adapter keeps the message unconfirmed at the platform):
@@ -49,6 +52,8 @@ export class OutageNotices {
   /** Notices sent in this outage (reset when a message is queued again). */
   private sent = 0;
   private capped = false;
+  /** When each message not yet queued was first refused, by the adapter's key for it. */
+  private readonly firstRefused = new Map<string, number>();
 
   constructor(
     private readonly platform: string,
@@ -96,8 +101,24 @@ export class OutageNotices {
     return at === undefined ? 0 : Math.max(0, at + ANSWER_GAP_MS - Date.now());
   }
 
-  /** A message was queued: the outage (if any) is over, and the next one may tell rooms again. */
-  queued(): void {
+  /**
+   * When the message `key` was first refused, for an adapter that gets it again from its
+   * platform rather than holding it (a webhook's update, a sync batch fetched again):
+   * now, the first time.
+   */
+  refusedSince(key: string): number {
+    const known = this.firstRefused.get(key);
+    if (known !== undefined) return known;
+    if (this.firstRefused.size >= REMEMBERED)
+      this.firstRefused.delete(this.firstRefused.keys().next().value!);
+    const now = Date.now();
+    this.firstRefused.set(key, now);
+    return now;
+  }
+
+  /** A message (`key`, if the adapter gave one to refusedSince) was queued: the outage (if any) is over. */
+  queued(key?: string): void {
+    if (key !== undefined) this.firstRefused.delete(key);
     if (this.sent === 0 && this.told.size === 0) return;
     this.sent = 0;
     this.capped = false;

@@ -85,16 +85,20 @@ export class EdgeNotices {
     text: string,
     threadRoot?: string,
   ): Promise<void> {
-    const reply = { "m.in_reply_to": { event_id: eventId } };
-    const relation = threadRoot
-      ? { rel_type: "m.thread", event_id: threadRoot, is_falling_back: false, ...reply }
-      : reply;
-    await this.send(
-      roomId,
-      eventId,
-      { msgtype: "m.notice", body: text, "m.relates_to": relation, "m.mentions": { user_ids: [sender] } },
-      [sender],
-    );
+    await this.send(roomId, eventId, replyContent(eventId, sender, text, threadRoot), [sender]);
+  }
+
+  /**
+   * Like `say`, under the transaction id of `seed` (the same seed is the same message at
+   * the homeserver, whoever sends it again), and throwing when it was not sent: the
+   * caller says so.
+   */
+  async sayAs(
+    seed: string,
+    notice: { roomId: string; eventId: string; sender: string; text: string; threadRoot?: string },
+  ): Promise<void> {
+    const { roomId, eventId, sender, text, threadRoot } = notice;
+    await this.attempt(roomId, seed, replyContent(eventId, sender, text, threadRoot), [sender]);
   }
 
   private async send(
@@ -103,14 +107,35 @@ export class EdgeNotices {
     content: Record<string, unknown>,
     to: string[],
   ): Promise<void> {
+    await this.attempt(roomId, seed, content, to).catch((err: unknown) =>
+      this.log.warn({ err, roomId }, "could not send an edge notice"),
+    );
+  }
+
+  private async attempt(
+    roomId: string,
+    seed: string,
+    content: Record<string, unknown>,
+    to: string[],
+  ): Promise<void> {
     // A transaction id from the room and what is answered: a repeat after a crash is one message.
     const txnId = `rg-edge-${createHash("sha256").update(`${roomId}\n${seed}`).digest("base64url").slice(0, 24)}`;
-    try {
-      const wire = await (await this.outbound.plan(roomId, to)).wire("m.room.message", content);
-      const path = `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(wire.type)}/${txnId}`;
-      await this.client.doRequest("PUT", path, null, wire.content);
-    } catch (err) {
-      this.log.warn({ err, roomId }, "could not send an edge notice");
-    }
+    const wire = await (await this.outbound.plan(roomId, to)).wire("m.room.message", content);
+    const path = `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(wire.type)}/${txnId}`;
+    await this.client.doRequest("PUT", path, null, wire.content);
   }
+}
+
+/** A notice's content: a reply to the event, mentioning its sender, inside the event's thread when it is in one. */
+function replyContent(
+  eventId: string,
+  sender: string,
+  text: string,
+  threadRoot: string | undefined,
+): Record<string, unknown> {
+  const reply = { "m.in_reply_to": { event_id: eventId } };
+  const relation = threadRoot
+    ? { rel_type: "m.thread", event_id: threadRoot, is_falling_back: false, ...reply }
+    : reply;
+  return { msgtype: "m.notice", body: text, "m.relates_to": relation, "m.mentions": { user_ids: [sender] } };
 }

@@ -1,3 +1,4 @@
+import type { OutageNoticeOptions } from "../edge/outage-notices.js";
 import type { PlatformFactory, PlatformModule, RuntimeDeps } from "../runtime.js";
 import { FloodGate } from "../scheduler/flood-gate.js";
 import { MatrixE2ee } from "./crypto/matrix-e2ee.js";
@@ -14,6 +15,8 @@ export interface MatrixPlatformOptions {
   retry?: MatrixRetryPolicy;
   /** How often a running turn renews its typing notification. */
   typingRefreshMs?: number;
+  /** When people are told that their message could not be queued. */
+  notices?: OutageNoticeOptions;
 }
 
 /**
@@ -51,6 +54,7 @@ export function createMatrixPlatform(options: MatrixPlatformOptions = {}): Platf
         inbox: deps.inbox,
         log,
         syncTimeoutMs: options.syncTimeoutMs,
+        ...(options.notices ? { notices: options.notices } : {}),
         paired: (binding, sender) => deps.paired.has(binding, sender),
         pairing: deps.pairing,
         e2ee,

@@ -1,59 +1,27 @@
-import type { RedisClient } from "../sessions/redis-connection.js";
 import type { MatrixClient } from "matrix-bot-sdk";
-import type { Inbox, Receiver } from "../core/adapter.js";
-import type { EditsConfig, MatrixConfig } from "../core/config.js";
-import { registerSecret, type Logger } from "../core/log.js";
+import type { Receiver } from "../core/adapter.js";
+import { registerSecret } from "../core/log.js";
 import { UnqueuedEventError } from "../core/unqueued.js";
 import { isUnacknowledged } from "../scheduler/durable-write.js";
-import type { Keys } from "../sessions/keys.js";
-import type { FloodGate } from "../scheduler/flood-gate.js";
-import type { PairingGate } from "../access/pairing-gate.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import type { CryptoDevice } from "./crypto/crypto-device.js";
 import { DeviceStorageProvider } from "./crypto/device-storage.js";
 import { InboundDecryption } from "./crypto/inbound-decryption.js";
 import { MatrixE2ee, type E2eeParts } from "./crypto/matrix-e2ee.js";
 import { isVerificationEvent } from "./crypto/verification.js";
-import { EditReview } from "./edit-review.js";
 import { EncryptionPolicy } from "./encryption-policy.js";
 import { historyOf } from "./history-guard.js";
 import { answerInvite } from "./invite-handler.js";
-import { InboundBuilder } from "./inbound-builder.js";
-import { MediaReader } from "./media-reader.js";
 import { EdgeNotices } from "./edge-notices.js";
 import { RoomEventSchema, type RoomEvent } from "./matrix-events.js";
-import { MatrixIntake } from "./edge/matrix-intake.js";
+import type { MatrixIntake } from "./edge/matrix-intake.js";
+import { receiverIntake, type MatrixReceiverOptions } from "./receiver-intake.js";
 import { withMatrixRetry } from "./matrix-retry.js";
-import { MentionGate } from "./mention-gate.js";
 import { RedisStorageProvider } from "./redis-storage-provider.js";
 import { roomBindings, type RoomBinding } from "./room-policy.js";
 import { routeSdkLogs } from "./sdk-logging.js";
 import { scanJoinedRooms } from "./sync-room-scan.js";
 import { SyncingMatrixClient, type SyncHandler } from "./sync-client.js";
-
-/** What the Matrix receiver needs from the runtime. */
-export interface MatrixReceiverOptions {
-  config: MatrixConfig;
-  maxFileBytes: number;
-  /** Longest a file download may take. */
-  fileTimeoutMs?: number;
-  /** Inbound flood control; without it nothing is limited. */
-  flood?: FloodGate;
-  redis: RedisClient;
-  keys: Keys;
-  inbox: Inbox;
-  log: Logger;
-  /** Long-poll timeout of each sync request. */
-  syncTimeoutMs?: number;
-  /** What an edited message does (default: logged, not asked again). */
-  edits?: EditsConfig;
-  /** Users `/pair` added to the rooms' bindings. */
-  paired?: (binding: string, senderId: string) => boolean;
-  /** `/pair <code>`, taken at the edge before the allowlist. */
-  pairing?: PairingGate;
-  /** The account's E2EE parts, shared with the sender; without it the receiver makes its own. */
-  e2ee?: MatrixE2ee;
-}
 
 /**
  * The sync filter: no presence or account data, and a bounded timeline so an initial
@@ -126,32 +94,14 @@ export class MatrixReceiver implements Receiver, SyncHandler {
       api,
       log,
     );
-    const media = new MediaReader(
-      config.homeserver,
-      config.accessToken,
-      this.options.maxFileBytes,
-      this.options.fileTimeoutMs ?? 20_000,
-      log,
-    );
     this.notices = new EdgeNotices(api, parts.outbound, redis, keys, log);
-    const gate = new MentionGate(api, this.botUserId, log);
-    await gate.learnName();
-    const { inbox, flood, pairing, paired, maxFileBytes } = this.options;
-    this.intake = new MatrixIntake({
+    this.intake = await receiverIntake(this.options, {
+      api,
       botUserId: this.botUserId,
       bindings: this.bindings,
       policy: this.policy,
       levels: parts.levels,
-      maxFileBytes,
       notices: this.notices,
-      gate,
-      edits: new EditReview(api, this.options.edits ?? { reask: false, windowSeconds: 120 }, log),
-      builder: new InboundBuilder(api, this.botUserId, media, log),
-      inbox,
-      log,
-      ...(flood ? { flood } : {}),
-      ...(pairing ? { pairing } : {}),
-      ...(paired ? { paired } : {}),
     });
     const joined = new Set(await withMatrixRetry("joined rooms", () => api.getJoinedRooms(), log));
     for (const roomId of this.bindings.keys()) {

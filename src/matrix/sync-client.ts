@@ -4,6 +4,7 @@ import type { Logger } from "../core/log.js";
 import { UnqueuedEventError } from "../core/unqueued.js";
 import { sleep } from "../core/retry.js";
 import { receiverLastPoll } from "../ops/metrics.js";
+import { isUnacknowledged } from "../scheduler/durable-write.js";
 import { DeviceLeaseLostError } from "./crypto/crypto-errors.js";
 import { retryDelay, type MatrixRetryPolicy } from "./matrix-retry.js";
 
@@ -103,17 +104,22 @@ export class SyncingMatrixClient extends MatrixClient {
           this.running = false;
           return;
         }
-        // Redis not taking an event is tried again every second, as the Telegram poller
-        // does: its answer is back as soon as Redis is, not after a homeserver backoff.
-        const delay =
-          err instanceof UnqueuedEventError
-            ? REDIS_RETRY_MS
-            : (retryDelay(err, failures++, SYNC_RETRY) ?? SYNC_RETRY.maxMs);
+        // Redis not taking an event, or the batch's own writes (the sync token, a room's
+        // settings), is tried again every second, as the Telegram poller does: the answer
+        // is back as soon as Redis is, not after a homeserver backoff (30 s for an error
+        // that is not the homeserver's).
+        const unqueued = err instanceof UnqueuedEventError;
+        const refused = unqueued || isUnacknowledged(err);
+        const delay = refused
+          ? REDIS_RETRY_MS
+          : (retryDelay(err, failures++, SYNC_RETRY) ?? SYNC_RETRY.maxMs);
         this.log.warn(
           { err, delayMs: Math.round(delay), failures },
-          err instanceof UnqueuedEventError
+          unqueued
             ? "matrix: could not queue an event; its batch is fetched again"
-            : "matrix sync failed; retrying",
+            : refused
+              ? "matrix: Redis did not take the sync's writes; its batch is fetched again"
+              : "matrix sync failed; retrying",
         );
         await sleep(delay, this.halt.signal).catch(() => undefined);
       }

@@ -23,6 +23,8 @@ interface NodeSettings {
   role: string;
   appendonly?: string;
   save?: string;
+  /** `cluster-require-full-coverage` (a Cluster node's). */
+  fullCoverage?: string;
   problem?: string;
 }
 
@@ -32,11 +34,13 @@ async function settingsOf(node: Redis, name: string): Promise<NodeSettings> {
     const role = /role:(\w+)/.exec(info)?.[1] ?? "?";
     const appendonly = flat(await node.config("GET", "appendonly"))[1];
     const save = flat(await node.config("GET", "save"))[1];
+    const fullCoverage = flat(await node.config("GET", "cluster-require-full-coverage"))[1];
     return {
       node: name,
       role,
       ...(appendonly !== undefined ? { appendonly } : {}),
       ...(save !== undefined ? { save } : {}),
+      ...(fullCoverage !== undefined ? { fullCoverage } : {}),
     };
   } catch (err) {
     return { node: name, role: "?", problem: (err as Error).message };
@@ -123,6 +127,13 @@ export async function checkRedisPersistence(
         "Give the master's address, or `redis.sentinel` to follow whichever node is master.",
     );
   }
+  const stopsAll = settings.filter((s) => s.fullCoverage === "yes").map((s) => s.node);
+  if (single.kind === "cluster" && stopsAll.length > 0)
+    log.warn(
+      { nodes: stopsAll.join("; ") },
+      "redis cluster: cluster-require-full-coverage is yes, so while one slot range is down (its master and replicas) " +
+        "Redis refuses every slot and every room waits; set it to no so that only that range's rooms wait (docs/reliability.md)",
+    );
   const bad = settings.filter((s) => !persists(s));
   if (bad.length === 0) return;
   const found = bad

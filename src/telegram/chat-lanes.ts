@@ -61,20 +61,19 @@ export class ChatLanes {
   }
 
   /**
-   * Adds each update to the end of its chat's lane; resolves once they are queued or
-   * set aside (so that confirming them to Telegram loses nothing), rejects when
-   * stopping before that. `kept` marks updates read back from Redis (set aside already).
+   * Adds each update to the end of its chat's lane; each one's promise resolves once it
+   * is queued or set aside (so that confirming it to Telegram loses nothing), and
+   * rejects when stopping before that. `kept` marks updates read back from Redis (set
+   * aside already).
    */
-  pushAll(updates: Update[], kept = false): Promise<void> {
+  pushAll(updates: Update[], kept = false): Promise<void>[] {
     // A batch with a group's migration to a supergroup is one sequence, as Telegram sent
     // it, except for chats held already: their order comes first.
     const migrating = updates.some((u) => chatOf(u) === MIGRATION);
-    return Promise.all(
-      updates.map((u) => {
-        const chat = chatOf(u);
-        return this.push(u, migrating && !this.lanes.has(chat) ? MIGRATION : chat, kept);
-      }),
-    ).then(() => undefined);
+    return updates.map((u) => {
+      const chat = chatOf(u);
+      return this.push(u, migrating && !this.lanes.has(chat) ? MIGRATION : chat, kept);
+    });
   }
 
   private push(update: Update, key: string, kept: boolean): Promise<void> {

@@ -5,9 +5,6 @@ import { UNQUEUED_NOTICE, UnqueuedEventError } from "../core/unqueued.js";
 import { OutageNotices, type OutageNoticeOptions } from "../edge/outage-notices.js";
 import { loggableError } from "./loggable-error.js";
 
-/** First refusals remembered for a webhook's updates; Telegram retries few at a time. */
-const REMEMBERED = 1000;
-
 /**
  * One bot's telling of people whose message could not be queued (edge/outage-notices.ts
  * decides who and when): which updates earn a notice, and the notice itself, in reply
@@ -18,8 +15,6 @@ const REMEMBERED = 1000;
 export class TelegramOutageNotices {
   private readonly api: Api;
   private readonly policy: OutageNotices;
-  /** When each update not yet queued was first refused, for a receiver that does not keep it (the webhook). */
-  private readonly firstRefused = new Map<number, number>();
 
   constructor(api: Api, log: Logger, options?: OutageNoticeOptions) {
     // The same bot and API root, without the transformers (send limits) of the bot's API.
@@ -32,7 +27,7 @@ export class TelegramOutageNotices {
    * default the first failure seen here): when it waited long enough, its chat is told,
    * unless told already.
    */
-  failed(update: Update, err: unknown, since = this.since(update.update_id)): void {
+  failed(update: Update, err: unknown, since = this.policy.refusedSince(String(update.update_id))): void {
     const message = update.message;
     // A private chat's every message is for the bot; in a group, only one the intake chose
     // to queue (where Redis did not answer at all, that is not known, and nobody is told).
@@ -54,17 +49,6 @@ export class TelegramOutageNotices {
 
   /** An update was queued: the outage (if any) is over. */
   queued(update?: Update): void {
-    if (update) this.firstRefused.delete(update.update_id);
-    this.policy.queued();
-  }
-
-  private since(updateId: number): number {
-    const known = this.firstRefused.get(updateId);
-    if (known !== undefined) return known;
-    if (this.firstRefused.size >= REMEMBERED)
-      this.firstRefused.delete(this.firstRefused.keys().next().value!);
-    const now = Date.now();
-    this.firstRefused.set(updateId, now);
-    return now;
+    this.policy.queued(update && String(update.update_id));
   }
 }

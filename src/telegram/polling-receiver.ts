@@ -119,7 +119,7 @@ export class PollingReceiver implements Receiver {
         { botId: this.botId, updates: kept.length },
         "telegram: queueing updates set aside earlier",
       );
-      void this.lanes.pushAll(kept, true);
+      this.lanes.pushAll(kept, true);
     }
     const source = createSource({ supply: (limit, signal) => this.fetch(limit, signal) });
     // One batch at a time, as the runner's sequential sink, but a batch's chats side by side.
@@ -243,7 +243,11 @@ export class PollingReceiver implements Receiver {
     this.inHand = { since: Date.now(), updateId: updates[0]!.update_id };
     const done = new Set<number>();
     try {
-      await Promise.all(updates.map((u) => this.lanes.pushAll([u]).then(() => void done.add(u.update_id))));
+      await Promise.all(
+        this.lanes
+          .pushAll(updates)
+          .map((settled, i) => settled.then(() => void done.add(updates[i]!.update_id))),
+      );
     } finally {
       let upTo = 0;
       while (upTo < updates.length && done.has(updates[upTo]!.update_id)) upTo += 1;

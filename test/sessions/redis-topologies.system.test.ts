@@ -14,7 +14,7 @@ import { checkRedisPersistence } from "../../src/sessions/redis-persistence.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { telegramConfig } from "../support/telegram-fixtures.js";
+import { capturingLogger, telegramConfig } from "../support/telegram-fixtures.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -177,6 +177,27 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
     await expect(checkRedisPersistence(connection, false, silentLogger())).rejects.toThrow(/appendonly "no"/);
     await off.config("SET", "appendonly", "yes");
     off.disconnect();
+  });
+
+  it("warns when a node stops every slot while one range is down (cluster-require-full-coverage yes)", async () => {
+    const quiet = capturingLogger();
+    await checkRedisPersistence(connection, false, quiet.log);
+    expect(quiet.lines().filter((l) => String(l.msg).includes("full-coverage"))).toEqual([]);
+    const [master] = await cluster.masters();
+    const direct = master!.client();
+    await direct.config("SET", "cluster-require-full-coverage", "yes");
+    try {
+      const told = capturingLogger();
+      await checkRedisPersistence(connection, false, told.log);
+      const warning = told
+        .lines()
+        .find((l) => String(l.msg).includes("cluster-require-full-coverage is yes"));
+      expect(warning).toMatchObject({ level: 40 });
+      expect(String(warning!.nodes)).toContain(master!.address);
+    } finally {
+      await direct.config("SET", "cluster-require-full-coverage", "no");
+      direct.disconnect();
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import type { EditReview } from "../edit-review.js";
 import type { EncryptionPolicy } from "../encryption-policy.js";
 import type { InboundBuilder } from "../inbound-builder.js";
 import type { MentionGate } from "../mention-gate.js";
+import type { MatrixOutageNotices } from "../outage-notices.js";
 import type { RoomBinding } from "../room-policy.js";
 
 /** A readable event the engine may see: a message, a reaction or a file. */
@@ -27,6 +28,8 @@ export interface MatrixEdgeDeps {
   levels: RoomLevels;
   maxFileBytes: number;
   notices: EdgeNotices;
+  /** Who is told that their message waits for Redis. */
+  outage: MatrixOutageNotices;
   gate: MentionGate;
   edits: EditReview;
   builder: InboundBuilder;

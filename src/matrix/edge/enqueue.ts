@@ -1,3 +1,4 @@
+import { sleep } from "../../core/retry.js";
 import { matrixRoom } from "../../core/room.js";
 import type { MatrixEdgeContext } from "./edge-context.js";
 
@@ -6,7 +7,8 @@ import type { MatrixEdgeContext } from "./edge-context.js";
  * fetched, a file downloaded) and queued. A file is downloaded and a reaction's target
  * fetched only once admitted, so their flood check comes first, on its own; a message
  * is checked in its enqueue's round trip. Files are read off the sync loop, in their
- * room's order.
+ * room's order. An event of the sync loop that Redis does not take fails its batch
+ * (fetched again until it is queued) and, once that has lasted, its room is told once.
  */
 export async function enqueue(ctx: MatrixEdgeContext): Promise<void> {
   const { flood, reads, log } = ctx.deps;
@@ -15,12 +17,31 @@ export async function enqueue(ctx: MatrixEdgeContext): Promise<void> {
     const verdict = await flood.check(matrixRoom(ctx.roomId, ctx.thread), ctx.event.sender);
     if (!verdict.admit) return refused(ctx, verdict.notice);
   }
-  if (admitted.type !== "file") return queue(ctx);
+  if (admitted.type !== "file") return told(ctx);
   reads.later(
     ctx.roomId,
     () => queue(ctx),
     (err) => log.error({ err, roomId: ctx.roomId }, "a Matrix file could not be queued"),
   );
+}
+
+/** Queues an event of the sync loop: a room just told of an outage gets its answer after the notice. */
+async function told(ctx: MatrixEdgeContext): Promise<void> {
+  const { outage } = ctx.deps;
+  const { roomId, event } = ctx;
+  const held = outage.holdFor(roomId);
+  if (held > 0) await sleep(held);
+  try {
+    await queue(ctx);
+  } catch (err) {
+    const thread = ctx.thread;
+    outage.failed(
+      { roomId, eventId: event.event_id, sender: event.sender, ...(thread ? { threadRoot: thread } : {}) },
+      err,
+    );
+    throw err;
+  }
+  outage.queued(event.event_id);
 }
 
 async function queue(ctx: MatrixEdgeContext): Promise<void> {
