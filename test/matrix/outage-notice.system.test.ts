@@ -3,15 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ConfigSchema } from "../../src/core/config.js";
 import { UNQUEUED_NOTICE } from "../../src/core/unqueued.js";
-import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
-import { startRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import { RedisServer } from "../../src/sessions/redis-server.js";
 import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
-import type { StandinEvent } from "../support/matrix-standin-rooms.js";
-import { FAST_RETRY } from "../support/matrix-fixtures.js";
-import { demoNamespaces } from "../support/spine.js";
+import { matrixRoomRuntime, repliesTo } from "../support/matrix-room-runtime.js";
 import { snapshotRefusal } from "../support/snapshot-refusal.js";
 import { capturingLogger } from "../support/telegram-fixtures.js";
 import { waitFor } from "../support/wait.js";
@@ -43,43 +39,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const repliesTo = (events: StandinEvent[], eventId: string) =>
-  events.filter(
-    (e) =>
-      (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.[
-        "m.in_reply_to"
-      ]?.event_id === eventId,
-  );
-
 it("tells the room once while its message cannot be queued, then answers it after the notice", async () => {
-  const botUser = hs.registerUser("roomgate");
-  const alice = hs.registerUser("alice").userId;
-  const roomId = hs.createRoom(alice, { name: "ops", members: [botUser.userId] });
-  const demo = demoNamespaces({}, ["runs"]);
-  const config = ConfigSchema.parse({
-    namespaces: demo.config.namespaces,
-    matrix: {
-      homeserver: hs.url,
-      accessToken: botUser.accessToken,
-      rooms: [{ room: roomId, namespace: "runs", users: [alice], respond: "all" }],
-    },
-  });
-  runtime = await startRuntime({
-    config,
+  const room = await matrixRoomRuntime(hs, {
     redisUrl: server.url,
     prefix: "mx-outage",
     log: capture.log,
-    platforms: [
-      createMatrixPlatform({
-        syncTimeoutMs: 300,
-        retry: FAST_RETRY,
-        typingRefreshMs: 200,
-        // Told after 2 s held instead of 10 s: the test waits for events, not for the default.
-        notices: { afterMs: 2000, paceMs: 100, perOutage: 100, roomEveryMs: 600_000 },
-      }),
-    ],
+    // Told after 2 s held instead of 10 s: the test waits for events, not for the default.
+    notices: { afterMs: 2000, paceMs: 100, perOutage: 100, roomEveryMs: 600_000 },
   });
-  const sent = () => hs.sentBy(roomId, botUser.userId, "m.room.message");
+  runtime = room.runtime;
+  const { roomId, alice, sent } = room;
   const notices = () => sent().filter((e) => e.content.body === UNQUEUED_NOTICE);
   const first = hs.sendText(roomId, alice, "hello there");
   await waitFor(() => repliesTo(sent(), first.event_id).length > 0, 20_000, "the first answer");

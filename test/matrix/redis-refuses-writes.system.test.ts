@@ -3,13 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ConfigSchema } from "../../src/core/config.js";
-import { createMatrixPlatform } from "../../src/matrix/matrix-platform.js";
-import { startRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import { RedisServer } from "../../src/sessions/redis-server.js";
 import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
-import { FAST_RETRY } from "../support/matrix-fixtures.js";
-import { demoNamespaces } from "../support/spine.js";
+import { matrixRoomRuntime, repliesTo } from "../support/matrix-room-runtime.js";
 import { capturingLogger } from "../support/telegram-fixtures.js";
 import { waitFor } from "../support/wait.js";
 import { snapshotRefusal } from "../support/snapshot-refusal.js";
@@ -41,26 +38,9 @@ afterAll(async () => {
 });
 
 it("answers a message that arrived while Redis refused writes, once, when Redis takes them again", async () => {
-  const botUser = hs.registerUser("roomgate");
-  const alice = hs.registerUser("alice").userId;
-  const roomId = hs.createRoom(alice, { name: "ops", members: [botUser.userId] });
-  const demo = demoNamespaces({}, ["runs"]);
-  const config = ConfigSchema.parse({
-    namespaces: demo.config.namespaces,
-    matrix: {
-      homeserver: hs.url,
-      accessToken: botUser.accessToken,
-      rooms: [{ room: roomId, namespace: "runs", users: [alice], respond: "all" }],
-    },
-  });
-  runtime = await startRuntime({
-    config,
-    redisUrl: server.url,
-    prefix: "mx-refuses",
-    log: capture.log,
-    platforms: [createMatrixPlatform({ syncTimeoutMs: 300, retry: FAST_RETRY, typingRefreshMs: 200 })],
-  });
-  const answers = () => hs.sentBy(roomId, botUser.userId, "m.room.message");
+  const room = await matrixRoomRuntime(hs, { redisUrl: server.url, prefix: "mx-refuses", log: capture.log });
+  runtime = room.runtime;
+  const { roomId, alice, sent: answers } = room;
   const first = hs.sendText(roomId, alice, "hello there");
   await waitFor(() => answers().some((e) => e.content.body !== undefined), 20_000, "the first answer");
   const before = answers().length;
@@ -79,48 +59,28 @@ it("answers a message that arrived while Redis refused writes, once, when Redis 
   expect(answers()).toHaveLength(before);
 
   await snapshotRefusal.end(redis, join(dir, "redis"));
-  const replyTo = (eventId: string) =>
-    answers().filter(
-      (e) =>
-        (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.[
-          "m.in_reply_to"
-        ]?.event_id === eventId,
-    );
-  await waitFor(() => replyTo(asked.event_id).length > 0, 30_000, "the held message answered");
-  expect(replyTo(asked.event_id)).toHaveLength(1);
-  expect(replyTo(first.event_id)).toHaveLength(1);
+  await waitFor(() => repliesTo(answers(), asked.event_id).length > 0, 30_000, "the held message answered");
+  expect(repliesTo(answers(), asked.event_id)).toHaveLength(1);
+  expect(repliesTo(answers(), first.event_id)).toHaveLength(1);
   expect(capture.lines().some((l) => String(l.msg).includes("event skipped"))).toBe(false);
 }, 90_000);
 
 it("fetches a batch whose sync token Redis refused again within a second, so the next message is not held up by a backoff", async () => {
   await runtime?.stop();
-  const botUser = hs.registerUser("roomgate2");
-  const alice = hs.registerUser("alice2").userId;
-  const roomId = hs.createRoom(alice, { name: "ops2", members: [botUser.userId] });
-  const demo = demoNamespaces({}, ["runs"]);
-  const config = ConfigSchema.parse({
-    namespaces: demo.config.namespaces,
-    matrix: {
-      homeserver: hs.url,
-      accessToken: botUser.accessToken,
-      rooms: [{ room: roomId, namespace: "runs", users: [alice], respond: "all" }],
-    },
-  });
-  runtime = await startRuntime({
-    config,
+  const room = await matrixRoomRuntime(hs, {
     redisUrl: server.url,
     prefix: "mx-refuses-token",
     log: capture.log,
-    platforms: [createMatrixPlatform({ syncTimeoutMs: 300, retry: FAST_RETRY, typingRefreshMs: 200 })],
   });
-  const answers = () => hs.sentBy(roomId, botUser.userId, "m.room.message");
+  runtime = room.runtime;
+  const { roomId, alice, bot, sent: answers } = room;
   hs.sendText(roomId, alice, "hello there");
   await waitFor(() => answers().length > 0, 20_000, "the first answer");
   const seen = capture.lines().length;
 
   await snapshotRefusal.start(redis, join(dir, "redis"));
   // An event the edge ignores without Redis (the bot's own): only the batch's sync token is written.
-  hs.sendText(roomId, botUser.userId, "posted by the bot elsewhere");
+  hs.sendText(roomId, bot.userId, "posted by the bot elsewhere");
   await waitFor(
     () =>
       capture
@@ -134,13 +94,7 @@ it("fetches a batch whose sync token Redis refused again within a second, so the
   const asked = hs.sendText(roomId, alice, "and now?");
   // The homeserver backoff (30 s for an error not the homeserver's) would hold this up.
   await waitFor(
-    () =>
-      answers().some(
-        (e) =>
-          (e.content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.[
-            "m.in_reply_to"
-          ]?.event_id === asked.event_id,
-      ),
+    () => repliesTo(answers(), asked.event_id).length > 0,
     15_000,
     "the next message answered soon after Redis is back",
   );
