@@ -10,12 +10,12 @@ import type { Update } from "grammy/types";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
-import { retry, sleep, type RetryPolicy } from "../core/retry.js";
+import { retry, type RetryPolicy } from "../core/retry.js";
 import type { Keys } from "../sessions/keys.js";
 import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
 import type { OutageNoticeOptions } from "../edge/outage-notices.js";
-import { TelegramOutageNotices } from "./outage-notices.js";
+import { TelegramOutageNotices, type NoticeLimits } from "./outage-notices.js";
 import { ChatLanes } from "./chat-lanes.js";
 import { UpdateAside } from "./update-aside.js";
 
@@ -36,6 +36,8 @@ export interface PollingOptions {
   backoffMs: { initial: number; max: number };
   /** When people are told that their message could not be queued. */
   notices?: OutageNoticeOptions;
+  /** The bot's send windows, where those notices count (without them, they count nowhere). */
+  noticeLimits?: NoticeLimits;
 }
 
 /** The runner hands out its own AbortSignal implementation; grammY's Api accepts the same one. */
@@ -52,9 +54,8 @@ const ENQUEUE_RETRY_MAX_MS = 1000;
 
 /**
  * People are told their message waits only while this poller has queued nothing for
- * this long: the notices leave outside the send windows (Redis is what is down), which
- * is within Telegram's limits only while the bot sends nothing else. With one Cluster
- * slot range down the other rooms' updates are queued and answered: no notice then.
+ * this long: with one Cluster slot range down the other rooms' updates are queued and
+ * answered, and their people are not told.
  */
 const NOTICE_QUIET_MS = 10_000;
 
@@ -105,7 +106,7 @@ export class PollingReceiver implements Receiver {
     options: Partial<PollingOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
-    this.notices = new TelegramOutageNotices(api, log, this.options.notices);
+    this.notices = new TelegramOutageNotices(api, log, this.options.notices, this.options.noticeLimits);
     this.aside = new UpdateAside(redis, keys, botId, log);
     this.lanes = new ChatLanes({
       enqueue: (update, refused) => this.enqueue(update, refused),
@@ -277,9 +278,8 @@ export class PollingReceiver implements Receiver {
     const since = Date.now();
     await retry(
       async () => {
-        // Only a chat just told waits; the rest go on without a timer's turn.
-        const held = this.notices.holdFor(update);
-        if (held > 0) await sleep(held);
+        // Only a chat just told waits (and any, for a moment, while a notice sent without a slot is recorded).
+        await this.notices.beforeQueue(update);
         await this.receive(update);
       },
       () => "retry",
