@@ -17,6 +17,7 @@ import { loggableError } from "./loggable-error.js";
 import type { OutageNoticeOptions } from "../edge/outage-notices.js";
 import { TelegramOutageNotices, type NoticeLimits } from "./outage-notices.js";
 import { ChatLanes } from "./chat-lanes.js";
+import { StoredOffset } from "./stored-offset.js";
 import { UpdateAside } from "./update-aside.js";
 
 /** The update kinds roomgate reads; everything else is never fetched. */
@@ -76,10 +77,7 @@ const STUCK_AFTER_MS = 2000;
  */
 export class PollingReceiver implements Receiver {
   private runner: RunnerHandle | undefined;
-  /** The next update id to ask for: every update before it is queued. */
-  private offset = 0;
-  /** The offset last written to Redis. */
-  private stored = 0;
+  private readonly offset: StoredOffset;
   private stopping = new AbortController();
   private readonly options: PollingOptions;
   /** The batch being queued: since when (local ms), its first update, and the last try's error; undefined between batches. */
@@ -93,20 +91,19 @@ export class PollingReceiver implements Receiver {
   private readonly aside: UpdateAside;
   /** When this poller last queued an update (local ms). */
   private lastQueuedAt = 0;
-  /** An offset write in flight (one at a time; a failed one is tried again after the next batch). */
-  private storing: Promise<void> | undefined;
 
   constructor(
     private readonly api: Api,
     private readonly botId: number,
-    private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    redis: RedisClient,
+    keys: Keys,
     private readonly receive: (update: Update) => Promise<void>,
     private readonly log: Logger,
     options: Partial<PollingOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
     this.notices = new TelegramOutageNotices(api, log, this.options.notices, this.options.noticeLimits);
+    this.offset = new StoredOffset(redis, keys, botId, log);
     this.aside = new UpdateAside(redis, keys, botId, log);
     this.lanes = new ChatLanes({
       enqueue: (update, refused) => this.enqueue(update, refused),
@@ -121,8 +118,7 @@ export class PollingReceiver implements Receiver {
     if (this.runner?.isRunning()) return;
     this.stopping = new AbortController();
     await this.api.deleteWebhook({ drop_pending_updates: false });
-    this.offset = Number((await this.redis.get(this.keys.telegramOffset(this.botId))) ?? 0);
-    this.stored = this.offset;
+    const offset = await this.offset.load();
     // Updates set aside before a restart come first, each chat's in order.
     const kept = await this.aside.load();
     if (kept.length > 0) {
@@ -149,7 +145,7 @@ export class PollingReceiver implements Receiver {
     };
     this.runner = createRunner(source, sink);
     this.runner.start();
-    this.log.info({ botId: this.botId, offset: this.offset }, "telegram: polling started");
+    this.log.info({ botId: this.botId, offset }, "telegram: polling started");
   }
 
   /**
@@ -160,38 +156,7 @@ export class PollingReceiver implements Receiver {
     this.stopping.abort();
     await this.runner?.stop();
     this.runner = undefined;
-    if (this.offset > this.stored) {
-      await this.storeOffset().catch((err: unknown) =>
-        // Harmless: the queued updates arrive again and the inbox drops them as duplicates.
-        this.log.warn(
-          { err: loggableError(err), botId: this.botId },
-          "telegram: could not store the offset on stop",
-        ),
-      );
-    }
-  }
-
-  /**
-   * Stores the offset in the background: the poller goes on meanwhile (the key's slot
-   * may be in a range that is down). A stored offset behind the confirmed one only
-   * makes a restart ask for updates Telegram has forgotten.
-   */
-  private storeSoon(): void {
-    if (this.storing || this.offset <= this.stored) return;
-    this.storing = this.storeOffset()
-      .catch((err: unknown) =>
-        this.log.debug(
-          { err: loggableError(err).message, botId: this.botId },
-          "telegram: offset not stored yet",
-        ),
-      )
-      .finally(() => (this.storing = undefined));
-  }
-
-  private async storeOffset(): Promise<void> {
-    const offset = this.offset;
-    await this.redis.set(this.keys.telegramOffset(this.botId), String(offset));
-    this.stored = Math.max(this.stored, offset);
+    await this.offset.storeOnStop();
   }
 
   private async fetch(limit: number, signal: PollSignal): Promise<Update[]> {
@@ -199,7 +164,7 @@ export class PollingReceiver implements Receiver {
       async () => {
         const updates = await this.api.getUpdates(
           {
-            offset: this.offset,
+            offset: this.offset.value,
             limit: Math.max(1, Math.min(limit, 100)),
             timeout: this.options.timeoutSeconds,
             allowed_updates: [...ALLOWED_UPDATES],
@@ -262,10 +227,10 @@ export class PollingReceiver implements Receiver {
     } finally {
       let upTo = 0;
       while (upTo < updates.length && done.has(updates[upTo]!.update_id)) upTo += 1;
-      if (upTo > 0) this.offset = Math.max(this.offset, updates[upTo - 1]!.update_id + 1);
+      if (upTo > 0) this.offset.advancePast(updates[upTo - 1]!.update_id);
       this.inHand = undefined;
       this.batch = [];
-      this.storeSoon();
+      this.offset.storeSoon();
     }
   }
 
