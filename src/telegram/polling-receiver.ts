@@ -8,6 +8,7 @@ import {
 import { GrammyError, type Api } from "grammy";
 import type { Update } from "grammy/types";
 import type { RedisClient } from "../sessions/redis-connection.js";
+import type { Durability } from "../scheduler/durable-write.js";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
@@ -39,6 +40,14 @@ export interface PollingOptions {
   notices?: OutageNoticeOptions;
   /** The bot's send windows, where those notices count (without them, they count nowhere). */
   noticeLimits?: NoticeLimits;
+}
+
+/** Where a poller keeps its offset and the updates it sets aside. */
+export interface PollerStore {
+  redis: RedisClient;
+  keys: Keys;
+  /** The replica waits of acknowledged writes: a set-aside update is confirmed to Telegram. */
+  durability: Durability;
 }
 
 /** The runner hands out its own AbortSignal implementation; grammY's Api accepts the same one. */
@@ -95,16 +104,16 @@ export class PollingReceiver implements Receiver {
   constructor(
     private readonly api: Api,
     private readonly botId: number,
-    redis: RedisClient,
-    keys: Keys,
+    store: PollerStore,
     private readonly receive: (update: Update) => Promise<void>,
     private readonly log: Logger,
     options: Partial<PollingOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
     this.notices = new TelegramOutageNotices(api, log, this.options.notices, this.options.noticeLimits);
+    const { redis, keys, durability } = store;
     this.offset = new StoredOffset(redis, keys, botId, log);
-    this.aside = new UpdateAside(redis, keys, botId, log);
+    this.aside = new UpdateAside(redis, keys, botId, log, durability);
     this.lanes = new ChatLanes({
       enqueue: (update, refused) => this.enqueue(update, refused),
       aside: this.aside,

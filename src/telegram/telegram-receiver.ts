@@ -46,7 +46,7 @@ export class TelegramReceiver implements Receiver {
    * the start fail, with that clear error.
    */
   async start(): Promise<void> {
-    const { config, redis, keys, log } = this.deps;
+    const { config, redis, keys, log, scheduler } = this.deps;
     const telegram = config.telegram;
     if (!telegram) return;
     const intakes = [];
@@ -102,10 +102,14 @@ export class TelegramReceiver implements Receiver {
     } else {
       this.receivers = intakes.map(
         ({ botId, bot, intake }) =>
-          new PollingReceiver(bot.api, botId, redis, keys, intake.receive.bind(intake), log, {
-            ...this.polling,
-            noticeLimits: { botId, limiter: this.deps.limiter, limits: telegram.limits },
-          }),
+          new PollingReceiver(
+            bot.api,
+            botId,
+            { redis, keys, durability: scheduler.durability },
+            intake.receive.bind(intake),
+            log,
+            { ...this.polling, noticeLimits: { botId, limiter: this.deps.limiter, limits: telegram.limits } },
+          ),
       );
     }
     for (const r of this.receivers) await r.start();
