@@ -4,6 +4,7 @@ import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
 import { declareScript, MoreKeys, runScript } from "./lua-script.js";
 import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
+import { writeRefusals } from "./write-refusals.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
 
@@ -16,7 +17,7 @@ export const RESERVE_SLOT = declareScript({
   args: z.object({
     windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
     member: z.string(),
-    mode: z.enum(["take", "book", "booked", "answered", "hold"]),
+    mode: z.enum(["take", "book", "booked", "answered", "hold", "past"]),
     ms: z.number(),
   }),
   reply: z.object({ waitMs: z.number(), tight: z.boolean() }),
@@ -28,6 +29,21 @@ export const RESERVE_SLOT = declareScript({
  * error does (a turn parks and tries again later).
  */
 const UNACKNOWLEDGED: RetryPolicy = { attempts: 20, firstMs: 100, maxMs: 1000, jitter: true };
+
+/**
+ * Refusals (or Redis out of reach) lasting this long, as this process saw them, may have
+ * come with outage notices sent without a slot by some process (they are sent after 10 s
+ * of refusals; a process with work waiting tries a write every 0.5–2.5 s meanwhile).
+ */
+const OUTAGE_MS = 2000;
+
+/**
+ * After such refusals the first bookings wait this long once Redis takes this process's
+ * write again: a process that sent notices without a slot records them in the windows
+ * within ~50 ms of Redis taking writes (src/edge/unbooked-notices.ts), and they must be
+ * there before anyone books the next send, or the two together pass a limit.
+ */
+const AFTER_OUTAGE_MS = 500;
 
 /** Window keys `expectsSlotNow` remembers before it drops the ones that passed. */
 const BUSY_KEYS_KEPT = 10_000;
@@ -83,6 +99,8 @@ export class RedisRateLimiter {
   private readonly rtts: number[] = [];
 
   private readonly keys: SchedulerKeys;
+  /** The write that asks whether Redis takes writes again after refusals, shared by the bookings waiting. */
+  private settling: Promise<void> | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -100,8 +118,9 @@ export class RedisRateLimiter {
   private async call(
     windows: SendWindow[],
     member: string,
-    mode: "take" | "book" | "booked" | "answered" | "hold",
+    mode: "take" | "book" | "booked" | "answered" | "hold" | "past",
     ms = 0,
+    once = false,
   ): Promise<SlotReply> {
     const keys = { first: this.keyOf(windows[0]!) };
     const more = new MoreKeys(RESERVE_SLOT, keys);
@@ -111,8 +130,10 @@ export class RedisRateLimiter {
       windowMs: w.windowMs,
     }));
     let sentAt = 0;
+    const booking = mode === "take" || mode === "book" || mode === "booked";
     const { waitMs, tight } = await retry(
-      (attempt) => {
+      async (attempt) => {
+        if (booking) await this.afterOutage(windows);
         sentAt = Date.now();
         // A retried booking may have been recorded: it is asked for as the member's own.
         const as = mode === "book" && attempt > 1 ? "booked" : mode;
@@ -124,11 +145,41 @@ export class RedisRateLimiter {
           { durability: this.durability, moreKeys: more },
         );
       },
-      (err) => (isUnacknowledged(err) ? "retry" : "fail"),
+      (err) => (!once && isUnacknowledged(err) ? "retry" : "fail"),
       UNACKNOWLEDGED,
     );
-    if (mode !== "answered") this.note(windows, mode === "hold" ? ms : waitMs, mode !== "hold" && tight);
+    if (mode !== "answered" && mode !== "past")
+      this.note(windows, mode === "hold" ? ms : waitMs, mode !== "hold" && tight);
     return { waitMs, tight, lateMs: this.lateness(Date.now() - sentAt) };
+  }
+
+  /**
+   * After refusals this process saw (writeRefusals), a booking first asks Redis for a
+   * write that changes nothing (an answer time for no member), and once Redis takes
+   * it, after refusals long enough for outage notices, waits AFTER_OUTAGE_MS: the notices
+   * sent without a slot meanwhile are then in the windows. Throws Redis' refusal.
+   */
+  private async afterOutage(windows: SendWindow[]): Promise<void> {
+    if (writeRefusals.unsettledMs() === undefined) return;
+    this.settling ??= (async () => {
+      const lasted = writeRefusals.unsettledMs() ?? 0;
+      const sentAt = Date.now();
+      await runScript(
+        this.redis,
+        RESERVE_SLOT,
+        { first: this.keyOf(windows[0]!) },
+        {
+          windows: [{ windowKey: 1, max: 1, windowMs: 1 }],
+          member: `probe:${randomUUID()}`,
+          mode: "answered",
+          ms: 0,
+        },
+        { durability: this.durability },
+      );
+      writeRefusals.settled(sentAt);
+      if (lasted >= OUTAGE_MS) await sleep(AFTER_OUTAGE_MS);
+    })().finally(() => (this.settling = undefined));
+    await this.settling;
   }
 
   /** How much longer than the fastest of the recent slot calls one took (0 when not). */
@@ -182,6 +233,23 @@ export class RedisRateLimiter {
   ): Promise<SlotReply> {
     if (windows.length === 0) return { waitMs: 0, tight: false, lateMs: 0 };
     return this.call(windows, member, options.booked ? "booked" : "book", soonMs);
+  }
+
+  /**
+   * Takes `member`'s slot now or within `soonMs`, or books it, in one try (an outage
+   * notice asking whether the windows answer): throws Redis' error at once when not.
+   */
+  async bookOnce(windows: SendWindow[], member: string, soonMs: number): Promise<SlotReply> {
+    return this.call(windows, member, "book", soonMs, true);
+  }
+
+  /**
+   * Records a send made without a slot (Redis refused writes then), answered `agoMs` ago,
+   * in every window it still counts in, as if it had had one.
+   */
+  async recordPast(windows: SendWindow[], member: string, agoMs: number): Promise<void> {
+    if (windows.length === 0) return;
+    await this.call(windows, member, "past", Math.max(0, Math.round(agoMs)), true);
   }
 
   /** Records that `member`'s request was answered now (it had arrived by then). */

@@ -20,8 +20,11 @@
     member    the send's member (unique per attempt; a booked attempt keeps its own)
     mode      "take": now or not at all; "book": now, soon, or booked for later (a new
               member); "booked": the same for a member that may hold a booking;
-              "answered": the member's request was answered now; "hold": block the windows
-    ms        "hold": ms to block the windows for; "book", "booked": the `soon` ms
+              "answered": the member's request was answered now; "hold": block the windows;
+              "past": a send made without a slot (Redis refusing writes then) is recorded
+              at when it was answered, `ms` ago, so that it counts as long as any send
+    ms        "hold": ms to block the windows for; "book", "booked": the `soon` ms;
+              "past": how long ago the send was answered
   REPLY
     waitMs    0 when the slot was taken now, else the ms until the slot ("book": taken
               or booked for then; "take": nothing recorded); 0 for "hold", "answered"
@@ -42,6 +45,17 @@ if mode == "hold" then
 end
 if mode == "answered" then
   windows_answered(keys, member, now)
+  return cmsgpack.pack({ waitMs = 0, tight = false })
+end
+if mode == "past" then
+  local at = now - A.ms
+  for i, key in ipairs(keys) do
+    if at > now - window[i] then
+      redis.call("ZADD", key, at, member)
+      local keep = at - now + window[i] + 1000
+      if redis.call("PTTL", key) < keep then redis.call("PEXPIRE", key, keep) end
+    end
+  end
   return cmsgpack.pack({ waitMs = 0, tight = false })
 end
 local soon = mode == "take" and 0 or math.min(A.ms, SEEN_AHEAD_MS)
