@@ -1,0 +1,60 @@
+import type { Socket } from "node:net";
+import { Redis } from "ioredis";
+
+/** The sentinels of one group, as a Sentinel client is given them. */
+export interface SentinelGroupAddress {
+  name: string;
+  sentinels: { host: string; port: number }[];
+  password?: string;
+  tls?: boolean;
+}
+
+const CHANNEL = "+switch-master";
+
+/**
+ * Reconnects a Sentinel client when a sentinel announces (`+switch-master`) a master
+ * other than the one the client is connected to; the reconnect asks the sentinels for
+ * the master again. It replaces ioredis' `failoverDetector`, which reconnects on every
+ * announcement: a failover makes one per sentinel, the others' as they learn of the
+ * promotion (about 0.1 s after it) and the leader's at the failover's end, once the
+ * replicas follow the new master — which is when a master with `min-replicas-to-write`
+ * starts taking writes. That last reconnect, to the master the client already had,
+ * held answers back for about a second right then, after every switchover (fault
+ * script, round 5). As with ioredis' detector, an announcement is acted on only while
+ * the client has a connection (`connect` or `ready`): one that is connecting asks the
+ * sentinels anyway, and ending its connect midway is what left ioredis 5 clients
+ * failing every command ("Connection is closed").
+ */
+export function followSwitches(client: Redis, group: SentinelGroupAddress): void {
+  let subscribers: Redis[] | undefined;
+  const onSwitch = (channel: string, message: string) => {
+    if (channel !== CHANNEL) return;
+    const [name, , , host, port] = message.split(" ");
+    if (name !== group.name || (client.status !== "ready" && client.status !== "connect")) return;
+    const stream = (client as unknown as { stream?: Socket }).stream;
+    if (stream && `${stream.remoteAddress}:${stream.remotePort}` === `${host}:${port}`) return;
+    client.disconnect(true);
+  };
+  client.once("connect", () => {
+    if (client.status === "end") return;
+    subscribers = group.sentinels.map((sentinel) => {
+      const subscriber = new Redis({
+        host: sentinel.host,
+        port: sentinel.port,
+        ...(group.password ? { password: group.password } : {}),
+        ...(group.tls ? { tls: {} } : {}),
+        maxRetriesPerRequest: null,
+        retryStrategy: (times) => Math.min(100 * times, 2000),
+      });
+      subscriber.on("error", () => undefined);
+      subscriber.on("message", onSwitch);
+      // ioredis subscribes again by itself after a reconnect.
+      subscriber.subscribe(CHANNEL).catch(() => undefined);
+      return subscriber;
+    });
+  });
+  client.once("end", () => {
+    for (const subscriber of subscribers ?? []) subscriber.disconnect();
+    subscribers = [];
+  });
+}
