@@ -52,7 +52,7 @@ describe("outage notices in the send windows", () => {
     for (let i = 0; i < 2; i += 1) expect((await limiter.book([bot], randomUUID(), 20)).waitMs).toBe(0);
     const first = await redisNow();
     let sentAt = 0;
-    await notices().send([bot], async () => {
+    await notices().send("room-1", [bot], async () => {
       sentAt = await redisNow();
     });
     expect(sentAt).toBeGreaterThanOrEqual(first + 990);
@@ -64,7 +64,7 @@ describe("outage notices in the send windows", () => {
     const chat = window("chat", 1, 1150);
     proxy.stall();
     let answeredAt = 0;
-    await notices().send([chat], async () => {
+    await notices().send("room-2", [chat], async () => {
       answeredAt = Date.now();
     });
     // Sent without a slot after the windows' first answer did not come within a second.
