@@ -32,10 +32,12 @@ const UNACKNOWLEDGED: RetryPolicy = { attempts: 20, firstMs: 100, maxMs: 1000, j
 
 /**
  * Refusals (or Redis out of reach) lasting this long, as this process saw them, may have
- * come with outage notices sent without a slot by some process (they are sent after 10 s
- * of refusals; a process with work waiting tries a write every 0.5–2.5 s meanwhile).
+ * come with outage notices sent without a slot by some process: they are sent after 10 s
+ * of refusals, and a process with work waiting tries a write every 0.5–2.5 s meanwhile,
+ * so it saw at least 10 − 2 × 2.5 = 5 s of them (first try late, last try early). A
+ * shorter outage (an ordinary failover, ~2–5 s) sent no notice and is not held.
  */
-const OUTAGE_MS = 2000;
+const OUTAGE_MS = 4500;
 
 /**
  * After such refusals the first bookings wait this long once Redis takes this process's
