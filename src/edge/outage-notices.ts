@@ -1,4 +1,5 @@
 import type { Logger } from "../core/log.js";
+import { sleep } from "../core/retry.js";
 
 /** When and how often people are told that their message could not be queued. */
 export interface OutageNoticeOptions {
@@ -28,11 +29,14 @@ export const OUTAGE_NOTICES: OutageNoticeOptions = {
 };
 
 /**
- * A told room's message is queued no sooner than this after its notice left: its answer
- * keeps Telegram's one message a second in a chat (the answer's send window in Redis
- * knows nothing of the notice), and on every platform comes after the notice.
+ * A told room's message is queued no sooner than this after its notice was answered, so
+ * that on every platform its answer comes after the notice (the send windows keep the
+ * limits: the notice is in them, src/edge/unbooked-notices.ts).
  */
 const ANSWER_GAP_MS = 1200;
+
+/** How often a room's message looks again whether the room's notice has gone (it may wait for its slot). */
+const SENDING_POLL_MS = 50;
 
 /** First refusals remembered, for adapters whose platform re-delivers a message (few at a time). */
 const REMEMBERED = 1000;
@@ -45,8 +49,10 @@ const REMEMBERED = 1000;
  * needs no Redis) and calls `queued` whenever a message is queued, which ends the outage.
  */
 export class OutageNotices {
-  /** Rooms told, and when their notice left (local ms). */
+  /** Rooms told, and when their notice was answered (local ms; when it was due, until then). */
   private readonly told = new Map<string, number>();
+  /** Rooms whose notice is due or on its way. */
+  private readonly sending = new Set<string>();
   /** Local time the next notice may leave. */
   private nextAt = 0;
   /** Notices sent in this outage (reset when a message is queued again). */
@@ -82,23 +88,35 @@ export class OutageNotices {
     this.sent += 1;
     const at = Math.max(now, this.nextAt);
     this.told.set(room, at);
+    this.sending.add(room);
     this.nextAt = at + this.options.paceMs;
     setTimeout(() => {
-      send().then(
-        () => this.log.info({ room }, `${this.platform}: told a room its message waits for Redis`),
-        (err: unknown) =>
-          this.log.warn(
-            { room, err: this.loggable(err) },
-            `${this.platform}: outage notice not sent; not retried`,
-          ),
-      );
+      send()
+        .then(
+          () => this.log.info({ room }, `${this.platform}: told a room its message waits for Redis`),
+          (err: unknown) =>
+            this.log.warn(
+              { room, err: this.loggable(err) },
+              `${this.platform}: outage notice not sent; not retried`,
+            ),
+        )
+        .finally(() => {
+          this.sending.delete(room);
+          this.told.set(room, Date.now());
+        });
     }, at - now).unref();
   }
 
-  /** How long `room`'s message waits before it is queued: only a room just told waits. */
+  /** How long `room`'s message waits before it is queued: only a room just told (or being told) waits. */
   holdFor(room: string): number {
+    if (this.sending.has(room)) return SENDING_POLL_MS;
     const at = this.told.get(room);
     return at === undefined ? 0 : Math.max(0, at + ANSWER_GAP_MS - Date.now());
+  }
+
+  /** Waits as long as `room`'s message is held back by its notice (holdFor, looked at again after each wait). */
+  async heldBack(room: string): Promise<void> {
+    for (let ms = this.holdFor(room); ms > 0; ms = this.holdFor(room)) await sleep(ms);
   }
 
   /**

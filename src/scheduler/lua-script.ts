@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 import { Packr, Unpackr } from "msgpackr";
 import type { ZodType } from "zod";
 import { durableWrite, NO_WAIT, type Durability, type Write } from "./durable-write.js";
-import { mastersOf, type RedisClient } from "../sessions/redis-connection.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+import { mastersOf } from "../sessions/redis-masters.js";
 import { writeRefusals } from "./write-refusals.js";
 
 /**

@@ -1,4 +1,5 @@
-import { scanAll, type RedisClient } from "../sessions/redis-connection.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+import { scanAll } from "../sessions/redis-masters.js";
 import { schedulerKeysOf, type KeyLayout } from "./scheduler-keys.js";
 
 /** At most this many room inboxes are read per look, so a huge backlog cannot stall a scrape. */

@@ -4,6 +4,7 @@ import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
 import { declareScript, MoreKeys, runScript } from "./lua-script.js";
 import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
+import { writeRefusals } from "./write-refusals.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
 import { SLOW_MS, WindowFallback } from "./window-fallback.js";
@@ -17,7 +18,7 @@ export const RESERVE_SLOT = declareScript({
   args: z.object({
     windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
     member: z.string(),
-    mode: z.enum(["take", "book", "booked", "answered", "hold", "checked"]),
+    mode: z.enum(["take", "book", "booked", "answered", "hold", "past", "checked"]),
     ms: z.number(),
     gate: z.boolean(),
     startedAt: z.number().optional(),
@@ -30,7 +31,7 @@ export const RESERVE_SLOT = declareScript({
   }),
 });
 
-type Mode = "take" | "book" | "booked" | "answered" | "hold";
+type Mode = "take" | "book" | "booked" | "answered" | "hold" | "past";
 
 /** A reply of the slot script with the call's round trip. */
 interface Direct {
@@ -50,6 +51,21 @@ const FALLBACK_POLL_MS = 250;
  * error does (a turn parks and tries again later).
  */
 const UNACKNOWLEDGED: RetryPolicy = { attempts: 20, firstMs: 100, maxMs: 1000, jitter: true };
+
+/**
+ * Refusals (or Redis out of reach) lasting this long, as this process saw them, may have
+ * come with outage notices sent without a slot by some process (they are sent after 10 s
+ * of refusals; a process with work waiting tries a write every 0.5–2.5 s meanwhile).
+ */
+const OUTAGE_MS = 2000;
+
+/**
+ * After such refusals the first bookings wait this long once Redis takes this process's
+ * write again: a process that sent notices without a slot records them in the windows
+ * within ~50 ms of Redis taking writes (src/edge/unbooked-notices.ts), and they must be
+ * there before anyone books the next send, or the two together pass a limit.
+ */
+const AFTER_OUTAGE_MS = 500;
 
 /** Window keys `expectsSlotNow` remembers before it drops the ones that passed. */
 const BUSY_KEYS_KEPT = 10_000;
@@ -108,6 +124,8 @@ export class RedisRateLimiter {
   private readonly fallback: WindowFallback;
   /** Members whose slot was taken in the fallback windows, until answered there. */
   private readonly viaFallback = new Set<string>();
+  /** The write that asks whether Redis takes writes again after refusals, shared by the bookings waiting. */
+  private settling: Promise<void> | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -116,7 +134,7 @@ export class RedisRateLimiter {
   ) {
     this.keys = schedulerKeysOf(layout);
     this.fallback = new WindowFallback(redis, this.keys, durability, (windows) =>
-      this.direct(windows, "probe", "answered", 0, true),
+      this.direct(windows, "probe", "answered", 0, { gate: true }),
     );
   }
 
@@ -125,18 +143,24 @@ export class RedisRateLimiter {
     return this.keys.rate(w.group, w.scope);
   }
 
-  private async call(windows: SendWindow[], member: string, mode: Mode, ms = 0): Promise<SlotReply> {
+  private async call(
+    windows: SendWindow[],
+    member: string,
+    mode: Mode,
+    ms = 0,
+    once = false,
+  ): Promise<SlotReply> {
     const fb = this.fallback;
     let reply: { waitMs: number; tight: boolean; rttMs: number };
-    if (!fb.applies(windows)) reply = await this.direct(windows, member, mode, ms, false);
-    else if (mode === "answered" || mode === "hold") {
-      if (this.viaFallback.delete(member)) {
+    if (!fb.applies(windows)) reply = await this.direct(windows, member, mode, ms, { gate: false, once });
+    else if (mode === "answered" || mode === "hold" || mode === "past") {
+      if (mode !== "past" && this.viaFallback.delete(member)) {
         await fb.record(windows, member, mode, ms);
         return { waitMs: 0, tight: false, lateMs: 0 };
       }
-      reply = await this.direct(windows, member, mode, ms, true);
-    } else reply = await this.gatedOrFallback(windows, member, mode, ms);
-    if (mode !== "answered")
+      reply = await this.direct(windows, member, mode, ms, { gate: true, once });
+    } else reply = await this.gatedOrFallback(windows, member, mode, ms, once);
+    if (mode !== "answered" && mode !== "past")
       this.note(windows, mode === "hold" ? ms : reply.waitMs, mode !== "hold" && reply.tight);
     return { waitMs: reply.waitMs, tight: reply.tight, lateMs: this.lateness(reply.rttMs) };
   }
@@ -150,6 +174,7 @@ export class RedisRateLimiter {
     member: string,
     mode: "take" | "book" | "booked",
     ms: number,
+    once: boolean,
   ): Promise<{ waitMs: number; tight: boolean; rttMs: number }> {
     const fb = this.fallback;
     const soon = mode === "take" ? 0 : ms;
@@ -165,7 +190,7 @@ export class RedisRateLimiter {
     };
     if (await fb.ready(windows)) return fallback();
     const sentAt = Date.now();
-    const settled = this.gated(windows, member, mode, ms).then(
+    const settled = this.gated(windows, member, mode, ms, once).then(
       (value) => {
         fb.ok();
         return { value };
@@ -188,14 +213,23 @@ export class RedisRateLimiter {
   }
 
   /** A call to the bot's windows that waits, after a gap, for the shards to be checked (window-fallback.ts). */
-  private async gated(windows: SendWindow[], member: string, mode: Mode, ms: number): Promise<Direct> {
+  private async gated(
+    windows: SendWindow[],
+    member: string,
+    mode: Mode,
+    ms: number,
+    once: boolean,
+  ): Promise<Direct> {
     for (;;) {
-      const reply = await this.direct(windows, member, mode, ms, true);
+      const reply = await this.direct(windows, member, mode, ms, { gate: true, once });
       if (!reply.unchecked) return reply;
       let startedAt = reply.at ?? 0;
       for (;;) {
         const holdMs = await this.fallback.check(windows[0]!.group);
-        const checked = await this.direct(windows.slice(0, 1), "check", "checked", holdMs, true, startedAt);
+        const checked = await this.direct(windows.slice(0, 1), "check", "checked", holdMs, {
+          gate: true,
+          startedAt,
+        });
         if (!checked.unchecked) break;
         startedAt = checked.at ?? 0;
       }
@@ -207,9 +241,9 @@ export class RedisRateLimiter {
     member: string,
     mode: Mode | "checked",
     ms: number,
-    gate: boolean,
-    startedAt?: number,
+    options: { gate: boolean; once?: boolean; startedAt?: number },
   ): Promise<Direct> {
+    const { gate, once = false, startedAt } = options;
     const first = windows[0]!;
     const keys = { first: this.keyOf(first), state: this.keys.rate(first.group, "state") };
     const more = new MoreKeys(RESERVE_SLOT, keys);
@@ -219,8 +253,10 @@ export class RedisRateLimiter {
       windowMs: w.windowMs,
     }));
     let sentAt = 0;
+    const booking = mode === "take" || mode === "book" || mode === "booked";
     const reply = await retry(
-      (attempt) => {
+      async (attempt) => {
+        if (booking) await this.afterOutage(windows);
         sentAt = Date.now();
         // A retried booking may have been recorded: it is asked for as the member's own.
         const as = mode === "book" && attempt > 1 ? "booked" : mode;
@@ -232,10 +268,40 @@ export class RedisRateLimiter {
           { durability: this.durability, moreKeys: more },
         );
       },
-      (err) => (isUnacknowledged(err) ? "retry" : "fail"),
+      (err) => (!once && isUnacknowledged(err) ? "retry" : "fail"),
       UNACKNOWLEDGED,
     );
     return { ...reply, rttMs: Date.now() - sentAt };
+  }
+
+  /**
+   * After refusals this process saw (writeRefusals), a booking first asks Redis for a
+   * write that changes nothing (an answer time for no member), and once Redis takes
+   * it, after refusals long enough for outage notices, waits AFTER_OUTAGE_MS: the notices
+   * sent without a slot meanwhile are then in the windows. Throws Redis' refusal.
+   */
+  private async afterOutage(windows: SendWindow[]): Promise<void> {
+    if (writeRefusals.unsettledMs() === undefined) return;
+    this.settling ??= (async () => {
+      const lasted = writeRefusals.unsettledMs() ?? 0;
+      const sentAt = Date.now();
+      await runScript(
+        this.redis,
+        RESERVE_SLOT,
+        { first: this.keyOf(windows[0]!), state: this.keys.rate(windows[0]!.group, "state") },
+        {
+          windows: [{ windowKey: 1, max: 1, windowMs: 1 }],
+          member: `probe:${randomUUID()}`,
+          mode: "answered",
+          ms: 0,
+          gate: false,
+        },
+        { durability: this.durability },
+      );
+      writeRefusals.settled(sentAt);
+      if (lasted >= OUTAGE_MS) await sleep(AFTER_OUTAGE_MS);
+    })().finally(() => (this.settling = undefined));
+    await this.settling;
   }
 
   /** How much longer than the fastest of the recent slot calls one took (0 when not). */
@@ -289,6 +355,23 @@ export class RedisRateLimiter {
   ): Promise<SlotReply> {
     if (windows.length === 0) return { waitMs: 0, tight: false, lateMs: 0 };
     return this.call(windows, member, options.booked ? "booked" : "book", soonMs);
+  }
+
+  /**
+   * Takes `member`'s slot now or within `soonMs`, or books it, in one try (an outage
+   * notice asking whether the windows answer): throws Redis' error at once when not.
+   */
+  async bookOnce(windows: SendWindow[], member: string, soonMs: number): Promise<SlotReply> {
+    return this.call(windows, member, "book", soonMs, true);
+  }
+
+  /**
+   * Records a send made without a slot (Redis refused writes then), answered `agoMs` ago,
+   * in every window it still counts in, as if it had had one.
+   */
+  async recordPast(windows: SendWindow[], member: string, agoMs: number): Promise<void> {
+    if (windows.length === 0) return;
+    await this.call(windows, member, "past", Math.max(0, Math.round(agoMs)), true);
   }
 
   /** Records that `member`'s request was answered now (it had arrived by then). */

@@ -12,10 +12,36 @@ import { isUnacknowledged } from "./durable-write.js";
  */
 export class WriteRefusals {
   private lastAt = Number.NEGATIVE_INFINITY;
+  /** The first refusal of the node (not of one slot) since the refusals were last settled. */
+  private outageFrom = Number.NEGATIVE_INFINITY;
+  /** The last such refusal. */
+  private outageLastAt = Number.NEGATIVE_INFINITY;
+  /** When Redis was last seen taking a write again after them (`settled`). */
+  private settledAt = Number.NEGATIVE_INFINITY;
 
   /** Notes `err` when Redis did not take a write because it refused it or could not be reached. */
   note(err: unknown): void {
-    if (isWriteRefusal(err) || isUnreachable(err)) this.lastAt = Date.now();
+    if (!(isWriteRefusal(err) || isUnreachable(err))) return;
+    const now = Date.now();
+    this.lastAt = now;
+    // A slot in migration (TRYAGAIN) is one slot's matter; the rest of Redis takes writes.
+    if (/^TRYAGAIN /.test(err instanceof Error ? err.message : "")) return;
+    if (this.outageLastAt <= this.settledAt) this.outageFrom = now;
+    this.outageLastAt = now;
+  }
+
+  /**
+   * How long the refusals this process saw since Redis last took its write lasted (first
+   * to last, ms), or undefined when there were none: the send windows' bookings ask Redis
+   * for a write first then (src/scheduler/rate-limiter.ts).
+   */
+  unsettledMs(): number | undefined {
+    return this.outageLastAt > this.settledAt ? this.outageLastAt - this.outageFrom : undefined;
+  }
+
+  /** Redis took a write of this process that it sent at `sentAt`: the refusals before are over. */
+  settled(sentAt: number): void {
+    this.settledAt = Math.max(this.settledAt, sentAt);
   }
 
   /**

@@ -1,84 +1,16 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
-import type { Config } from "../core/config.js";
+import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { RedisUnreachableError } from "../core/errors.js";
 import { registerSecret, type Logger } from "../core/log.js";
 import { ClientWatch, type ClientState, type WatchSettings } from "./client-watch.js";
 import { CLUSTER_VIEW, sentinelView, SINGLE_VIEW, type ReplicaView } from "../scheduler/replica-view.js";
 import { ReplicaWait } from "../scheduler/replica-wait.js";
+import { buildClient } from "./redis-client-builder.js";
+import { replicaCounts } from "./redis-masters.js";
+import { addressOf, parseNode } from "./redis-node-url.js";
+import type { RedisTopology } from "./redis-topology.js";
 
 /** A connection to roomgate's Redis, whichever topology it is: the type every Redis user takes. */
 export type RedisClient = Redis | Cluster;
-
-/** Where roomgate's data lives (DESIGN §10): one instance, a Cluster or a Sentinel group. */
-export type RedisTopology =
-  | { kind: "single"; url: string }
-  | { kind: "cluster"; nodes: string[] }
-  | { kind: "sentinel"; name: string; nodes: string[]; password?: string };
-
-/** The `redis` section of the configuration. */
-export type RedisConfig = Config["redis"];
-
-/** The topology the configuration names, or undefined for the embedded default; `REDIS_URL` wins. */
-export function topologyOf(
-  redis: RedisConfig | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): RedisTopology | undefined {
-  if (env.REDIS_URL) return { kind: "single", url: env.REDIS_URL };
-  if (redis?.url) return { kind: "single", url: redis.url };
-  if (redis?.cluster) return { kind: "cluster", nodes: redis.cluster.nodes };
-  if (redis?.sentinel) {
-    const { name, nodes, password } = redis.sentinel;
-    return { kind: "sentinel", name, nodes, ...(password ? { password } : {}) };
-  }
-  return undefined;
-}
-
-/** A node address of a URL, and what the URL says about logging in. */
-interface NodeUrl {
-  host: string;
-  port: number;
-  username?: string;
-  password?: string;
-  tls: boolean;
-}
-
-function parseNode(text: string): NodeUrl {
-  const url = new URL(text);
-  const password = url.password ? decodeURIComponent(url.password) : undefined;
-  const username = url.username ? decodeURIComponent(url.username) : undefined;
-  return {
-    host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
-    port: Number(url.port || 6379),
-    ...(username ? { username } : {}),
-    ...(password ? { password } : {}),
-    tls: url.protocol === "rediss:",
-  };
-}
-
-/** A node as `host:port`, for messages (never the password). */
-export function addressOf(text: string): string {
-  try {
-    const node = parseNode(text);
-    return `${node.host}:${node.port}`;
-  } catch {
-    return "(unreadable address)";
-  }
-}
-
-/**
- * Reconnect (and resend) when a node answers READONLY: it was demoted to a replica
- * by a failover, and the client must find the new master instead of writing on.
- */
-function reconnectOnReadonly(err: Error): 2 | false {
-  return err.message.startsWith("READONLY") ? 2 : false;
-}
-
-/** Options every roomgate connection shares: commands wait through reconnects instead of failing. */
-const COMMON: RedisOptions = {
-  maxRetriesPerRequest: null,
-  reconnectOnError: reconnectOnReadonly,
-  retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
-};
 
 /** What a client is for: a blocking client holds its own connection (BLPOP must not stall others). */
 export interface ClientOptions {
@@ -98,21 +30,6 @@ export interface ClientOptions {
    */
   autoPipelining?: boolean;
 }
-
-/**
- * How long a sentinel may take to answer the client's question for the master: without
- * a limit, a hung sentinel holds a reconnecting client forever.
- */
-const SENTINEL_COMMAND_MS = 3000;
-
-/**
- * How long a Sentinel client's old master connection may take to close after a
- * `+switch-master` before it is destroyed: ioredis ends it gracefully, and a hung
- * master (no RST) never completes that; ioredis' default 2 s was 2 s more of no
- * answers after every failover. A live old master answers what is in flight well
- * within this.
- */
-const SWITCH_CLOSE_MS = 500;
 
 /**
  * Builds every Redis client roomgate uses, for one topology: `start`, `worker`,
@@ -220,53 +137,11 @@ export class RedisConnection {
       ...(options.lazy ? { lazyConnect: true } : {}),
       ...(options.autoPipelining && this.topology.kind !== "cluster" ? { enableAutoPipelining: true } : {}),
     };
-    return this.watch.add(options.name ?? "client", () => this.build(extra), options.blocksForMs);
-  }
-
-  private build(extra: RedisOptions): RedisClient {
-    const t = this.topology;
-    if (t.kind === "single") {
-      const node = parseNode(t.url);
-      return new Redis({ ...COMMON, ...extra, ...nodeLogin(node) });
-    }
-    if (t.kind === "cluster") {
-      const nodes = t.nodes.map(parseNode);
-      const login = nodeLogin(nodes[0]!);
-      const { enableOfflineQueue, lazyConnect, ...redisOptions } = { ...COMMON, ...extra, ...login };
-      const options: ClusterOptions = {
-        redisOptions: { ...redisOptions, host: undefined, port: undefined } as ClusterOptions["redisOptions"],
-        scaleReads: "master",
-        retryDelayOnFailover: 200,
-        retryDelayOnClusterDown: 300,
-        retryDelayOnTryAgain: 100,
-        maxRedirections: 32,
-        slotsRefreshTimeout: 2000,
-        clusterRetryStrategy: (times) => Math.min(100 * times, 2000),
-        ...(enableOfflineQueue === false ? { enableOfflineQueue: false } : {}),
-        ...(lazyConnect ? { lazyConnect: true } : {}),
-      };
-      return new Cluster(
-        nodes.map((n) => ({ host: n.host, port: n.port })),
-        options,
-      );
-    }
-    const sentinels = t.nodes.map(parseNode);
-    const login = sentinels.find((n) => n.password !== undefined) ?? sentinels[0]!;
-    const tls = sentinels.some((n) => n.tls);
-    return new Redis({
-      ...COMMON,
-      ...extra,
-      sentinels: sentinels.map((n) => ({ host: n.host, port: n.port })),
-      name: t.name,
-      ...(login.username ? { username: login.username } : {}),
-      ...(login.password ? { password: login.password } : {}),
-      ...(t.password ? { sentinelPassword: t.password } : {}),
-      ...(tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
-      failoverDetector: true,
-      disconnectTimeout: SWITCH_CLOSE_MS,
-      sentinelCommandTimeout: SENTINEL_COMMAND_MS,
-      sentinelRetryStrategy: (times) => Math.min(100 * times, 2000),
-    });
+    return this.watch.add(
+      options.name ?? "client",
+      () => buildClient(this.topology, extra),
+      options.blocksForMs,
+    );
   }
 
   /** Every URL the topology names. */
@@ -324,44 +199,4 @@ export class RedisConnection {
     this.watch.close();
     this.shared = undefined;
   }
-}
-
-function nodeLogin(node: NodeUrl): RedisOptions {
-  return {
-    host: node.host,
-    port: node.port,
-    ...(node.username ? { username: node.username } : {}),
-    ...(node.password ? { password: node.password } : {}),
-    ...(node.tls ? { tls: {} } : {}),
-  };
-}
-
-/** The masters' connected-replica counts, from INFO replication (one per master of a cluster). */
-async function replicaCounts(client: RedisClient): Promise<number[]> {
-  const masters = client instanceof Cluster ? client.nodes("master") : [client];
-  return Promise.all(
-    masters.map(async (node) => {
-      const info = await node.info("replication");
-      return Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? 0);
-    }),
-  );
-}
-
-/** Each master of the client (one for a single instance or Sentinel), to run a command on every one. */
-export function mastersOf(client: RedisClient): Redis[] {
-  return client instanceof Cluster ? client.nodes("master") : [client];
-}
-
-/** Every key matching `pattern` on every master (SCAN, never KEYS). */
-export async function scanAll(client: RedisClient, pattern: string, limit = Infinity): Promise<string[]> {
-  const found: string[] = [];
-  for (const node of mastersOf(client)) {
-    let cursor = "0";
-    do {
-      const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 500);
-      cursor = next;
-      found.push(...keys);
-    } while (cursor !== "0" && found.length < limit);
-  }
-  return found;
 }

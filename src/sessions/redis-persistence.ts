@@ -1,7 +1,8 @@
 import { Cluster, Redis } from "ioredis";
 import { RoomgateError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import { addressOf, type RedisConnection } from "./redis-connection.js";
+import type { RedisConnection } from "./redis-connection.js";
+import { addressOf } from "./redis-node-url.js";
 
 /** An external Redis keeps nothing across a restart, and the configuration did not accept that. */
 export class RedisPersistenceError extends RoomgateError {}

@@ -50,16 +50,6 @@ export class ChatLanes {
     },
   ) {}
 
-  /** The oldest update not queued yet, if any (health and logs). */
-  oldest(): Update | undefined {
-    let oldest: Update | undefined;
-    for (const lane of this.lanes.values()) {
-      const head = lane.items[0]?.update;
-      if (head && (!oldest || head.update_id < oldest.update_id)) oldest = head;
-    }
-    return oldest;
-  }
-
   /**
    * Adds each update to the end of its chat's lane; each one's promise resolves once it
    * is queued or set aside (so that confirming it to Telegram loses nothing), and

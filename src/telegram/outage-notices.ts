@@ -1,25 +1,44 @@
 import { Api } from "grammy";
 import type { Update } from "grammy/types";
+import type { TelegramLimits } from "../core/config/telegram.js";
 import type { Logger } from "../core/log.js";
 import { UNQUEUED_NOTICE, UnqueuedEventError } from "../core/unqueued.js";
 import { OutageNotices, type OutageNoticeOptions } from "../edge/outage-notices.js";
+import { UnbookedNotices } from "../edge/unbooked-notices.js";
+import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import { loggableError } from "./loggable-error.js";
+import { telegramWindows } from "./send-limits.js";
+
+/** The bot's send windows, where its notices count like every send (src/telegram/send-limits.ts). */
+export interface NoticeLimits {
+  botId: number;
+  limiter: RedisRateLimiter;
+  limits: TelegramLimits;
+}
 
 /**
  * One bot's telling of people whose message could not be queued (edge/outage-notices.ts
  * decides who and when): which updates earn a notice, and the notice itself, in reply
- * to the message and in its topic. It goes through an API of its own without the send
- * limits' Redis windows (which cannot be taken now), once: it is not recorded and a
- * failed notice is not retried.
+ * to the message and in its topic. It goes once (a failed notice is not retried) through
+ * an API of its own without the send limits' retries, in a slot of the bot's, chat's and
+ * group's windows when they answer, else without one and recorded in them as soon as
+ * Redis takes writes (edge/unbooked-notices.ts).
  */
 export class TelegramOutageNotices {
   private readonly api: Api;
   private readonly policy: OutageNotices;
+  private readonly unbooked: UnbookedNotices | undefined;
 
-  constructor(api: Api, log: Logger, options?: OutageNoticeOptions) {
+  constructor(
+    api: Api,
+    log: Logger,
+    options?: OutageNoticeOptions,
+    private readonly limits?: NoticeLimits,
+  ) {
     // The same bot and API root, without the transformers (send limits) of the bot's API.
     this.api = new Api(api.token, api.options);
     this.policy = new OutageNotices("telegram", log, options, loggableError);
+    this.unbooked = limits && new UnbookedNotices(limits.limiter, log, "telegram");
   }
 
   /**
@@ -33,18 +52,33 @@ export class TelegramOutageNotices {
     // to queue (where Redis did not answer at all, that is not known, and nobody is told).
     if (!message || !(err instanceof UnqueuedEventError || message.chat.type === "private")) return;
     const topic = message.is_topic_message ? { message_thread_id: message.message_thread_id } : {};
-    this.policy.failed(String(message.chat.id), since, async () => {
-      await this.api.sendMessage(message.chat.id, UNQUEUED_NOTICE, {
+    const chatId = message.chat.id;
+    const send = async () => {
+      await this.api.sendMessage(chatId, UNQUEUED_NOTICE, {
         ...topic,
         reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
       });
-    });
+    };
+    const { limits, unbooked } = this;
+    this.policy.failed(
+      String(chatId),
+      since,
+      limits && unbooked
+        ? () => unbooked.send(telegramWindows(limits.botId, chatId, limits.limits), send)
+        : send,
+    );
   }
 
-  /** How long `update` waits before it is queued: a chat just told gets its answer after the notice. */
-  holdFor(update: Update): number {
+  /**
+   * Waits before `update` is queued: while its chat's notice is on its way and a moment
+   * after (its answer comes after the notice), and until every notice sent without a slot
+   * is in the send windows (else the answer could be booked as if it had not been sent);
+   * throws Redis' refusal of that.
+   */
+  async beforeQueue(update: Update): Promise<void> {
     const chatId = update.message?.chat.id;
-    return chatId === undefined ? 0 : this.policy.holdFor(String(chatId));
+    if (chatId !== undefined) await this.policy.heldBack(String(chatId));
+    await this.unbooked?.recorded();
   }
 
   /** An update was queued: the outage (if any) is over. */

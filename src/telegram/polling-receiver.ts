@@ -8,15 +8,17 @@ import {
 import { GrammyError, type Api } from "grammy";
 import type { Update } from "grammy/types";
 import type { RedisClient } from "../sessions/redis-connection.js";
+import type { Durability } from "../scheduler/durable-write.js";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
-import { retry, sleep, type RetryPolicy } from "../core/retry.js";
+import { retry, type RetryPolicy } from "../core/retry.js";
 import type { Keys } from "../sessions/keys.js";
 import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
 import type { OutageNoticeOptions } from "../edge/outage-notices.js";
-import { TelegramOutageNotices } from "./outage-notices.js";
+import { TelegramOutageNotices, type NoticeLimits } from "./outage-notices.js";
 import { ChatLanes } from "./chat-lanes.js";
+import { StoredOffset } from "./stored-offset.js";
 import { UpdateAside } from "./update-aside.js";
 
 /** The update kinds roomgate reads; everything else is never fetched. */
@@ -36,6 +38,16 @@ export interface PollingOptions {
   backoffMs: { initial: number; max: number };
   /** When people are told that their message could not be queued. */
   notices?: OutageNoticeOptions;
+  /** The bot's send windows, where those notices count (without them, they count nowhere). */
+  noticeLimits?: NoticeLimits;
+}
+
+/** Where a poller keeps its offset and the updates it sets aside. */
+export interface PollerStore {
+  redis: RedisClient;
+  keys: Keys;
+  /** The replica waits of acknowledged writes: a set-aside update is confirmed to Telegram. */
+  durability: Durability;
 }
 
 /** The runner hands out its own AbortSignal implementation; grammY's Api accepts the same one. */
@@ -52,9 +64,8 @@ const ENQUEUE_RETRY_MAX_MS = 1000;
 
 /**
  * People are told their message waits only while this poller has queued nothing for
- * this long: the notices leave outside the send windows (Redis is what is down), which
- * is within Telegram's limits only while the bot sends nothing else. With one Cluster
- * slot range down the other rooms' updates are queued and answered: no notice then.
+ * this long: with one Cluster slot range down the other rooms' updates are queued and
+ * answered, and their people are not told.
  */
 const NOTICE_QUIET_MS = 10_000;
 
@@ -75,10 +86,7 @@ const STUCK_AFTER_MS = 2000;
  */
 export class PollingReceiver implements Receiver {
   private runner: RunnerHandle | undefined;
-  /** The next update id to ask for: every update before it is queued. */
-  private offset = 0;
-  /** The offset last written to Redis. */
-  private stored = 0;
+  private readonly offset: StoredOffset;
   private stopping = new AbortController();
   private readonly options: PollingOptions;
   /** The batch being queued: since when (local ms), its first update, and the last try's error; undefined between batches. */
@@ -92,21 +100,20 @@ export class PollingReceiver implements Receiver {
   private readonly aside: UpdateAside;
   /** When this poller last queued an update (local ms). */
   private lastQueuedAt = 0;
-  /** An offset write in flight (one at a time; a failed one is tried again after the next batch). */
-  private storing: Promise<void> | undefined;
 
   constructor(
     private readonly api: Api,
     private readonly botId: number,
-    private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    store: PollerStore,
     private readonly receive: (update: Update) => Promise<void>,
     private readonly log: Logger,
     options: Partial<PollingOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
-    this.notices = new TelegramOutageNotices(api, log, this.options.notices);
-    this.aside = new UpdateAside(redis, keys, botId, log);
+    this.notices = new TelegramOutageNotices(api, log, this.options.notices, this.options.noticeLimits);
+    const { redis, keys, durability } = store;
+    this.offset = new StoredOffset(redis, keys, botId, log);
+    this.aside = new UpdateAside(redis, keys, botId, log, durability);
     this.lanes = new ChatLanes({
       enqueue: (update, refused) => this.enqueue(update, refused),
       aside: this.aside,
@@ -120,8 +127,7 @@ export class PollingReceiver implements Receiver {
     if (this.runner?.isRunning()) return;
     this.stopping = new AbortController();
     await this.api.deleteWebhook({ drop_pending_updates: false });
-    this.offset = Number((await this.redis.get(this.keys.telegramOffset(this.botId))) ?? 0);
-    this.stored = this.offset;
+    const offset = await this.offset.load();
     // Updates set aside before a restart come first, each chat's in order.
     const kept = await this.aside.load();
     if (kept.length > 0) {
@@ -148,7 +154,7 @@ export class PollingReceiver implements Receiver {
     };
     this.runner = createRunner(source, sink);
     this.runner.start();
-    this.log.info({ botId: this.botId, offset: this.offset }, "telegram: polling started");
+    this.log.info({ botId: this.botId, offset }, "telegram: polling started");
   }
 
   /**
@@ -159,38 +165,7 @@ export class PollingReceiver implements Receiver {
     this.stopping.abort();
     await this.runner?.stop();
     this.runner = undefined;
-    if (this.offset > this.stored) {
-      await this.storeOffset().catch((err: unknown) =>
-        // Harmless: the queued updates arrive again and the inbox drops them as duplicates.
-        this.log.warn(
-          { err: loggableError(err), botId: this.botId },
-          "telegram: could not store the offset on stop",
-        ),
-      );
-    }
-  }
-
-  /**
-   * Stores the offset in the background: the poller goes on meanwhile (the key's slot
-   * may be in a range that is down). A stored offset behind the confirmed one only
-   * makes a restart ask for updates Telegram has forgotten.
-   */
-  private storeSoon(): void {
-    if (this.storing || this.offset <= this.stored) return;
-    this.storing = this.storeOffset()
-      .catch((err: unknown) =>
-        this.log.debug(
-          { err: loggableError(err).message, botId: this.botId },
-          "telegram: offset not stored yet",
-        ),
-      )
-      .finally(() => (this.storing = undefined));
-  }
-
-  private async storeOffset(): Promise<void> {
-    const offset = this.offset;
-    await this.redis.set(this.keys.telegramOffset(this.botId), String(offset));
-    this.stored = Math.max(this.stored, offset);
+    await this.offset.storeOnStop();
   }
 
   private async fetch(limit: number, signal: PollSignal): Promise<Update[]> {
@@ -198,7 +173,7 @@ export class PollingReceiver implements Receiver {
       async () => {
         const updates = await this.api.getUpdates(
           {
-            offset: this.offset,
+            offset: this.offset.value,
             limit: Math.max(1, Math.min(limit, 100)),
             timeout: this.options.timeoutSeconds,
             allowed_updates: [...ALLOWED_UPDATES],
@@ -261,10 +236,10 @@ export class PollingReceiver implements Receiver {
     } finally {
       let upTo = 0;
       while (upTo < updates.length && done.has(updates[upTo]!.update_id)) upTo += 1;
-      if (upTo > 0) this.offset = Math.max(this.offset, updates[upTo - 1]!.update_id + 1);
+      if (upTo > 0) this.offset.advancePast(updates[upTo - 1]!.update_id);
       this.inHand = undefined;
       this.batch = [];
-      this.storeSoon();
+      this.offset.storeSoon();
     }
   }
 
@@ -277,9 +252,8 @@ export class PollingReceiver implements Receiver {
     const since = Date.now();
     await retry(
       async () => {
-        // Only a chat just told waits; the rest go on without a timer's turn.
-        const held = this.notices.holdFor(update);
-        if (held > 0) await sleep(held);
+        // Only a chat just told waits (and any, for a moment, while a notice sent without a slot is recorded).
+        await this.notices.beforeQueue(update);
         await this.receive(update);
       },
       () => "retry",

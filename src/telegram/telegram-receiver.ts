@@ -46,7 +46,7 @@ export class TelegramReceiver implements Receiver {
    * the start fail, with that clear error.
    */
   async start(): Promise<void> {
-    const { config, redis, keys, log } = this.deps;
+    const { config, redis, keys, log, scheduler } = this.deps;
     const telegram = config.telegram;
     if (!telegram) return;
     const intakes = [];
@@ -93,11 +93,23 @@ export class TelegramReceiver implements Receiver {
         bot,
         receive: intake.receive.bind(intake),
       }));
-      this.receivers = [new WebhookReceiver(bots, telegram.webhook, log, this.polling.notices)];
+      this.receivers = [
+        new WebhookReceiver(bots, telegram.webhook, log, this.polling.notices, {
+          limiter: this.deps.limiter,
+          limits: telegram.limits,
+        }),
+      ];
     } else {
       this.receivers = intakes.map(
         ({ botId, bot, intake }) =>
-          new PollingReceiver(bot.api, botId, redis, keys, intake.receive.bind(intake), log, this.polling),
+          new PollingReceiver(
+            bot.api,
+            botId,
+            { redis, keys, durability: scheduler.durability },
+            intake.receive.bind(intake),
+            log,
+            { ...this.polling, noticeLimits: { botId, limiter: this.deps.limiter, limits: telegram.limits } },
+          ),
       );
     }
     for (const r of this.receivers) await r.start();

@@ -1,8 +1,11 @@
 import type { Update } from "grammy/types";
+import { Cluster } from "ioredis";
 import { z } from "zod";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { Keys } from "../sessions/keys.js";
+import { RoomgateError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
+import { durableWrite, type Durability } from "../scheduler/durable-write.js";
 import { loggableError } from "./loggable-error.js";
 
 /**
@@ -21,7 +24,9 @@ const StoredUpdate = z.looseObject({ update_id: z.number().int() });
  * down must not hold the other rooms' updates, and a restart meanwhile must not lose
  * them. Each is written to every shard tag's hash at once and counts as kept when one
  * of them took it: the shards' slots spread over all masters, so one in a range that
- * is up takes it while another range is down.
+ * is up takes it while another range is down. "Took it" is what a queued update's
+ * write means too: that shard's master and the replicas `durability` requires for it
+ * have it (WAIT), since the poller confirms the update to Telegram on the strength of it.
  */
 export class UpdateAside {
   constructor(
@@ -29,18 +34,37 @@ export class UpdateAside {
     private readonly keys: Keys,
     private readonly botId: number,
     private readonly log: Logger,
+    private readonly durability: Durability,
   ) {}
 
   private all(): string[] {
     return Array.from({ length: this.keys.shards }, (_, n) => this.keys.telegramAside(this.botId, n));
   }
 
-  /** Keeps `updates`; resolves once one shard took them all, rejects when none did. */
+  /**
+   * Where a copy is written: every shard on a Cluster, the first one elsewhere. One
+   * instance or a Sentinel master holds every shard, so further copies there would
+   * only add writes, each with its own replica wait on the shared connection.
+   */
+  private targets(): string[] {
+    return this.redis instanceof Cluster ? this.all() : this.all().slice(0, 1);
+  }
+
+  /**
+   * Keeps `updates`; resolves once one shard took them all, on its replicas too, and
+   * rejects when none did. Each shard waits for its own master's replicas: the one
+   * that answers first with enough of them is the copy relied on.
+   */
   async put(updates: Update[]): Promise<void> {
     if (updates.length === 0) return;
-    const fields = Object.fromEntries(updates.map((u) => [String(u.update_id), JSON.stringify(u)]));
+    const fields = updates.flatMap((u) => [String(u.update_id), JSON.stringify(u)]);
     await Promise.any(
-      this.all().map((key) => this.redis.multi().hset(key, fields).expire(key, KEEP_SECONDS).exec()),
+      this.targets().map((key) =>
+        durableWrite(this.redis, this.durability, key, [
+          ["hset", key, ...fields],
+          ["expire", key, KEEP_SECONDS],
+        ]),
+      ),
     ).catch((err: unknown) => {
       throw new UpdateAsideError(
         updates.map((u) => u.update_id),
@@ -84,12 +108,11 @@ export class UpdateAside {
 }
 
 /** No shard could keep updates that could not be queued: the poller keeps trying both. */
-export class UpdateAsideError extends Error {
+export class UpdateAsideError extends RoomgateError {
   constructor(
     readonly updateIds: number[],
     cause: unknown,
   ) {
     super(`could not set aside updates ${updateIds.join(", ")}`, { cause });
-    this.name = "UpdateAsideError";
   }
 }

@@ -3,11 +3,10 @@ import { webhookCallback, type Bot } from "grammy";
 import type { Update } from "grammy/types";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
-import { sleep } from "../core/retry.js";
 import type { OutageNoticeOptions } from "../edge/outage-notices.js";
 import { ALLOWED_UPDATES } from "./polling-receiver.js";
 import { loggableError } from "./loggable-error.js";
-import { TelegramOutageNotices } from "./outage-notices.js";
+import { TelegramOutageNotices, type NoticeLimits } from "./outage-notices.js";
 
 /** One bot served by the webhook server: its grammY bot and where its updates go. */
 export interface WebhookBot {
@@ -45,16 +44,18 @@ export class WebhookReceiver implements Receiver {
     private readonly options: WebhookOptions,
     private readonly log: Logger,
     notices?: OutageNoticeOptions,
+    /** The send windows, where the notices count. */
+    noticeLimits?: Omit<NoticeLimits, "botId">,
   ) {
     for (const { botId, bot, receive } of bots) {
-      const told = new TelegramOutageNotices(bot.api, log, notices);
+      const limits = noticeLimits && { ...noticeLimits, botId };
+      const told = new TelegramOutageNotices(bot.api, log, notices, limits);
       // No bot.catch: an error must reach webhookCallback's caller to become a 500.
       bot.use(async (ctx) => {
         const update = ctx.update;
-        // Only a chat just told waits, so that its answer comes a second after the notice.
-        const held = told.holdFor(update);
-        if (held > 0) await sleep(held);
         try {
+          // Only a chat just told waits, so that its answer comes after the notice.
+          await told.beforeQueue(update);
           await receive(update);
         } catch (err) {
           told.failed(update, err);

@@ -1,15 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { UNQUEUED_NOTICE } from "../../src/core/unqueued.js";
-import type { Runtime } from "../../src/runtime.js";
-import { RedisServer } from "../../src/sessions/redis-server.js";
-import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
 import { matrixRoomRuntime, repliesTo } from "../support/matrix-room-runtime.js";
-import { snapshotRefusal } from "../support/snapshot-refusal.js";
-import { capturingLogger } from "../support/telegram-fixtures.js";
+import { matrixRefusalWorld } from "../support/matrix-refusal-world.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -18,43 +10,25 @@ import { waitFor } from "../support/wait.js";
  * in reply to the message, not one per fetch — then the message is answered after the
  * notice when Redis takes writes again.
  */
-let dir: string;
-let server: RedisServer;
-let redis: Redis;
-let hs: MatrixHomeserverStandin;
-let runtime: Runtime | undefined;
-const capture = capturingLogger();
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "rg-mx-outage-"));
-  server = await RedisServer.start({ dir: join(dir, "redis") });
-  redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  hs = await MatrixHomeserverStandin.start();
-});
-afterAll(async () => {
-  await runtime?.stop();
-  redis.disconnect();
-  await hs.close();
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const world = matrixRefusalWorld("rg-mx-outage");
+const { capture } = world;
 
 it("tells the room once while its message cannot be queued, then answers it after the notice", async () => {
-  const room = await matrixRoomRuntime(hs, {
-    redisUrl: server.url,
+  const room = await matrixRoomRuntime(world.hs, {
+    redisUrl: world.server.url,
     prefix: "mx-outage",
     log: capture.log,
     // Told after 2 s held instead of 10 s: the test waits for events, not for the default.
     notices: { afterMs: 2000, paceMs: 100, perOutage: 100, roomEveryMs: 600_000 },
   });
-  runtime = room.runtime;
+  world.runtime = room.runtime;
   const { roomId, alice, sent } = room;
   const notices = () => sent().filter((e) => e.content.body === UNQUEUED_NOTICE);
-  const first = hs.sendText(roomId, alice, "hello there");
+  const first = world.hs.sendText(roomId, alice, "hello there");
   await waitFor(() => repliesTo(sent(), first.event_id).length > 0, 20_000, "the first answer");
 
-  await snapshotRefusal.start(redis, join(dir, "redis"));
-  const asked = hs.sendText(roomId, alice, "what failed last night?");
+  await world.refuseWrites();
+  const asked = world.hs.sendText(roomId, alice, "what failed last night?");
   await waitFor(() => notices().length > 0, 20_000, "the room told");
   const refetches = () =>
     capture.lines().filter((l) => String(l.msg).startsWith("matrix: could not queue an event")).length;
@@ -70,7 +44,7 @@ it("tells the room once while its message cannot be queued, then answers it afte
           JSON.stringify(l).includes("MISCONF"),
       ),
   ).toBe(true);
-  await snapshotRefusal.end(redis, join(dir, "redis"));
+  await world.acceptWrites();
 
   await waitFor(() => repliesTo(sent(), asked.event_id).length === 2, 30_000, "the held message answered");
   const [notice, answer] = repliesTo(sent(), asked.event_id);

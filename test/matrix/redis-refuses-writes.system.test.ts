@@ -1,52 +1,30 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Runtime } from "../../src/runtime.js";
-import { RedisServer } from "../../src/sessions/redis-server.js";
-import { MatrixHomeserverStandin } from "../support/matrix-homeserver-standin.js";
+import { expect, it } from "vitest";
 import { matrixRoomRuntime, repliesTo } from "../support/matrix-room-runtime.js";
-import { capturingLogger } from "../support/telegram-fixtures.js";
+import { matrixRefusalWorld } from "../support/matrix-refusal-world.js";
 import { waitFor } from "../support/wait.js";
-import { snapshotRefusal } from "../support/snapshot-refusal.js";
 
 /**
  * Redis refusing writes (MISCONF: a snapshot it cannot write) while a Matrix message
  * arrives: the sync does not move past it, and the message is answered, once, when
  * Redis takes writes again — it is not skipped as a failed event.
  */
-let dir: string;
-let server: RedisServer;
-let redis: Redis;
-let hs: MatrixHomeserverStandin;
-let runtime: Runtime | undefined;
-const capture = capturingLogger();
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "rg-mx-refuses-"));
-  server = await RedisServer.start({ dir: join(dir, "redis") });
-  redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  hs = await MatrixHomeserverStandin.start();
-});
-afterAll(async () => {
-  await runtime?.stop();
-  redis.disconnect();
-  await hs.close();
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const world = matrixRefusalWorld("rg-mx-refuses");
+const { capture } = world;
 
 it("answers a message that arrived while Redis refused writes, once, when Redis takes them again", async () => {
-  const room = await matrixRoomRuntime(hs, { redisUrl: server.url, prefix: "mx-refuses", log: capture.log });
-  runtime = room.runtime;
+  const room = await matrixRoomRuntime(world.hs, {
+    redisUrl: world.server.url,
+    prefix: "mx-refuses",
+    log: capture.log,
+  });
+  world.runtime = room.runtime;
   const { roomId, alice, sent: answers } = room;
-  const first = hs.sendText(roomId, alice, "hello there");
+  const first = world.hs.sendText(roomId, alice, "hello there");
   await waitFor(() => answers().some((e) => e.content.body !== undefined), 20_000, "the first answer");
   const before = answers().length;
 
-  await snapshotRefusal.start(redis, join(dir, "redis"));
-  const asked = hs.sendText(roomId, alice, "what failed last night?");
+  await world.refuseWrites();
+  const asked = world.hs.sendText(roomId, alice, "what failed last night?");
   await waitFor(
     () =>
       capture
@@ -58,7 +36,7 @@ it("answers a message that arrived while Redis refused writes, once, when Redis 
   );
   expect(answers()).toHaveLength(before);
 
-  await snapshotRefusal.end(redis, join(dir, "redis"));
+  await world.acceptWrites();
   await waitFor(() => repliesTo(answers(), asked.event_id).length > 0, 30_000, "the held message answered");
   expect(repliesTo(answers(), asked.event_id)).toHaveLength(1);
   expect(repliesTo(answers(), first.event_id)).toHaveLength(1);
@@ -66,21 +44,21 @@ it("answers a message that arrived while Redis refused writes, once, when Redis 
 }, 90_000);
 
 it("fetches a batch whose sync token Redis refused again within a second, so the next message is not held up by a backoff", async () => {
-  await runtime?.stop();
-  const room = await matrixRoomRuntime(hs, {
-    redisUrl: server.url,
+  await world.runtime?.stop();
+  const room = await matrixRoomRuntime(world.hs, {
+    redisUrl: world.server.url,
     prefix: "mx-refuses-token",
     log: capture.log,
   });
-  runtime = room.runtime;
+  world.runtime = room.runtime;
   const { roomId, alice, bot, sent: answers } = room;
-  hs.sendText(roomId, alice, "hello there");
+  world.hs.sendText(roomId, alice, "hello there");
   await waitFor(() => answers().length > 0, 20_000, "the first answer");
   const seen = capture.lines().length;
 
-  await snapshotRefusal.start(redis, join(dir, "redis"));
+  await world.refuseWrites();
   // An event the edge ignores without Redis (the bot's own): only the batch's sync token is written.
-  hs.sendText(roomId, bot.userId, "posted by the bot elsewhere");
+  world.hs.sendText(roomId, bot.userId, "posted by the bot elsewhere");
   await waitFor(
     () =>
       capture
@@ -90,8 +68,8 @@ it("fetches a batch whose sync token Redis refused again within a second, so the
     20_000,
     "the refused sync token logged",
   );
-  await snapshotRefusal.end(redis, join(dir, "redis"));
-  const asked = hs.sendText(roomId, alice, "and now?");
+  await world.acceptWrites();
+  const asked = world.hs.sendText(roomId, alice, "and now?");
   // The homeserver backoff (30 s for an error not the homeserver's) would hold this up.
   await waitFor(
     () => repliesTo(answers(), asked.event_id).length > 0,

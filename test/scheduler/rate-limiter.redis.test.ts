@@ -69,6 +69,23 @@ describe("send slots booked on Redis' clock", () => {
     expect(await entries(db, bot.key)).toHaveLength(12);
   });
 
+  it("counts a send recorded after the fact (an outage notice) from when it was answered", async () => {
+    const chat = window("chat", 1, 1150);
+    const group = window("group", 2, 60_150);
+    await limiter.recordPast([chat, group], "notice:1", 300);
+    // The chat's next send waits a window from the notice's answer, not from now.
+    const next = await limiter.book([chat], randomUUID(), SOON);
+    expect(next.waitMs).toBeGreaterThan(800);
+    // A booking for later is planned 10 ms long (PLAN_MARGIN_MS).
+    expect(next.waitMs).toBeLessThanOrEqual(860);
+    // Too old for the chat's window, still within the group's minute: counted there only.
+    const chat2 = window("chat2", 1, 1150);
+    await limiter.recordPast([chat2, group], "notice:2", 5_000);
+    expect(await entries(db, chat2.key)).toEqual([]);
+    expect(await entries(db, group.key)).toHaveLength(2);
+    expect((await limiter.book([group], randomUUID(), SOON)).waitMs).toBeGreaterThan(50_000);
+  });
+
   it("finds a booking again by its member, moving it rather than adding another", async () => {
     const bot = window("bot", 2, 1000);
     await limiter.book([bot], randomUUID(), SOON);

@@ -53,7 +53,8 @@ async function receiver(inbox: RecordingInbox, log: Logger = silentLogger()): Pr
     flood,
     log,
   });
-  const r = new PollingReceiver(grammy.api, bot.id, db.redis, db.keys, (u) => intake.receive(u), log, FAST);
+  const store = { redis: db.redis, keys: db.keys, durability: db.scheduler.durability };
+  const r = new PollingReceiver(grammy.api, bot.id, store, (u) => intake.receive(u), log, FAST);
   running.push(r);
   await r.start();
   return r;

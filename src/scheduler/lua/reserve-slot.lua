@@ -28,9 +28,12 @@
     mode      "take": now or not at all; "book": now, soon, or booked for later (a new
               member); "booked": the same for a member that may hold a booking;
               "answered": the member's request was answered now; "hold": block the windows;
+              "past": a send made without a slot (Redis refusing writes then) is recorded
+              at when it was answered, `ms` ago, so that it counts as long as any send;
               "checked": the shards were checked after a gap (`startedAt`), block the
               first window `ms`
-    ms        "hold", "checked": ms to block the windows for; "book", "booked": the `soon` ms
+    ms        "hold", "checked": ms to block the windows for; "book", "booked": the
+              `soon` ms; "past": how long ago the send was answered
     gate      whether a gap makes the windows wait for a check
     startedAt "checked": the `at` of the reply that asked for the check
   REPLY
@@ -78,6 +81,17 @@ if mode == "hold" then
 end
 if mode == "answered" then
   windows_answered(keys, member, now)
+  return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
+end
+if mode == "past" then
+  local at = now - A.ms
+  for i, key in ipairs(keys) do
+    if at > now - window[i] then
+      redis.call("ZADD", key, at, member)
+      local keep = at - now + window[i] + 1000
+      if redis.call("PTTL", key) < keep then redis.call("PEXPIRE", key, keep) end
+    end
+  end
   return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
 end
 if pending then return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = true, at = now }) end

@@ -1,0 +1,123 @@
+import { randomUUID } from "node:crypto";
+import type { SendWindow } from "../core/adapter.js";
+import type { Logger } from "../core/log.js";
+import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
+
+/** How long a notice waits for the send windows' first answer before it goes without a slot. */
+const ANSWER_WITHIN_MS = 1000;
+
+/** A slot this close is waited for here; a later one is booked and waited for. */
+const SOON_MS = 20;
+
+/** How often notices sent without a slot are tried into the windows while Redis refuses. */
+const RECORD_EVERY_MS = 50;
+
+/** Past the longest window a send counts in (a group's minute and its slack), a notice counts nowhere. */
+const LONGEST_WINDOW_MS = 61_000;
+
+/** A notice sent without a slot: its windows, its member there, and when it was answered (local ms). */
+interface Unbooked {
+  windows: SendWindow[];
+  member: string;
+  answeredAt: number;
+}
+
+/** A timer that does not keep the process alive. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * Outage notices inside the platform's send limits (src/scheduler/rate-limiter.ts). A
+ * notice takes a slot in its windows like any send when they answer (one slot range
+ * refusing, the bot's windows elsewhere); when Redis refuses them too, it goes without,
+ * and is recorded in them, at the time it was answered, as soon as Redis takes writes
+ * (tried every 50 ms). Other bookings after refusals wait until then
+ * (RedisRateLimiter's `afterOutage`), so that the notice and the sends after it keep
+ * every window's limit.
+ */
+export class UnbookedNotices {
+  private readonly ledger: Unbooked[] = [];
+  private recording: Promise<void> | undefined;
+
+  constructor(
+    private readonly limiter: RedisRateLimiter,
+    private readonly log: Logger,
+    private readonly platform: string,
+  ) {}
+
+  /** Sends one notice with `send` in a slot of `windows`, or without one and recorded later. */
+  async send(windows: SendWindow[], send: () => Promise<void>): Promise<void> {
+    const member = `notice:${randomUUID()}`;
+    if (await this.slot(windows, member)) {
+      try {
+        await send();
+      } finally {
+        void this.limiter.answered(windows, member).catch(() => undefined);
+      }
+      return;
+    }
+    try {
+      await send();
+    } finally {
+      // Sent or not known: it counts as sent from its answer on.
+      this.ledger.push({ windows, member, answeredAt: Date.now() });
+      this.recordSoon();
+    }
+  }
+
+  /**
+   * Records the notices sent without a slot in their windows now; throws Redis' refusal.
+   * A receiver calls it before it queues a message, so that no answer is booked first.
+   */
+  async recorded(): Promise<void> {
+    while (this.ledger.length > 0) {
+      const notice = this.ledger[0]!;
+      const ago = Date.now() - notice.answeredAt;
+      if (ago < LONGEST_WINDOW_MS) await this.limiter.recordPast(notice.windows, notice.member, ago);
+      if (this.ledger[0] === notice) this.ledger.shift();
+    }
+  }
+
+  /** Waits for the slot when the windows answer in time; false when they do not (Redis refusing or away). */
+  private async slot(windows: SendWindow[], member: string): Promise<boolean> {
+    const first = this.limiter.bookOnce(windows, member, SOON_MS);
+    // A call queued while Redis is out of reach answers when it is back: the notice cannot wait for that.
+    first.catch(() => undefined);
+    const answer = await Promise.race([first, pause(ANSWER_WITHIN_MS).then(() => undefined)]).catch(
+      (err: unknown) => {
+        this.log.debug(
+          { err: err instanceof Error ? err.message : String(err) },
+          `${this.platform}: outage notice sent without a slot; recorded once Redis takes writes`,
+        );
+        return undefined;
+      },
+    );
+    if (!answer) return false;
+    try {
+      if (answer.waitMs > SOON_MS) await this.limiter.waitForSlot(windows, member, { soonMs: SOON_MS });
+      else if (answer.waitMs > 0) await pause(answer.waitMs);
+      return true;
+    } catch {
+      // Booked, then Redis went away: the booking stays (counted twice, never too few).
+      return false;
+    }
+  }
+
+  /** Tries the ledger into the windows every RECORD_EVERY_MS until it is empty. */
+  private recordSoon(): void {
+    this.recording ??= (async () => {
+      while (this.ledger.length > 0) {
+        try {
+          await this.recorded();
+          this.log.info(
+            {},
+            `${this.platform}: outage notices sent without a slot are now in the send windows`,
+          );
+        } catch {
+          await pause(RECORD_EVERY_MS);
+        }
+      }
+    })().finally(() => (this.recording = undefined));
+  }
+}
