@@ -57,7 +57,16 @@ const HOLD_AFTER_MS = 2000;
  * thinking the bot's windows are down once the topology says they are back (its view
  * is re-read every TOPOLOGY_MS).
  */
-const BACK_MS = 10_000;
+const BACK_MS = 30_000;
+
+/**
+ * How long a process in the fallback stays in it after the cluster last marked the
+ * bot's slot failed, while its own calls there still fail: a master that was down
+ * long loses the mark as soon as it is reachable, seconds before it serves its slots
+ * (its data loading). Well within BACK_MS, so that a check made once it serves
+ * refuses every later fallback slot of this failure.
+ */
+const STAY_MS = 5000;
 
 /** How long a read of the cluster's view of the bot's slot is used. */
 const TOPOLOGY_MS = 500;
@@ -85,6 +94,8 @@ export class FallbackRefusedError extends RoomgateError {
  */
 export class WindowFallback {
   private failingSince: number | undefined;
+  /** When, in the current failure, the cluster last marked the bot's slot failed. */
+  private markedAt: number | undefined;
   private topology: { at: number; down: Promise<boolean> } | undefined;
   private probing = false;
 
@@ -103,6 +114,7 @@ export class WindowFallback {
   /** A call to the bot's windows was answered: they are in reach. */
   ok(): void {
     this.failingSince = undefined;
+    this.markedAt = undefined;
   }
 
   /** A call to the bot's windows, sent at `sentAt`, failed or is still unanswered after SLOW_MS. */
@@ -115,7 +127,8 @@ export class WindowFallback {
     if (this.failingSince === undefined || Date.now() - this.failingSince < ENTER_MS) return false;
     if (windows.some((w) => w.scope.startsWith("group:"))) return false;
     if (Math.floor(windows[0]!.max / this.keys.shards) < 1) return false;
-    if (!(await this.botSlotDown(windows[0]!))) return false;
+    if (await this.botSlotDown(windows[0]!)) this.markedAt = Date.now();
+    else if (this.markedAt === undefined || Date.now() - this.markedAt > STAY_MS) return false;
     this.startProbe(windows[0]!);
     return true;
   }
