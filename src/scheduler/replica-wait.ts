@@ -2,6 +2,7 @@ import calculateSlot from "cluster-key-slot";
 import { Cluster } from "ioredis";
 import type { Logger } from "../core/log.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
+import type { Required } from "./durable-write.js";
 import type { ReplicaReport, ReplicaView } from "./replica-view.js";
 
 /**
@@ -97,7 +98,7 @@ export class ReplicaWait {
   }
 
   /** The master a write whose first key is `key` goes to, and how many replicas it must reach. */
-  async required(key: string): Promise<{ node: string; replicas: number; timeoutMs?: number }> {
+  async required(key: string): Promise<Required> {
     const node = this.nodeOf(key);
     if (this.setting !== "auto") return { node, replicas: this.setting };
     if (this.floor === 0) return { node, replicas: 0 };
@@ -116,14 +117,28 @@ export class ReplicaWait {
     } else if (Date.now() - state.askedAt > REFRESH_MS) {
       this.ask(node, state);
     }
-    return { node, replicas: state.required, ...(state.behind ? { timeoutMs: BEHIND_WAIT_MS } : {}) };
+    return {
+      node,
+      replicas: state.required,
+      everyInSync: true,
+      ...(state.behind ? { timeoutMs: BEHIND_WAIT_MS } : {}),
+    };
   }
 
-  /** Records what a WAIT answered: more replicas raise the count; too few ask the topology why. */
-  observe(node: string, acknowledged: number, required: number): void {
+  /**
+   * Records what a WAIT answered: more replicas (acknowledging, or in sync on the master
+   * when the write was applied) raise the count at once; too few ask the topology why.
+   * The count is never lowered below the master's replicas in sync (see `decide`), so
+   * raising it to them undoes no lowering.
+   */
+  observe(node: string, acknowledged: number, required: number, inSync = 0): void {
     if (this.setting !== "auto") return;
     const state = this.nodes.get(node);
     if (!state) return;
+    if (inSync > state.required) {
+      this.log.debug({ node, had: state.required, has: inSync }, "a Redis master has more replicas in sync");
+      state.required = inSync;
+    }
     if (acknowledged >= required) {
       state.shortSince = undefined;
       state.behind = false;

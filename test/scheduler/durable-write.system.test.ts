@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { durableWrite, ReplicaWaitError } from "../../src/scheduler/durable-write.js";
+import { RedisConnection } from "../../src/sessions/redis-connection.js";
+import { RedisServer } from "../../src/sessions/redis-server.js";
+import { heldProxy, type HeldProxy } from "../support/held-proxy.js";
+import { capturingLogger } from "../support/telegram-fixtures.js";
+import { waitFor } from "../support/wait.js";
+
+/**
+ * A write is relied on only once every replica its master has in sync acknowledged it,
+ * including one that finished its sync after the count of replicas was read: that
+ * replica may be the one promoted next (the fault script's failback: a switchover back
+ * to the old master soon after it rejoined as a replica lost acknowledged turns).
+ */
+describe("a replica in sync that joined after the count was read", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-durable-"));
+  let master: RedisServer;
+  let first: RedisServer;
+  let late: RedisServer | undefined;
+  let proxy: HeldProxy;
+  let connection: RedisConnection;
+  const { log } = capturingLogger();
+  beforeAll(async () => {
+    // The replica that joins late syncs in milliseconds (no diskless delay).
+    master = await RedisServer.start({ dir: join(dir, "master"), config: ["repl-diskless-sync-delay 0"] });
+    first = await RedisServer.start({
+      dir: join(dir, "first"),
+      config: [`replicaof 127.0.0.1 ${master.port}`],
+    });
+    await waitFor(
+      async () => /slave0:.*state=online/.test(await info(master)),
+      10_000,
+      "the first replica in sync",
+    );
+    proxy = await heldProxy(master.port);
+    connection = new RedisConnection({ kind: "single", url: `redis://127.0.0.1:${master.port}` });
+    await connection.resolveWait("auto", log);
+  }, 30_000);
+  afterAll(async () => {
+    connection?.close();
+    proxy?.close();
+    // Killed, not stopped: a master stopped with a replica behind waits for it (shutdown-timeout).
+    await Promise.all([late?.kill(), first?.kill(), master?.kill()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("is not acknowledged while that replica lacks it, and that replica promoted indeed lacks it", async () => {
+    const durability = connection.durability(log);
+    // The count is read with one replica in sync.
+    await durableWrite(connection.client, durability, "k", [["set", "k", "before"]]);
+    expect((await durability.required("k")).replicas).toBe(1);
+    // A second replica joins (through a proxy that can stop its link) and is in sync.
+    const proxyPort = Number(new URL(proxy.url).port);
+    late = await RedisServer.start({ dir: join(dir, "late"), config: [`replicaof 127.0.0.1 ${proxyPort}`] });
+    await waitFor(
+      async () => (await info(master)).match(/state=online/g)?.length === 2,
+      10_000,
+      "the late replica in sync",
+    );
+    // Its link stalls: the master still lists it in sync, it receives nothing more.
+    proxy.stall();
+    const outcome = await durableWrite(connection.client, durability, "k", [["set", "k", "after"]]).then(
+      () => "acknowledged",
+      (err: unknown) => err,
+    );
+    // Promoted now (as the sentinels may), it has the value from before the stall only.
+    const promoted = late.client();
+    try {
+      await promoted.call("REPLICAOF", "NO", "ONE");
+      expect(await promoted.get("k")).toBe("before");
+    } finally {
+      promoted.disconnect();
+    }
+    expect(outcome).toBeInstanceOf(ReplicaWaitError);
+    // The count follows the master's replicas in sync at once, not at the next refresh.
+    expect((await durability.required("k")).replicas).toBe(2);
+  }, 30_000);
+});
+
+async function info(node: RedisServer): Promise<string> {
+  const client = node.client();
+  try {
+    return await client.info("replication");
+  } finally {
+    client.disconnect();
+  }
+}
