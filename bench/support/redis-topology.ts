@@ -19,7 +19,15 @@ async function until(what: string, ms: number, check: () => Promise<boolean>): P
 }
 
 /** Lines every data node of a topology gets: persistence on, and fast failure detection. */
-const DATA_NODE = ["appendfsync everysec"];
+/**
+ * Every data node: AOF fsync once a second, and a full resync starts at once instead of
+ * after Redis' default 5 s (`repl-diskless-sync-delay`, kept to let more replicas share
+ * one transfer): after a switchover the other replica full-resyncs to the new master,
+ * which with `min-replicas-to-write` takes no write until it is done, and a Cluster
+ * master promoted after a kill waits for its old master's full resync (docs/reliability.md,
+ * "Round 5").
+ */
+const DATA_NODE = ["appendfsync everysec", "repl-diskless-sync-delay 0"];
 
 /**
  * A Redis Cluster on loopback, free ports: `masters` masters with `replicas` replicas

@@ -15,8 +15,9 @@ const RECORD_EVERY_MS = 50;
 /** Past the longest window a send counts in (a group's minute and its slack), a notice counts nowhere. */
 const LONGEST_WINDOW_MS = 61_000;
 
-/** A notice sent without a slot: its windows, its member there, and when it was answered (local ms). */
+/** A notice sent without a slot: its room, its windows, its member there, and when it was answered (local ms). */
 interface Unbooked {
+  room: string;
   windows: SendWindow[];
   member: string;
   answeredAt: number;
@@ -46,8 +47,8 @@ export class UnbookedNotices {
     private readonly platform: string,
   ) {}
 
-  /** Sends one notice with `send` in a slot of `windows`, or without one and recorded later. */
-  async send(windows: SendWindow[], send: () => Promise<void>): Promise<void> {
+  /** Sends one notice to `room` with `send` in a slot of `windows`, or without one and recorded later. */
+  async send(room: string, windows: SendWindow[], send: () => Promise<void>): Promise<void> {
     const member = `notice:${randomUUID()}`;
     if (await this.slot(windows, member)) {
       try {
@@ -61,21 +62,22 @@ export class UnbookedNotices {
       await send();
     } finally {
       // Sent or not known: it counts as sent from its answer on.
-      this.ledger.push({ windows, member, answeredAt: Date.now() });
+      this.ledger.push({ room, windows, member, answeredAt: Date.now() });
       this.recordSoon();
     }
   }
 
   /**
-   * Records the notices sent without a slot in their windows now; throws Redis' refusal.
-   * A receiver calls it before it queues a message, so that no answer is booked first.
+   * Records the notices sent without a slot (to `room`, or all) in their windows now;
+   * throws Redis' refusal. A receiver calls it before it queues a message of the room,
+   * so that its answer is not booked first.
    */
-  async recorded(): Promise<void> {
-    while (this.ledger.length > 0) {
-      const notice = this.ledger[0]!;
+  async recorded(room?: string): Promise<void> {
+    for (const notice of this.ledger.filter((n) => room === undefined || n.room === room)) {
       const ago = Date.now() - notice.answeredAt;
       if (ago < LONGEST_WINDOW_MS) await this.limiter.recordPast(notice.windows, notice.member, ago);
-      if (this.ledger[0] === notice) this.ledger.shift();
+      const at = this.ledger.indexOf(notice);
+      if (at >= 0) this.ledger.splice(at, 1);
     }
   }
 

@@ -52,9 +52,9 @@ export class MatrixOutageNotices {
     });
   }
 
-  /** How long a message of `roomId` waits before it is queued: a room just told gets its answer after the notice. */
-  holdFor(roomId: string): number {
-    return this.policy.holdFor(roomId);
+  /** Waits before a message of `roomId` is queued: a room being told, or just told, gets its answer after the notice. */
+  heldBack(roomId: string): Promise<void> {
+    return this.policy.heldBack(roomId);
   }
 
   /** An event was queued: the outage (if any) is over. */

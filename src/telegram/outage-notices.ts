@@ -64,21 +64,22 @@ export class TelegramOutageNotices {
       String(chatId),
       since,
       limits && unbooked
-        ? () => unbooked.send(telegramWindows(limits.botId, chatId, limits.limits), send)
+        ? () => unbooked.send(String(chatId), telegramWindows(limits.botId, chatId, limits.limits), send)
         : send,
     );
   }
 
   /**
    * Waits before `update` is queued: while its chat's notice is on its way and a moment
-   * after (its answer comes after the notice), and until every notice sent without a slot
-   * is in the send windows (else the answer could be booked as if it had not been sent);
-   * throws Redis' refusal of that.
+   * after (its answer comes after the notice), and until that notice, if sent without a
+   * slot, is in the send windows (else the answer could be booked as if it had not been
+   * sent); throws Redis' refusal of that.
    */
   async beforeQueue(update: Update): Promise<void> {
     const chatId = update.message?.chat.id;
-    if (chatId !== undefined) await this.policy.heldBack(String(chatId));
-    await this.unbooked?.recorded();
+    if (chatId === undefined) return;
+    await this.policy.heldBack(String(chatId));
+    await this.unbooked?.recorded(String(chatId));
   }
 
   /** An update was queued: the outage (if any) is over. */

@@ -60,6 +60,20 @@ describe("a replica in sync that joined after the count was read", () => {
       10_000,
       "the late replica in sync",
     );
+    // The master lists a replica in sync once it has sent the snapshot, before the replica
+    // has loaded it: wait for the replica's own word, and the value there.
+    const reader = late.client();
+    try {
+      await waitFor(
+        async () =>
+          /master_link_status:up/.test(await reader.info("replication")) &&
+          (await reader.get("k")) === "before",
+        10_000,
+        "the late replica loaded",
+      );
+    } finally {
+      reader.disconnect();
+    }
     // Its link stalls: the master still lists it in sync, it receives nothing more.
     proxy.stall();
     const outcome = await durableWrite(connection.client, durability, "k", [["set", "k", "after"]]).then(

@@ -43,8 +43,9 @@ describe("a message for an idle room", () => {
       expect(done.text).toContain("Today's digest");
       waits.push(done.at - t0);
     }
-    // Queue and claim together take one round trip; a claim of its own would add a second.
-    waits.sort((x, y) => x - y);
-    expect(waits[2]).toBeLessThan(2 * DELAY_MS);
+    // Queue and claim together take one round trip; a claim of its own would add a second
+    // to every message. A busy box only adds time, so the fastest of the five is the
+    // measure: it fails on two round trips and does not on a stalled scheduler.
+    expect(Math.min(...waits)).toBeLessThan(2 * DELAY_MS);
   });
 });

@@ -1,4 +1,4 @@
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import {
   isUnreachable,
   isWriteRefusal,
@@ -44,4 +44,27 @@ it("holds takeovers back after writes that did not reach a master, since holders
   }
   expect(isUnreachable(refused("ASK 3999 127.0.0.1:6381"))).toBe(false);
   expect(isUnreachable(refused("ERR wrong number of arguments"))).toBe(false);
+});
+
+it("measures how long Redis refused this process's writes until it took one again (the send bookings' hold)", () => {
+  vi.useFakeTimers({ now: 1_000_000 });
+  try {
+    const seen = new WriteRefusals();
+    expect(seen.unsettledMs()).toBeUndefined();
+    // One slot in migration is not Redis refusing writes.
+    seen.note(refused("TRYAGAIN Multiple keys request during rehashing of slot"));
+    expect(seen.unsettledMs()).toBeUndefined();
+    seen.note(refused("MISCONF Redis is configured to save RDB snapshots"));
+    vi.advanceTimersByTime(2500);
+    seen.note(refused("MISCONF Redis is configured to save RDB snapshots"));
+    expect(seen.unsettledMs()).toBe(2500);
+    // A write sent after the last refusal was taken: over. A refusal after it starts anew.
+    seen.settled(Date.now());
+    expect(seen.unsettledMs()).toBeUndefined();
+    vi.advanceTimersByTime(10);
+    seen.note(refused("Connection is closed."));
+    expect(seen.unsettledMs()).toBe(0);
+  } finally {
+    vi.useRealTimers();
+  }
 });

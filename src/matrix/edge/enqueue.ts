@@ -1,4 +1,3 @@
-import { sleep } from "../../core/retry.js";
 import { matrixRoom } from "../../core/room.js";
 import type { MatrixEdgeContext } from "./edge-context.js";
 
@@ -29,8 +28,7 @@ export async function enqueue(ctx: MatrixEdgeContext): Promise<void> {
 async function told(ctx: MatrixEdgeContext): Promise<void> {
   const { outage } = ctx.deps;
   const { roomId, event } = ctx;
-  const held = outage.holdFor(roomId);
-  if (held > 0) await sleep(held);
+  await outage.heldBack(roomId);
   try {
     await queue(ctx);
   } catch (err) {

@@ -12,8 +12,15 @@
   the same member and leaves if the entries then due allow (a late neighbour may
   shift it a little, never to the back of the queue).
 
+  With `gate` (a Cluster, where sends may book in the shards' fallback windows while
+  this slot is out of reach: src/scheduler/window-fallback.ts), a call that comes after
+  a gap of more than GAP_MS since the last one (the slot idle, or down) takes nothing
+  until some caller has checked the shards for fallback sends ("checked"), which also
+  blocks the first window (the bot's) until those sends no longer count.
+
   KEYS
     first     the first window's zset (every window is in its slot)
+    state     the windows' last call time and pending check (`gate`)
     more      then the other windows' zsets, named in ARGS by their index in KEYS
   ARGS
     windows   {windowKey, max (sends), windowMs}, in order
@@ -22,14 +29,20 @@
               member); "booked": the same for a member that may hold a booking;
               "answered": the member's request was answered now; "hold": block the windows;
               "past": a send made without a slot (Redis refusing writes then) is recorded
-              at when it was answered, `ms` ago, so that it counts as long as any send
-    ms        "hold": ms to block the windows for; "book", "booked": the `soon` ms;
-              "past": how long ago the send was answered
+              at when it was answered, `ms` ago, so that it counts as long as any send;
+              "checked": the shards were checked after a gap (`startedAt`), block the
+              first window `ms`
+    ms        "hold", "checked": ms to block the windows for; "book", "booked": the
+              `soon` ms; "past": how long ago the send was answered
+    gate      whether a gap makes the windows wait for a check
+    startedAt "checked": the `at` of the reply that asked for the check
   REPLY
     waitMs    0 when the slot was taken now, else the ms until the slot ("book": taken
               or booked for then; "take": nothing recorded); 0 for "hold", "answered"
     tight     true when a window is at least half full, so that the caller should
               report the answer ("answered")
+    unchecked true when nothing was taken because the shards must be checked first
+    at        Redis' time of this call
 ]]
 local PLAN_MARGIN_MS = 10
 -- How far ahead a booking that has come looks: no sender waits longer than this for a
@@ -37,15 +50,38 @@ local PLAN_MARGIN_MS = 10
 local SEEN_AHEAD_MS = 100
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Longer than this without a call, the slot may have been out of reach while others
+-- sent through the shards' fallback windows, which are entered only after 3 s of it.
+local GAP_MS = 2000
 local keys, max, window = windows_of(A.windows)
 local member, mode = A.member, A.mode
+local pending = false
+if A.gate then
+  local seen = tonumber(redis.call("HGET", K.state, "at") or "-1")
+  pending = redis.call("HEXISTS", K.state, "pending") == 1
+  if mode == "checked" then
+    -- A check that began within GAP_MS saw every fallback send that the shards let
+    -- through before it; each later one was refused there (fallback-check.lua).
+    if pending and now - A.startedAt <= GAP_MS then
+      if A.ms > 0 then windows_hold({ keys[1] }, { window[1] }, A.ms, now) end
+      redis.call("HDEL", K.state, "pending")
+      pending = false
+    end
+  elseif seen < 0 or now - seen > GAP_MS then
+    redis.call("HSET", K.state, "pending", now)
+    pending = true
+  end
+  redis.call("HSET", K.state, "at", now)
+  redis.call("PEXPIRE", K.state, 86400000)
+end
+if mode == "checked" then return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = pending, at = now }) end
 if mode == "hold" then
   windows_hold(keys, window, A.ms, now)
-  return cmsgpack.pack({ waitMs = 0, tight = false })
+  return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
 end
 if mode == "answered" then
   windows_answered(keys, member, now)
-  return cmsgpack.pack({ waitMs = 0, tight = false })
+  return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
 end
 if mode == "past" then
   local at = now - A.ms
@@ -56,21 +92,22 @@ if mode == "past" then
       if redis.call("PTTL", key) < keep then redis.call("PEXPIRE", key, keep) end
     end
   end
-  return cmsgpack.pack({ waitMs = 0, tight = false })
+  return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
 end
+if pending then return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = true, at = now }) end
 local soon = mode == "take" and 0 or math.min(A.ms, SEEN_AHEAD_MS)
 local own = mode == "booked" and tonumber(redis.call("ZSCORE", keys[1], member) or "-1") or -1
 -- Asked before its booking comes (a claim ahead of time): the booking stands.
-if own > now + soon then return cmsgpack.pack({ waitMs = own - now, tight = false }) end
+if own > now + soon then return cmsgpack.pack({ waitMs = own - now, tight = false, at = now }) end
 local from, tight, crowded = windows_read(keys, max, window, now, member, own >= 0)
 -- A booking that has come counts only what leaves by then; a new sender, every booking.
 local upto = own >= 0 and now + SEEN_AHEAD_MS or math.huge
 local at = windows_earliest(crowded, from, upto, 0)
-if mode == "take" and at > now then return cmsgpack.pack({ waitMs = at - now, tight = tight }) end
+if mode == "take" and at > now then return cmsgpack.pack({ waitMs = at - now, tight = tight, at = now }) end
 -- A booking for later is planned with each window 10 ms longer: a booked send's entry
 -- moves later by its answer's delay, and a plan short of that makes the booking shift
 -- when it comes (another park and claim), where a plan a little long costs nothing
 -- (its sender, asking ahead of time, leaves as early as the windows allow).
 if own < 0 and at > now + soon then at = windows_earliest(crowded, from, upto, PLAN_MARGIN_MS) end
 windows_take(keys, window, member, at, now, from)
-return cmsgpack.pack({ waitMs = at - now, tight = tight })
+return cmsgpack.pack({ waitMs = at - now, tight = tight, at = now })

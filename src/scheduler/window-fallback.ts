@@ -1,0 +1,275 @@
+import calculateSlot from "cluster-key-slot";
+import { Cluster } from "ioredis";
+import { z } from "zod";
+import type { SendWindow } from "../core/adapter.js";
+import { telegramRoom } from "../core/room.js";
+import { RoomgateError } from "../core/errors.js";
+import type { Durability } from "./durable-write.js";
+import { declareScript, MoreKeys, runScript } from "./lua-script.js";
+import type { RedisClient } from "../sessions/redis-connection.js";
+import type { SchedulerKeys } from "./scheduler-keys.js";
+
+const lua = (file: string) => new URL(`./lua/${file}.lua`, import.meta.url);
+
+/** fallback-slot.lua: a slot in a shard's fallback windows while the bot's own are out of reach. */
+export const FALLBACK_SLOT = declareScript({
+  file: lua("fallback-slot"),
+  includes: [lua("windows")],
+  keys: ["back", "last"],
+  moreKeys: true,
+  args: z.object({
+    windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
+    member: z.string(),
+    mode: z.enum(["take", "answered", "hold"]),
+    ms: z.number(),
+    failingForMs: z.number(),
+  }),
+  reply: z.object({ waitMs: z.number(), tight: z.boolean(), refused: z.boolean() }),
+});
+
+/** fallback-check.lua: a shard told that the bot's own windows answer again, and its last fallback slot. */
+export const FALLBACK_CHECK = declareScript({
+  file: lua("fallback-check"),
+  keys: ["back", "last"],
+  args: z.object({ backMs: z.number() }),
+  reply: z.object({ kept: z.boolean(), agoMs: z.number() }),
+});
+
+/**
+ * A process uses the fallback only once its calls to the bot's windows have failed (or
+ * gone unanswered) for this long: reserve-slot.lua's gap (2 s) is shorter, so the first
+ * call there after any fallback send makes someone check the shards.
+ */
+const ENTER_MS = 3000;
+
+/** A call to the bot's windows unanswered this long counts as failing (a dead master can hang it). */
+export const SLOW_MS = 1000;
+
+/**
+ * How long the bot's window waits after a shard's last fallback slot: its bot and chat
+ * windows (1 s and 1.15 s) plus the `soon` a sender may wait and an answer's delay.
+ */
+const HOLD_AFTER_MS = 2000;
+
+/**
+ * How long a shard keeps a check's mark (fallback-slot.lua refuses a sender failing
+ * since before it): longer than a process whose own calls still fail can go on
+ * thinking the bot's windows are down once the topology says they are back (its view
+ * is re-read every TOPOLOGY_MS).
+ */
+const BACK_MS = 30_000;
+
+/**
+ * How long a process in the fallback stays in it after the cluster last marked the
+ * bot's slot failed, while its own calls there still fail: a master that was down
+ * long loses the mark as soon as it is reachable, seconds before it serves its slots
+ * (its data loading). Well within BACK_MS, so that a check made once it serves
+ * refuses every later fallback slot of this failure.
+ */
+const STAY_MS = 5000;
+
+/** How long a read of the cluster's view of the bot's slot is used. */
+const TOPOLOGY_MS = 500;
+
+/** Between two probes of the bot's windows while in the fallback. */
+const PROBE_EVERY_MS = 250;
+
+/** A fallback slot refused because the bot's own windows answered lately: the send asks them again later. */
+export class FallbackRefusedError extends RoomgateError {
+  constructor() {
+    super("the bot's send windows answer again; fallback slot refused");
+  }
+}
+
+/**
+ * The bot's send windows while their Cluster slot range is down (src/scheduler/rate-limiter.ts
+ * keeps them in one slot). A process that has seen calls there fail for ENTER_MS, while
+ * the cluster marks the slot's master as failed, books its sends in a fallback in the
+ * room's shard instead: the bot's limit split over the shards (so all shards together
+ * never exceed it) and the chat's own window. Group chats wait: their 20 a minute has
+ * history in the unreachable slot. Leaving it is made safe by the bot's slot itself:
+ * the first call there after a gap makes a caller mark every shard (after which none
+ * takes a fallback slot) and read when each took its last, and the bot's window waits
+ * until those sends no longer count. Only on a Cluster: elsewhere one server holds both.
+ */
+export class WindowFallback {
+  private failingSince: number | undefined;
+  /** When, in the current failure, the cluster last marked the bot's slot failed. */
+  private markedAt: number | undefined;
+  private topology: { at: number; down: Promise<boolean> } | undefined;
+  private probing = false;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: SchedulerKeys,
+    private readonly durability: Durability,
+    private readonly probe: (windows: SendWindow[]) => Promise<unknown>,
+  ) {}
+
+  /** Whether these windows are the bot's (gated by the gap rule): a Cluster, a bot-wide first window. */
+  applies(windows: SendWindow[]): boolean {
+    return this.redis instanceof Cluster && windows[0]?.scope === "bot" && windows[0].group.startsWith("tg:");
+  }
+
+  /** A call to the bot's windows was answered: they are in reach. */
+  ok(): void {
+    this.failingSince = undefined;
+    this.markedAt = undefined;
+  }
+
+  /** A call to the bot's windows, sent at `sentAt`, failed or is still unanswered after SLOW_MS. */
+  failing(sentAt: number): void {
+    if (this.failingSince === undefined || sentAt < this.failingSince) this.failingSince = sentAt;
+  }
+
+  /** Whether a send with these windows may take a fallback slot now. */
+  async ready(windows: SendWindow[]): Promise<boolean> {
+    if (this.failingSince === undefined || Date.now() - this.failingSince < ENTER_MS) return false;
+    if (windows.some((w) => w.scope.startsWith("group:"))) return false;
+    if (Math.floor(windows[0]!.max / this.keys.shards) < 1) return false;
+    if (await this.botSlotDown(windows[0]!)) this.markedAt = Date.now();
+    else if (this.markedAt === undefined || Date.now() - this.markedAt > STAY_MS) return false;
+    this.startProbe(windows[0]!);
+    return true;
+  }
+
+  /** Takes a slot in the fallback windows now or within `soonMs`, or returns the wait (nothing taken). */
+  async take(
+    windows: SendWindow[],
+    member: string,
+    soonMs: number,
+  ): Promise<{ waitMs: number; tight: boolean }> {
+    const reply = await this.run(windows, member, "take", soonMs);
+    if (reply.refused) {
+      this.ok();
+      throw new FallbackRefusedError();
+    }
+    return reply;
+  }
+
+  /** Records the answer time or a 429's hold in the fallback windows. */
+  async record(windows: SendWindow[], member: string, mode: "answered" | "hold", ms: number): Promise<void> {
+    await this.run(windows, member, mode, ms);
+  }
+
+  /**
+   * Marks every shard (no fallback slot is taken there from now on) and returns how
+   * long the bot's window must wait for the fallback slots they took before. A shard
+   * out of reach may have taken one until now: it is waited for in full.
+   */
+  async check(group: string): Promise<number> {
+    const holds = await Promise.all(
+      Array.from({ length: this.keys.shards }, async (_, shard) => {
+        const tag = this.keys.tag(shard);
+        const keys = {
+          back: this.keys.rate(tag, `fb:${group}:back`),
+          last: this.keys.rate(tag, `fb:${group}:last`),
+        };
+        const reply = await within(
+          runScript(this.redis, FALLBACK_CHECK, keys, { backMs: BACK_MS }, { durability: this.durability }),
+          SLOW_MS,
+        );
+        if (reply === undefined) return HOLD_AFTER_MS;
+        return reply.kept ? Math.max(0, HOLD_AFTER_MS - reply.agoMs) : 0;
+      }),
+    );
+    return Math.max(0, ...holds);
+  }
+
+  private async run(
+    windows: SendWindow[],
+    member: string,
+    mode: "take" | "answered" | "hold",
+    ms: number,
+  ): Promise<{ waitMs: number; tight: boolean; refused: boolean }> {
+    const group = windows[0]!.group;
+    const chat = windows.find((w) => w.scope.startsWith("chat:"));
+    // The chat's room's shard (a forum topic's too): one place for its window, in reach whenever its room is.
+    const home = chat ? telegramRoom(group.slice("tg:".length), chat.scope.slice("chat:".length)) : member;
+    const tag = this.keys.tag(this.keys.shardOf(home));
+    const keys = {
+      back: this.keys.rate(tag, `fb:${group}:back`),
+      last: this.keys.rate(tag, `fb:${group}:last`),
+    };
+    const more = new MoreKeys(FALLBACK_SLOT, keys);
+    const list = windows.map((w) => ({
+      windowKey: more.of(this.keys.rate(tag, `fb:${w.group}:${w.scope}`)),
+      max: w.scope === "bot" ? Math.floor(w.max / this.keys.shards) : w.max,
+      windowMs: w.windowMs,
+    }));
+    return runScript(
+      this.redis,
+      FALLBACK_SLOT,
+      keys,
+      { windows: list, member, mode, ms, failingForMs: Date.now() - (this.failingSince ?? Date.now()) },
+      { durability: this.durability, moreKeys: more },
+    );
+  }
+
+  /** Whether the cluster (one master that answers) marks the master of the bot's slot as failed. */
+  private botSlotDown(bot: SendWindow): Promise<boolean> {
+    const now = Date.now();
+    if (this.topology && now - this.topology.at < TOPOLOGY_MS) return this.topology.down;
+    const slot = calculateSlot(this.keys.rate(bot.group, bot.scope));
+    const down = this.readTopology(slot);
+    this.topology = { at: now, down };
+    return down;
+  }
+
+  private async readTopology(slot: number): Promise<boolean> {
+    if (!(this.redis instanceof Cluster)) return false;
+    for (const node of this.redis.nodes("master")) {
+      const text = await within(node.call("CLUSTER", "NODES") as Promise<unknown>, SLOW_MS / 2);
+      if (typeof text === "string") return ownerFailed(text, slot);
+    }
+    return false;
+  }
+
+  /** Keeps one probe of the bot's windows going while in the fallback: its answer ends it. */
+  private startProbe(bot: SendWindow): void {
+    if (this.probing) return;
+    this.probing = true;
+    const loop = async (): Promise<void> => {
+      while (this.failingSince !== undefined) {
+        const sentAt = Date.now();
+        const answered = await within(this.probe([bot]), SLOW_MS);
+        if (answered !== undefined) this.ok();
+        else this.failing(sentAt);
+        await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS).unref());
+      }
+    };
+    void loop().finally(() => {
+      this.probing = false;
+    });
+  }
+}
+
+/** The promise's value, or undefined when it fails or takes longer than `ms` (it goes on unheeded). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  const settled = promise.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether CLUSTER NODES (its text) shows the master owning `slot` flagged `fail` (not `fail?`). */
+export function ownerFailed(text: string, slot: number): boolean {
+  for (const line of text.split("\n")) {
+    const fields = line.trim().split(" ");
+    if (fields.length < 9) continue;
+    const owns = fields.slice(8).some((range) => {
+      if (range.startsWith("[")) return false;
+      const [from, to] = range.split("-").map(Number);
+      return from !== undefined && slot >= from && slot <= (to ?? from);
+    });
+    if (owns) return fields[2]!.split(",").includes("fail");
+  }
+  return false;
+}
