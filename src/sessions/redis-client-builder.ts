@@ -1,7 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
 import type { RedisClient } from "./redis-connection.js";
 import { nodeLogin, parseNode } from "./redis-node-url.js";
-import { followSwitches } from "./switch-follower.js";
+import { FollowingRedis } from "./switch-follower.js";
 import type { RedisTopology } from "./redis-topology.js";
 
 /**
@@ -27,7 +27,7 @@ const SENTINEL_COMMAND_MS = 3000;
 
 /**
  * How long a Sentinel client's old master connection may take to close after a
- * `+switch-master` (followSwitches) before it is destroyed: ioredis ends it gracefully, and a hung
+ * `+switch-master` (FollowingRedis) before it is destroyed: ioredis ends it gracefully, and a hung
  * master (no RST) never completes that; ioredis' default 2 s was 2 s more of no
  * answers after every failover. A live old master answers what is in flight well
  * within this.
@@ -69,26 +69,28 @@ export function buildClient(topology: RedisTopology, extra: RedisOptions): Redis
   const sentinels = t.nodes.map(parseNode);
   const login = sentinels.find((n) => n.password !== undefined) ?? sentinels[0]!;
   const tls = sentinels.some((n) => n.tls);
-  const client = new Redis({
-    ...COMMON,
-    ...extra,
-    sentinels: sentinels.map((n) => ({ host: n.host, port: n.port })),
-    name: t.name,
-    ...(login.username ? { username: login.username } : {}),
-    ...(login.password ? { password: login.password } : {}),
-    ...(t.password ? { sentinelPassword: t.password } : {}),
-    ...(tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
-    // The sentinels' announcements are followed by followSwitches, not ioredis' detector.
-    failoverDetector: false,
-    disconnectTimeout: SWITCH_CLOSE_MS,
-    sentinelCommandTimeout: SENTINEL_COMMAND_MS,
-    sentinelRetryStrategy: (times) => Math.min(100 * times, 2000),
-  });
-  followSwitches(client, {
+  const group = {
     name: t.name,
     sentinels: sentinels.map((n) => ({ host: n.host, port: n.port })),
     ...(t.password ? { password: t.password } : {}),
     tls,
-  });
-  return client;
+  };
+  return new FollowingRedis(
+    {
+      ...COMMON,
+      ...extra,
+      sentinels: group.sentinels,
+      name: t.name,
+      ...(login.username ? { username: login.username } : {}),
+      ...(login.password ? { password: login.password } : {}),
+      ...(t.password ? { sentinelPassword: t.password } : {}),
+      ...(tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
+      // The sentinels' announcements are followed by FollowingRedis, not ioredis' detector.
+      failoverDetector: false,
+      disconnectTimeout: SWITCH_CLOSE_MS,
+      sentinelCommandTimeout: SENTINEL_COMMAND_MS,
+      sentinelRetryStrategy: (times) => Math.min(100 * times, 2000),
+    },
+    group,
+  );
 }

@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 
 /** The sentinels of one group, as a Sentinel client is given them. */
 export interface SentinelGroupAddress {
@@ -57,4 +57,24 @@ export function followSwitches(client: Redis, group: SentinelGroupAddress): void
     for (const subscriber of subscribers ?? []) subscriber.disconnect();
     subscribers = [];
   });
+}
+
+/**
+ * A Sentinel client whose copies (`duplicate()`, which bullmq calls for its blocking
+ * connections, and MONITOR) follow the sentinels' announcements too: ioredis'
+ * `duplicate()` makes a plain client from the options, and `failoverDetector` is off
+ * in them, so a copy would otherwise learn of a switch only when its master drops it.
+ */
+export class FollowingRedis extends Redis {
+  constructor(
+    options: RedisOptions,
+    private readonly group: SentinelGroupAddress,
+  ) {
+    super(options);
+    followSwitches(this, group);
+  }
+
+  override duplicate(override?: Partial<RedisOptions>): Redis {
+    return new FollowingRedis({ ...this.options, ...override }, this.group);
+  }
 }
