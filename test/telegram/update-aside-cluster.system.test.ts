@@ -62,7 +62,7 @@ describe("updates set aside on a Cluster", () => {
     await aside.put([update(1), update(2)]);
     // put resolves with the first copy kept: wait until every master has run a write.
     await waitFor(
-      async () => (await counts(["wait"])).every((c) => c.wait >= 1),
+      async () => (await counts(["wait"])).every((c) => (c.wait ?? 0) >= 1),
       10_000,
       "each master's replica wait",
     );
@@ -71,7 +71,7 @@ describe("updates set aside on a Cluster", () => {
 
     aside.remove(1);
     await waitFor(
-      async () => (await counts(["hdel"])).every((c) => c.hdel >= 1),
+      async () => (await counts(["hdel"])).every((c) => (c.hdel ?? 0) >= 1),
       10_000,
       "the copies removed on each master",
     );
