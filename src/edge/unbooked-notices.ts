@@ -34,7 +34,7 @@ function pause(ms: number): Promise<void> {
  * refusing, the bot's windows elsewhere); when Redis refuses them too, it goes without,
  * and is recorded in them, at the time it was answered, as soon as Redis takes writes
  * (tried every 50 ms). Other bookings after refusals wait until then
- * (RedisRateLimiter's `afterOutage`), so that the notice and the sends after it keep
+ * (`afterOutage` in src/scheduler/slot-calls.ts), so that the notice and the sends after it keep
  * every window's limit.
  */
 export class UnbookedNotices {

@@ -1,81 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
-import { retry, sleep, type RetryPolicy } from "../core/retry.js";
-import { declareScript, MoreKeys, runScript } from "./lua-script.js";
-import { isUnacknowledged, NO_WAIT, type Durability } from "./durable-write.js";
-import { writeRefusals } from "./write-refusals.js";
+import { sleep } from "../core/retry.js";
+import { NO_WAIT, type Durability } from "./durable-write.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
-import { schedulerKeysOf, type KeyLayout, type SchedulerKeys } from "./scheduler-keys.js";
-import { SLOW_MS, WindowFallback } from "./window-fallback.js";
-
-/** reserve-slot.lua (with the windows' functions, windows.lua): one send slot, a 429's hold, an answer time. */
-export const RESERVE_SLOT = declareScript({
-  file: new URL("./lua/reserve-slot.lua", import.meta.url),
-  includes: [new URL("./lua/windows.lua", import.meta.url)],
-  keys: ["first", "state"],
-  moreKeys: true,
-  args: z.object({
-    windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
-    member: z.string(),
-    mode: z.enum(["take", "book", "booked", "answered", "hold", "past", "checked"]),
-    ms: z.number(),
-    gate: z.boolean(),
-    startedAt: z.number().optional(),
-    groupMs: z.number().optional(),
-    holds: z.array(z.number()).optional(),
-    group: z.boolean().optional(),
-  }),
-  reply: z.object({
-    waitMs: z.number(),
-    tight: z.boolean(),
-    unchecked: z.boolean().optional(),
-    at: z.number().optional(),
-    idleMs: z.number().optional(),
-  }),
-});
-
-type Mode = "take" | "book" | "booked" | "answered" | "hold" | "past";
-
-/** A reply of the slot script with the call's round trip. */
-interface Direct {
-  waitMs: number;
-  tight: boolean;
-  unchecked?: boolean | undefined;
-  at?: number | undefined;
-  idleMs?: number | undefined;
-  rttMs: number;
-}
-
-/** While a slow call to the bot's windows is awaited, how often the fallback is considered. */
-const FALLBACK_POLL_MS = 250;
-
-/**
- * A slot write not acknowledged (its replicas lag, the bot's master is failing over) is
- * sent again with the same member for about 15 s; then the send fails as any Redis
- * error does (a turn parks and tries again later).
- */
-const UNACKNOWLEDGED: RetryPolicy = { attempts: 20, firstMs: 100, maxMs: 1000, jitter: true };
-
-/**
- * Refusals (or Redis out of reach) lasting this long, as this process saw them, may have
- * come with outage notices sent without a slot by some process: they are sent after 10 s
- * of refusals, and a process with work waiting tries a write every 0.5–2.5 s meanwhile,
- * so it saw at least 10 − 2 × 2.5 = 5 s of them (first try late, last try early). A
- * shorter outage (an ordinary failover, ~2–5 s) sent no notice and is not held.
- */
-const OUTAGE_MS = 4500;
-
-/**
- * After such refusals the first bookings wait this long once Redis takes this process's
- * write again: a process that sent notices without a slot records them in the windows
- * within ~50 ms of Redis taking writes (src/edge/unbooked-notices.ts), and they must be
- * there before anyone books the next send, or the two together pass a limit.
- */
-const AFTER_OUTAGE_MS = 500;
-
-/** Window keys `expectsSlotNow` remembers before it drops the ones that passed. */
-const BUSY_KEYS_KEPT = 10_000;
+import { schedulerKeysOf, type KeyLayout } from "./scheduler-keys.js";
+import { BUSY_KEYS_KEPT, SlotCalls, type Mode } from "./slot-calls.js";
 
 /** A slot this close is waited for in the process and sent without asking Redis again. */
 const SOON_MS = 20;
@@ -127,27 +56,15 @@ export class RedisRateLimiter {
   /** Round trips of the last RTT_SAMPLES slot calls, ms. */
   private readonly rtts: number[] = [];
 
-  private readonly keys: SchedulerKeys;
-  private readonly fallback: WindowFallback;
-  /** Members whose slot was taken in the fallback windows, until answered there. */
-  private readonly viaFallback = new Set<string>();
-  /** The write that asks whether Redis takes writes again after refusals, shared by the bookings waiting. */
-  private settling: Promise<void> | undefined;
+  /** The calls of reserve-slot.lua: direct, gated, or through the window fallback. */
+  private readonly slots: SlotCalls;
 
-  constructor(
-    private readonly redis: RedisClient,
-    layout: KeyLayout,
-    private readonly durability: Durability = NO_WAIT,
-  ) {
-    this.keys = schedulerKeysOf(layout);
-    this.fallback = new WindowFallback(redis, this.keys, durability, (windows) =>
-      this.direct(windows, "probe", "answered", 0, { gate: true }),
-    );
+  constructor(redis: RedisClient, layout: KeyLayout, durability: Durability = NO_WAIT) {
+    this.slots = new SlotCalls(redis, schedulerKeysOf(layout), durability);
   }
 
-  /** A window's sorted set: the group is its hash tag, so one send's windows share a slot. */
   private keyOf(w: SendWindow): string {
-    return this.keys.rate(w.group, w.scope);
+    return this.slots.keyOf(w);
   }
 
   private async call(
@@ -157,180 +74,18 @@ export class RedisRateLimiter {
     ms = 0,
     once = false,
   ): Promise<SlotReply> {
-    const fb = this.fallback;
+    const slots = this.slots;
     let reply: { waitMs: number; tight: boolean; rttMs: number };
-    if (!fb.applies(windows)) reply = await this.direct(windows, member, mode, ms, { gate: false, once });
+    if (!slots.fallback.applies(windows))
+      reply = await slots.direct(windows, member, mode, ms, { gate: false, once });
     else if (mode === "answered" || mode === "hold" || mode === "past") {
-      if (mode !== "past" && this.viaFallback.delete(member)) {
-        await fb.record(windows, member, mode, ms);
+      if (mode !== "past" && (await slots.recordViaFallback(windows, member, mode, ms)))
         return { waitMs: 0, tight: false, lateMs: 0 };
-      }
-      reply = await this.direct(windows, member, mode, ms, { gate: true, once });
-    } else reply = await this.gatedOrFallback(windows, member, mode, ms, once);
+      reply = await slots.direct(windows, member, mode, ms, { gate: true, once });
+    } else reply = await slots.gatedOrFallback(windows, member, mode, ms, once);
     if (mode !== "answered" && mode !== "past")
       this.note(windows, mode === "hold" ? ms : reply.waitMs, mode !== "hold" && reply.tight);
     return { waitMs: reply.waitMs, tight: reply.tight, lateMs: this.lateness(reply.rttMs) };
-  }
-
-  /**
-   * A slot in the bot's windows, or in the fallback (window-fallback.ts) once they have
-   * failed or hung long enough and the cluster marks their master failed.
-   */
-  private async gatedOrFallback(
-    windows: SendWindow[],
-    member: string,
-    mode: "take" | "book" | "booked",
-    ms: number,
-    once: boolean,
-  ): Promise<{ waitMs: number; tight: boolean; rttMs: number }> {
-    const fb = this.fallback;
-    const soon = mode === "take" ? 0 : ms;
-    const fallback = async () => {
-      const sentAt = Date.now();
-      const r = await fb.take(windows, member, soon);
-      if (r.waitMs <= soon && r.tight) {
-        // Kept only while its answer is worth recording (a tight window): the gate reports only those.
-        if (this.viaFallback.size > BUSY_KEYS_KEPT) this.viaFallback.clear();
-        this.viaFallback.add(member);
-      }
-      return { ...r, rttMs: Date.now() - sentAt };
-    };
-    if (await fb.ready(windows)) return fallback();
-    const sentAt = Date.now();
-    const settled = this.gated(windows, member, mode, ms, once).then(
-      (value) => {
-        fb.ok();
-        return { value };
-      },
-      (err: unknown) => {
-        fb.failing(sentAt);
-        return { err };
-      },
-    );
-    for (let waited = 0; ; waited += FALLBACK_POLL_MS) {
-      const outcome = await Promise.race([settled, sleep(waited === 0 ? SLOW_MS : FALLBACK_POLL_MS)]);
-      if (outcome && "value" in outcome) return outcome.value;
-      if (outcome) {
-        if (await fb.ready(windows)) return fallback();
-        throw outcome.err;
-      }
-      fb.failing(sentAt);
-      if (await fb.ready(windows)) return fallback();
-    }
-  }
-
-  /** A call to the bot's windows that waits, after a gap, for the shards to be checked (window-fallback.ts). */
-  private async gated(
-    windows: SendWindow[],
-    member: string,
-    mode: Mode,
-    ms: number,
-    once: boolean,
-  ): Promise<Direct> {
-    for (;;) {
-      const reply = await this.direct(windows, member, mode, ms, { gate: true, once });
-      if (!reply.unchecked) return reply;
-      let startedAt = reply.at ?? 0;
-      let idleMs = reply.idleMs ?? -1;
-      for (;;) {
-        const hold = await this.fallback.check(windows[0]!.group, idleMs);
-        const bot = windows[0]!;
-        // Each group that sent through the fallback: its window is blocked while those sends count.
-        const groups = [...hold.groups].map(([scope, ms]) => ({
-          window: { ...bot, scope, max: 1, windowMs: ms },
-          ms,
-        }));
-        const checked = await this.direct(
-          [bot, ...groups.map((g) => g.window)],
-          "check",
-          "checked",
-          hold.botMs,
-          { gate: true, startedAt, groupMs: hold.groupMs, holds: groups.map((g) => g.ms) },
-        );
-        if (!checked.unchecked) break;
-        startedAt = checked.at ?? 0;
-        idleMs = checked.idleMs ?? -1;
-      }
-    }
-  }
-
-  private async direct(
-    windows: SendWindow[],
-    member: string,
-    mode: Mode | "checked",
-    ms: number,
-    options: { gate: boolean; once?: boolean; startedAt?: number; groupMs?: number; holds?: number[] },
-  ): Promise<Direct> {
-    const { gate, once = false, startedAt, groupMs, holds } = options;
-    // A group's send waits out the fallback's group sends after an outage (reserve-slot.lua).
-    const group = gate && windows.some((w) => w.scope.startsWith("group:"));
-    const first = windows[0]!;
-    const keys = { first: this.keyOf(first), state: this.keys.rate(first.group, "state") };
-    const more = new MoreKeys(RESERVE_SLOT, keys);
-    const list = windows.map((w) => ({
-      windowKey: more.of(this.keyOf(w)),
-      max: w.max,
-      windowMs: w.windowMs,
-    }));
-    let sentAt = 0;
-    const booking = mode === "take" || mode === "book" || mode === "booked";
-    const reply = await retry(
-      async (attempt) => {
-        if (booking) await this.afterOutage(windows);
-        sentAt = Date.now();
-        // A retried booking may have been recorded: it is asked for as the member's own.
-        const as = mode === "book" && attempt > 1 ? "booked" : mode;
-        return runScript(
-          this.redis,
-          RESERVE_SLOT,
-          keys,
-          {
-            windows: list,
-            member,
-            mode: as,
-            ms,
-            gate,
-            ...(startedAt === undefined ? {} : { startedAt }),
-            ...(groupMs === undefined ? {} : { groupMs, holds }),
-            ...(group ? { group } : {}),
-          },
-          { durability: this.durability, moreKeys: more },
-        );
-      },
-      (err) => (!once && isUnacknowledged(err) ? "retry" : "fail"),
-      UNACKNOWLEDGED,
-    );
-    return { ...reply, rttMs: Date.now() - sentAt };
-  }
-
-  /**
-   * After refusals this process saw (writeRefusals), a booking first asks Redis for a
-   * write that changes nothing (an answer time for no member), and once Redis takes
-   * it, after refusals long enough for outage notices, waits AFTER_OUTAGE_MS: the notices
-   * sent without a slot meanwhile are then in the windows. Throws Redis' refusal.
-   */
-  private async afterOutage(windows: SendWindow[]): Promise<void> {
-    if (writeRefusals.unsettledMs() === undefined) return;
-    this.settling ??= (async () => {
-      const lasted = writeRefusals.unsettledMs() ?? 0;
-      const sentAt = Date.now();
-      await runScript(
-        this.redis,
-        RESERVE_SLOT,
-        { first: this.keyOf(windows[0]!), state: this.keys.rate(windows[0]!.group, "state") },
-        {
-          windows: [{ windowKey: 1, max: 1, windowMs: 1 }],
-          member: `probe:${randomUUID()}`,
-          mode: "answered",
-          ms: 0,
-          gate: false,
-        },
-        { durability: this.durability },
-      );
-      writeRefusals.settled(sentAt);
-      if (lasted >= OUTAGE_MS) await sleep(AFTER_OUTAGE_MS);
-    })().finally(() => (this.settling = undefined));
-    await this.settling;
   }
 
   /** How much longer than the fastest of the recent slot calls one took (0 when not). */
