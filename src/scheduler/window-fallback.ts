@@ -84,7 +84,8 @@ export class FallbackRefusedError extends RoomgateError {
  * the cluster marks the slot's master as failed, books its sends in a fallback in the
  * room's shard instead: the bot's limit split over the shards (so all shards together
  * never exceed it) and the chat's own window; a group's 20 a minute too, once the
- * group's window in the unreachable slot has certainly emptied (GROUP_MARGIN_MS). Leaving it is made safe by the bot's slot itself:
+ * group's window in the unreachable slot has certainly emptied (GROUP_MARGIN_MS).
+ * Leaving it is made safe by the bot's slot itself:
  * the first call there after a gap makes a caller mark every shard (after which none
  * takes a fallback slot) and read when each took its last, and the bot's window waits
  * until those sends no longer count. Only on a Cluster: elsewhere one server holds both.
