@@ -42,11 +42,16 @@ const CATEGORIES: [string, RegExp][] = [
   ["module loading (tsx, esbuild)", /node_modules\/(tsx|esbuild|get-tsconfig)\/|node:internal\/modules/],
 ];
 
+const ROOT = `file://${process.cwd()}/`;
+
 function categoryOf(frame: ProfileNode["callFrame"]): string | undefined {
   if (frame.functionName === "(garbage collector)") return "GC";
   if (frame.functionName === "(idle)") return "idle";
   if (frame.functionName === "(program)") return "(program)";
-  for (const [name, re] of CATEGORIES) if (re.test(frame.url)) return name;
+  // Relative to the checkout, so that a checkout's own folder name (a worktree called
+  // "scheduler") cannot match a category.
+  const url = frame.url.replace(ROOT, "");
+  for (const [name, re] of CATEGORIES) if (re.test(url)) return name;
   return undefined;
 }
 

@@ -107,6 +107,27 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   return value;
 }
 
+const LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace"]);
+const discard = () => undefined;
+
+/**
+ * A child logger built on first use: a turn names its room and id on every line it
+ * logs, but an ordinary turn logs nothing at the default level, and building a pino
+ * child (its bindings serialized and redacted) each turn cost more than the turn's
+ * own metrics. A call at a level that is off is dropped without building it.
+ */
+export function lazyChild(base: Logger, bindings: Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  return new Proxy(base, {
+    get(target, prop) {
+      if (typeof prop === "string" && LEVELS.has(prop) && !target.isLevelEnabled(prop)) return discard;
+      child ??= target.child(bindings);
+      const value: unknown = Reflect.get(child, prop, child);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(child) : value;
+    },
+  });
+}
+
 /** A logger that discards everything, for tests and library use. */
 export function silentLogger(): Logger {
   return pino({ level: "silent" });

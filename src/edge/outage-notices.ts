@@ -1,3 +1,4 @@
+import { RoomgateError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { sleep } from "../core/retry.js";
 
@@ -34,6 +35,14 @@ export const OUTAGE_NOTICES: OutageNoticeOptions = {
  * limits: the notice is in them, src/edge/unbooked-notices.ts).
  */
 const ANSWER_GAP_MS = 1200;
+
+/**
+ * The longest a notice (its slot and its request) may hold its room's next message: then
+ * it is given up (its request aborted) and counts as failed. A platform API that hangs
+ * must not hold the room for its client's own timeout (grammY's is minutes), and the
+ * notice has waited afterMs already; 10 s is far beyond a notice's usual second.
+ */
+export const NOTICE_WAIT_MS = 10_000;
 
 /** How often a room's message looks again whether the room's notice has gone (it may wait for its slot). */
 const SENDING_POLL_MS = 50;
@@ -72,9 +81,10 @@ export class OutageNotices {
   /**
    * A message of `room`, first refused `since` (local ms), is still not queued: once it
    * has waited long enough, the room is told with `send`, unless told already or the
-   * outage's cap is reached.
+   * outage's cap is reached. `send` gets a signal aborted after NOTICE_WAIT_MS, when the
+   * notice is given up whether or not `send` heeds it.
    */
-  failed(room: string, since: number, send: () => Promise<void>): void {
+  failed(room: string, since: number, send: (signal: AbortSignal) => Promise<void>): void {
     const now = Date.now();
     if (now - since < this.options.afterMs) return;
     const toldAt = this.told.get(room);
@@ -91,7 +101,12 @@ export class OutageNotices {
     this.sending.add(room);
     this.nextAt = at + this.options.paceMs;
     setTimeout(() => {
-      send()
+      const giveUp = new AbortController();
+      const timer = setTimeout(() => giveUp.abort(new NoticeTimeoutError(room)), NOTICE_WAIT_MS);
+      const givenUp = new Promise<never>((_, reject) =>
+        giveUp.signal.addEventListener("abort", () => reject(giveUp.signal.reason as Error)),
+      );
+      Promise.race([send(giveUp.signal), givenUp])
         .then(
           () => this.log.info({ room }, `${this.platform}: told a room its message waits for Redis`),
           (err: unknown) =>
@@ -101,6 +116,7 @@ export class OutageNotices {
             ),
         )
         .finally(() => {
+          clearTimeout(timer);
           this.sending.delete(room);
           this.told.set(room, Date.now());
         });
@@ -142,5 +158,12 @@ export class OutageNotices {
     this.capped = false;
     const now = Date.now();
     for (const [room, at] of this.told) if (now - at >= this.options.roomEveryMs) this.told.delete(room);
+  }
+}
+
+/** A notice not sent within NOTICE_WAIT_MS: given up, so that its room's message goes on. */
+export class NoticeTimeoutError extends RoomgateError {
+  constructor(readonly room: string) {
+    super(`outage notice to ${room} not answered within ${NOTICE_WAIT_MS} ms; given up`);
   }
 }

@@ -1,5 +1,5 @@
 import type { InboundEvent } from "../core/event.js";
-import type { Logger } from "../core/log.js";
+import { lazyChild, type Logger } from "../core/log.js";
 import { interruptsTurn, NamespaceError } from "../core/errors.js";
 import type { NamespaceClient } from "../namespace/namespace-client.js";
 import type { Binding } from "../access/bindings.js";
@@ -70,7 +70,7 @@ export class Engine {
     state: { session: Session; history: HistoryEntry[] },
     channel?: TurnChannel,
   ): Promise<TurnResult> {
-    const log = this.deps.log.child({ turn: event.eventId, room: event.room });
+    const log = lazyChild(this.deps.log, { turn: event.eventId, room: event.room });
     const ctx = TurnContext.start(event, state, {
       namespace: this.deps.namespaces.get(event.namespace),
       settings: this.deps.settings,

@@ -25,6 +25,9 @@ export class CallGuard {
   private latestProgress: CallProgress | undefined;
   private lastProgressAt = 0;
   private questionOpen = false;
+  /** Set once a limit ended the call (not the caller's cancel). */
+  private limited = false;
+  private unlink: (() => void) | undefined;
   /** Aborted when a limit ends the call or the caller cancels it. */
   readonly signal: AbortSignal;
 
@@ -35,7 +38,16 @@ export class CallGuard {
     times: CallTimes,
     callerSignal: AbortSignal | undefined,
   ) {
-    this.signal = callerSignal ? AbortSignal.any([callerSignal, this.ended.signal]) : this.ended.signal;
+    // The caller's abort is handed on by a listener, not AbortSignal.any: a composite
+    // signal per call (weak references and a finalizer each) was a visible share of a
+    // burst's CPU (docs/benchmarks.md), and this one lives exactly as long as the call.
+    this.signal = this.ended.signal;
+    if (callerSignal?.aborted) this.ended.abort(callerSignal.reason);
+    else if (callerSignal) {
+      const forward = () => this.ended.abort(callerSignal.reason);
+      callerSignal.addEventListener("abort", forward, { once: true });
+      this.unlink = () => callerSignal.removeEventListener("abort", forward);
+    }
     // With no longer total than idle time, the SDK's own timeout is the total: no second timer.
     if (times.totalMs > times.idleMs) {
       this.totalTimer = setTimeout(() => this.tooLong(times.totalMs), times.totalMs);
@@ -91,8 +103,9 @@ export class CallGuard {
   finish(onProgress: ((p: CallProgress) => void) | undefined): void {
     clearTimeout(this.totalTimer);
     clearTimeout(this.progressTimer);
+    this.unlink?.();
     this.progressTimer = undefined;
-    if (onProgress && this.latestProgress && !this.ended.signal.aborted) onProgress(this.latestProgress);
+    if (onProgress && this.latestProgress && !this.limited) onProgress(this.latestProgress);
     this.latestProgress = undefined;
   }
 
@@ -120,7 +133,8 @@ export class CallGuard {
   }
 
   private end(error: NamespaceLimitError): void {
-    if (this.ended.signal.aborted) return;
+    if (this.limited) return;
+    this.limited = true;
     this.log.warn({ tool: this.tool, limit: error.limit, ref: error.ref }, `call ended: ${error.reason}`);
     this.ended.abort(error);
   }

@@ -3,6 +3,8 @@ import { DEFAULT_SHARDS, MAX_SHARDS } from "../core/config/queue.js";
 
 /** Redis Cluster's number of hash slots. */
 const SLOTS = 16384;
+/** Rooms whose shard is remembered; past this the memo starts over (a few MB at most). */
+const SHARD_MEMO_MAX = 50_000;
 
 /**
  * Where a room's keys live: rooms are spread over `shards` shards by a hash of the
@@ -15,6 +17,8 @@ const SLOTS = 16384;
 export class RoomShards {
   readonly shards: number;
   private readonly tags: string[];
+  /** A turn asks for its room's shard several times (every key it names): the CRC16 is taken once. */
+  private readonly memo = new Map<string, number>();
 
   constructor(
     readonly prefix: string,
@@ -29,7 +33,13 @@ export class RoomShards {
 
   /** The shard a room belongs to: any room key, by a stable hash of the whole key. */
   shardOf(room: string): number {
-    return calculateSlot(room) % this.shards;
+    let shard = this.memo.get(room);
+    if (shard === undefined) {
+      if (this.memo.size >= SHARD_MEMO_MAX) this.memo.clear();
+      shard = calculateSlot(room) % this.shards;
+      this.memo.set(room, shard);
+    }
+    return shard;
   }
 
   /** Shard n's hash tag, as it appears between braces in its keys. */

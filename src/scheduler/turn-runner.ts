@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { PlatformSender } from "../core/adapter.js";
 import { LeaseLostError, PermanentSendError } from "../core/delivery-errors.js";
 import { InboundEventSchema, type InboundEvent } from "../core/event.js";
-import type { Logger } from "../core/log.js";
+import { lazyChild, type Logger } from "../core/log.js";
 import type { TurnOutcome } from "../core/reply.js";
 import type { Engine } from "../engine/engine.js";
 import type { TurnChannel } from "../engine/turn-channel.js";
@@ -82,7 +82,7 @@ export class TurnRunner {
       }
       event = parsed.data;
     }
-    const log = baseLog.child({ turn: event.eventId, room: event.room });
+    const log = lazyChild(baseLog, { turn: event.eventId, room: event.room });
     // Adapters refuse strangers at the edge; one queued anyway is dropped without any state.
     if (!this.deps.engine.admits(event)) {
       log.warn({ sender: event.sender.id }, "sender not allowed; dropped");

@@ -39,6 +39,8 @@ interface Lane {
  */
 export class ChatLanes {
   private readonly lanes = new Map<string, Lane>();
+  /** Every update in a lane, by id: one delivered again (a webhook's retry) joins its first copy. */
+  private readonly inLane = new Map<number, Item>();
 
   constructor(
     private readonly deps: {
@@ -54,7 +56,8 @@ export class ChatLanes {
    * Adds each update to the end of its chat's lane; each one's promise resolves once it
    * is queued or set aside (so that confirming it to Telegram loses nothing), and
    * rejects when stopping before that. `kept` marks updates read back from Redis (set
-   * aside already).
+   * aside already). An update still in a lane is not added again: its promise is the
+   * first copy's.
    */
   pushAll(updates: Update[], kept = false): Promise<void>[] {
     // A batch with a group's migration to a supergroup is one sequence, as Telegram sent
@@ -67,6 +70,8 @@ export class ChatLanes {
   }
 
   private push(update: Update, key: string, kept: boolean): Promise<void> {
+    const known = this.inLane.get(update.update_id);
+    if (known) return known.settled;
     let lane = this.lanes.get(key);
     const fresh = lane === undefined;
     if (!lane) {
@@ -75,6 +80,7 @@ export class ChatLanes {
     }
     const item = newItem(update, kept);
     lane.items.push(item);
+    this.inLane.set(update.update_id, item);
     if (kept) item.settle();
     else if (lane.blocked) void this.setAside(lane);
     if (fresh) void this.run(key, lane);
@@ -98,13 +104,17 @@ export class ChatLanes {
           clearTimeout(slow);
         }
         lane.items.shift();
+        this.inLane.delete(item.update.update_id);
         lane.blocked = false;
         item.settle();
         if (item.aside) this.deps.aside.remove(item.update.update_id);
       }
     } catch (err) {
       // Stopping: what is neither queued nor set aside stays unconfirmed and arrives again.
-      for (const item of lane.items) item.fail(err);
+      for (const item of lane.items) {
+        item.fail(err);
+        this.inLane.delete(item.update.update_id);
+      }
     } finally {
       this.lanes.delete(key);
     }

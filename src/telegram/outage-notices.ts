@@ -19,7 +19,8 @@ export interface NoticeLimits {
 /**
  * One bot's telling of people whose message could not be queued (edge/outage-notices.ts
  * decides who and when): which updates earn a notice, and the notice itself, in reply
- * to the message and in its topic. It goes once (a failed notice is not retried) through
+ * to the message and in its topic. It goes once (a failed notice, or one given up after
+ * NOTICE_WAIT_MS with its request aborted, is not retried) through
  * an API of its own without the send limits' retries, in a slot of the bot's, chat's and
  * group's windows when they answer, else without one and recorded in them as soon as
  * Redis takes writes (edge/unbooked-notices.ts).
@@ -53,20 +54,25 @@ export class TelegramOutageNotices {
     if (!message || !(err instanceof UnqueuedEventError || message.chat.type === "private")) return;
     const topic = message.is_topic_message ? { message_thread_id: message.message_thread_id } : {};
     const chatId = message.chat.id;
-    const send = async () => {
-      await this.api.sendMessage(chatId, UNQUEUED_NOTICE, {
-        ...topic,
-        reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
-      });
-    };
     const { limits, unbooked } = this;
-    this.policy.failed(
-      String(chatId),
-      since,
-      limits && unbooked
-        ? () => unbooked.send(String(chatId), telegramWindows(limits.botId, chatId, limits.limits), send)
-        : send,
-    );
+    this.policy.failed(String(chatId), since, (signal) => {
+      // Given up (NOTICE_WAIT_MS), the request is aborted, or never made if its slot came too late.
+      const send = async () => {
+        await this.api.sendMessage(
+          chatId,
+          UNQUEUED_NOTICE,
+          {
+            ...topic,
+            reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
+          },
+          // grammY types its signal with the abort-controller package; the platform's is the same at run time.
+          signal as unknown as Parameters<Api["sendMessage"]>[3],
+        );
+      };
+      return limits && unbooked
+        ? unbooked.send(String(chatId), telegramWindows(limits.botId, chatId, limits.limits), send)
+        : send();
+    });
   }
 
   /**

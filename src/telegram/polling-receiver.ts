@@ -7,19 +7,13 @@ import {
 } from "@grammyjs/runner";
 import { GrammyError, type Api } from "grammy";
 import type { Update } from "grammy/types";
-import type { RedisClient } from "../sessions/redis-connection.js";
-import type { Durability } from "../scheduler/durable-write.js";
 import type { Receiver } from "../core/adapter.js";
 import type { Logger } from "../core/log.js";
 import { retry, type RetryPolicy } from "../core/retry.js";
-import type { Keys } from "../sessions/keys.js";
 import { receiverLastPoll } from "../ops/metrics.js";
 import { loggableError } from "./loggable-error.js";
-import type { OutageNoticeOptions } from "../edge/outage-notices.js";
-import { TelegramOutageNotices, type NoticeLimits } from "./outage-notices.js";
-import { ChatLanes } from "./chat-lanes.js";
 import { StoredOffset } from "./stored-offset.js";
-import { UpdateAside } from "./update-aside.js";
+import { UpdateLanes, type LaneOptions, type LaneStore } from "./update-lanes.js";
 
 /** The update kinds roomgate reads; everything else is never fetched. */
 export const ALLOWED_UPDATES = [
@@ -30,44 +24,16 @@ export const ALLOWED_UPDATES = [
   "stopped_message_generation",
 ] as const;
 
-/** Tuning of one poller; tests shorten the waits. */
-export interface PollingOptions {
+/** Tuning of one poller (backoffMs also for failed getUpdates); tests shorten the waits. */
+export interface PollingOptions extends LaneOptions {
   /** Long-poll timeout of getUpdates, in seconds. */
   timeoutSeconds: number;
-  /** First and longest wait after a failed getUpdates or enqueue, in ms. */
-  backoffMs: { initial: number; max: number };
-  /** When people are told that their message could not be queued. */
-  notices?: OutageNoticeOptions;
-  /** The bot's send windows, where those notices count (without them, they count nowhere). */
-  noticeLimits?: NoticeLimits;
-}
-
-/** Where a poller keeps its offset and the updates it sets aside. */
-export interface PollerStore {
-  redis: RedisClient;
-  keys: Keys;
-  /** The replica waits of acknowledged writes: a set-aside update is confirmed to Telegram. */
-  durability: Durability;
 }
 
 /** The runner hands out its own AbortSignal implementation; grammY's Api accepts the same one. */
 type PollSignal = Parameters<UpdateSupplier<Update>["supply"]>[1];
 
 const DEFAULTS: PollingOptions = { timeoutSeconds: 30, backoffMs: { initial: 1000, max: 30_000 } };
-
-/**
- * The longest wait between two tries to queue an update: Redis refusing or not
- * answering is retried at least this often, so the poller resumes within it of Redis
- * being back (a failover's end) rather than after a long backoff.
- */
-const ENQUEUE_RETRY_MAX_MS = 1000;
-
-/**
- * People are told their message waits only while this poller has queued nothing for
- * this long: with one Cluster slot range down the other rooms' updates are queued and
- * answered, and their people are not told.
- */
-const NOTICE_QUIET_MS = 10_000;
 
 /** Queueing failing for this long makes the poller stuck in /healthz (one failed try is not). */
 const STUCK_AFTER_MS = 2000;
@@ -77,7 +43,7 @@ const STUCK_AFTER_MS = 2000;
  * in Redis: a batch's updates are enqueued first and the stored offset advanced past
  * them after (one write per getUpdates batch, and on stop), so a restart neither
  * replays confirmed updates nor loses unconfirmed ones. The updates of one chat are
- * queued in their order and chats go side by side (src/telegram/chat-lanes.ts), so
+ * queued in their order and chats go side by side (src/telegram/update-lanes.ts), so
  * that a batch's events reach Redis together (the inbox sends what is queued in one
  * turn of the event loop as one call per shard), and a chat whose room's Cluster slot
  * range is down holds only its own updates: they are set aside in a shard that is up,
@@ -93,33 +59,31 @@ export class PollingReceiver implements Receiver {
   private inHand: { since: number; updateId: number; err?: string } | undefined;
   /** Updates of the batch being queued. */
   private batch: Update[] = [];
-  /** The people told that their message waits for Redis. */
-  private readonly notices: TelegramOutageNotices;
   /** Each chat's updates not queued yet. */
-  private readonly lanes: ChatLanes;
-  private readonly aside: UpdateAside;
-  /** When this poller last queued an update (local ms). */
-  private lastQueuedAt = 0;
+  private readonly lanes: UpdateLanes;
 
   constructor(
     private readonly api: Api,
     private readonly botId: number,
-    store: PollerStore,
-    private readonly receive: (update: Update) => Promise<void>,
+    store: LaneStore,
+    receive: (update: Update) => Promise<void>,
     private readonly log: Logger,
     options: Partial<PollingOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
-    this.notices = new TelegramOutageNotices(api, log, this.options.notices, this.options.noticeLimits);
-    const { redis, keys, durability } = store;
-    this.offset = new StoredOffset(redis, keys, botId, log);
-    this.aside = new UpdateAside(redis, keys, botId, log, durability);
-    this.lanes = new ChatLanes({
-      enqueue: (update, refused) => this.enqueue(update, refused),
-      aside: this.aside,
+    this.offset = new StoredOffset(store.redis, store.keys, botId, log);
+    this.lanes = new UpdateLanes(
+      api,
+      botId,
+      store,
+      receive,
       log,
-      signal: () => this.stopping.signal,
-    });
+      this.options,
+      () => this.stopping.signal,
+      (err) => {
+        if (this.inHand) this.inHand.err = loggableError(err).message;
+      },
+    );
   }
 
   /** Loads the stored offset, drops any webhook (getUpdates refuses to run beside one) and starts polling. */
@@ -128,15 +92,7 @@ export class PollingReceiver implements Receiver {
     this.stopping = new AbortController();
     await this.api.deleteWebhook({ drop_pending_updates: false });
     const offset = await this.offset.load();
-    // Updates set aside before a restart come first, each chat's in order.
-    const kept = await this.aside.load();
-    if (kept.length > 0) {
-      this.log.info(
-        { botId: this.botId, updates: kept.length },
-        "telegram: queueing updates set aside earlier",
-      );
-      this.lanes.pushAll(kept, true);
-    }
+    await this.lanes.resume();
     const source = createSource({ supply: (limit, signal) => this.fetch(limit, signal) });
     // One batch at a time, as the runner's sequential sink, but a batch's chats side by side.
     const sink: UpdateSink<Update> = {
@@ -241,37 +197,5 @@ export class PollingReceiver implements Receiver {
       this.batch = [];
       this.offset.storeSoon();
     }
-  }
-
-  /**
-   * Queues one update, retrying until it is queued; once stopping, it gives up (the
-   * update arrives again after a restart, or is read back from where it was set aside).
-   * While it cannot be queued, its person may be told; `refused` runs after the first failure.
-   */
-  private async enqueue(update: Update, refused: () => void): Promise<void> {
-    const since = Date.now();
-    await retry(
-      async () => {
-        // Only a chat just told waits (and any, for a moment, while a notice sent without a slot is recorded).
-        await this.notices.beforeQueue(update);
-        await this.receive(update);
-      },
-      () => "retry",
-      { ...this.backoff(), maxMs: Math.min(this.options.backoffMs.max, ENQUEUE_RETRY_MAX_MS) },
-      {
-        signal: this.stopping.signal,
-        onRetry: ({ err, waitMs }) => {
-          if (this.inHand) this.inHand.err = loggableError(err).message;
-          this.log.warn(
-            { err: loggableError(err), botId: this.botId, updateId: update.update_id, retryInMs: waitMs },
-            "telegram: could not enqueue an update; retrying",
-          );
-          refused();
-          if (Date.now() - this.lastQueuedAt >= NOTICE_QUIET_MS) this.notices.failed(update, err, since);
-        },
-      },
-    );
-    this.lastQueuedAt = Date.now();
-    this.notices.queued(update);
   }
 }

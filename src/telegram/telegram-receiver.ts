@@ -94,10 +94,17 @@ export class TelegramReceiver implements Receiver {
         receive: intake.receive.bind(intake),
       }));
       this.receivers = [
-        new WebhookReceiver(bots, telegram.webhook, log, this.polling.notices, {
-          limiter: this.deps.limiter,
-          limits: telegram.limits,
-        }),
+        new WebhookReceiver(
+          bots,
+          telegram.webhook,
+          log,
+          { redis, keys, durability: scheduler.durability },
+          {
+            backoffMs: this.polling.backoffMs,
+            notices: this.polling.notices,
+            noticeLimits: { limiter: this.deps.limiter, limits: telegram.limits },
+          },
+        ),
       ];
     } else {
       this.receivers = intakes.map(

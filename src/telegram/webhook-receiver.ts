@@ -2,11 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { webhookCallback, type Bot } from "grammy";
 import type { Update } from "grammy/types";
 import type { Receiver } from "../core/adapter.js";
+import { RoomgateError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import type { OutageNoticeOptions } from "../edge/outage-notices.js";
 import { ALLOWED_UPDATES } from "./polling-receiver.js";
 import { loggableError } from "./loggable-error.js";
-import { TelegramOutageNotices, type NoticeLimits } from "./outage-notices.js";
+import type { NoticeLimits } from "./outage-notices.js";
+import { UpdateLanes, type LaneOptions, type LaneStore } from "./update-lanes.js";
 
 /** One bot served by the webhook server: its grammY bot and where its updates go. */
 export interface WebhookBot {
@@ -27,41 +28,65 @@ export interface WebhookOptions {
   secretToken: string;
 }
 
+/** How the webhook queues updates: the poller's tuning, the send windows without a bot id. */
+export interface WebhookLaneOptions extends Partial<Omit<LaneOptions, "noticeLimits">> {
+  /** The send windows, where the notices count. */
+  noticeLimits?: Omit<NoticeLimits, "botId">;
+}
+
+/**
+ * How long a delivery waits for its update to be queued or set aside before it is
+ * answered 500 (Telegram posts it again, and that delivery joins the same update in its
+ * lane): longer than a chat takes to be set aside (1 s, chat-lanes.ts) plus a replica
+ * wait, shorter than grammY's own 10 s timeout.
+ */
+const ANSWER_WITHIN_MS = 3000;
+
 /**
  * Webhook mode: one HTTP server for all bots, each at exactly `<path>/<bot id>`,
  * each request checked against the secret token by grammY's webhookCallback (in
- * constant time, before the body is read). Anything else is a 404. An update that
- * cannot be enqueued answers 500 so that Telegram delivers it again; when its deliveries
- * keep failing, its person is told once (outage-notices.ts), and the update is still
- * confirmed only once it is queued.
+ * constant time, before the body is read). Anything else is a 404. Updates go through
+ * the poller's per-chat lanes (update-lanes.ts): a delivery is answered 200 once its
+ * update is queued or durably set aside, so a chat whose room's Cluster slot range is
+ * down holds only its own later updates, not every chat's behind it. An update neither
+ * queued nor set aside in time answers 500, so that Telegram delivers it again; while
+ * it waits, its person is told once (outage-notices.ts).
  */
 export class WebhookReceiver implements Receiver {
   private server: Server | undefined;
   private readonly handlers = new Map<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>();
+  private readonly lanes: UpdateLanes[] = [];
+  private stopping = new AbortController();
 
   constructor(
     private readonly bots: WebhookBot[],
     private readonly options: WebhookOptions,
     private readonly log: Logger,
-    notices?: OutageNoticeOptions,
-    /** The send windows, where the notices count. */
-    noticeLimits?: Omit<NoticeLimits, "botId">,
+    store: LaneStore,
+    tuning: WebhookLaneOptions = {},
   ) {
     for (const { botId, bot, receive } of bots) {
-      const limits = noticeLimits && { ...noticeLimits, botId };
-      const told = new TelegramOutageNotices(bot.api, log, notices, limits);
+      const laneOptions: LaneOptions = {
+        backoffMs: tuning.backoffMs ?? { initial: 1000, max: 30_000 },
+        notices: tuning.notices,
+        noticeLimits: tuning.noticeLimits && { ...tuning.noticeLimits, botId },
+      };
+      const lanes = new UpdateLanes(
+        bot.api,
+        botId,
+        store,
+        receive,
+        log,
+        laneOptions,
+        () => this.stopping.signal,
+      );
+      this.lanes.push(lanes);
       // No bot.catch: an error must reach webhookCallback's caller to become a 500.
       bot.use(async (ctx) => {
-        const update = ctx.update;
-        try {
-          // Only a chat just told waits, so that its answer comes after the notice.
-          await told.beforeQueue(update);
-          await receive(update);
-        } catch (err) {
-          told.failed(update, err);
-          throw err;
-        }
-        told.queued(update);
+        const [taken] = lanes.pushAll([ctx.update]);
+        await answerWithin(taken!, ANSWER_WITHIN_MS, () => {
+          throw new UpdateNotTakenError(ctx.update.update_id, lanes.refusal(ctx.update.update_id));
+        });
       });
       this.handlers.set(
         `${this.basePath}/${botId}`,
@@ -81,8 +106,13 @@ export class WebhookReceiver implements Receiver {
     return typeof address === "object" && address ? address.port : this.options.port;
   }
 
-  /** Starts listening, then points every bot's webhook at this server. */
+  /**
+   * Puts the updates set aside before a restart in their lanes, starts listening, then
+   * points every bot's webhook at this server.
+   */
   async start(): Promise<void> {
+    this.stopping = new AbortController();
+    for (const lanes of this.lanes) await lanes.resume();
     const server = createServer((req, res) => void this.route(req, res));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -100,6 +130,8 @@ export class WebhookReceiver implements Receiver {
 
   /** Stops accepting updates; the webhooks stay set so Telegram keeps them until the next start. */
   async stop(): Promise<void> {
+    // Updates in hand are given up: unconfirmed, Telegram posts them again; set aside, they stay kept.
+    this.stopping.abort();
     const server = this.server;
     this.server = undefined;
     if (!server) return;
@@ -129,5 +161,30 @@ export class WebhookReceiver implements Receiver {
       );
       if (!res.headersSent) res.writeHead(500).end();
     }
+  }
+}
+
+/** Waits for `taken`, or runs `late` (which throws) once `ms` have passed without it. */
+async function answerWithin(taken: Promise<void>, ms: number, late: () => never): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)));
+  try {
+    if ((await Promise.race([taken, timedOut])) === "late") late();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A delivery whose update was neither queued nor set aside in time: answered 500, to come again. */
+export class UpdateNotTakenError extends RoomgateError {
+  constructor(
+    readonly updateId: number,
+    /** What Redis last said, if it refused. */
+    readonly refusal: string | undefined,
+  ) {
+    super(
+      `update ${updateId} was not queued or set aside within ${ANSWER_WITHIN_MS} ms` +
+        (refusal ? `: ${refusal}` : ""),
+    );
   }
 }

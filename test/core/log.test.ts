@@ -65,3 +65,36 @@ describe("logged errors", () => {
     expect(inner).toBe("inner with [secret]");
   });
 });
+
+describe("a turn's lazy child logger", () => {
+  it("names the turn on every line it writes, and builds no pino child for lines that are off", async () => {
+    const { lazyChild } = await import("../../src/core/log.js");
+    const file = join(mkdtempSync(join(tmpdir(), "roomgate-log-")), "log.jsonl");
+    const log = createLogger({ level: "info", destination: openSync(file, "a") });
+    const childSpy = vi.spyOn(log, "child");
+    const quiet = lazyChild(log, { turn: "t-1", room: "telegram:1" });
+    quiet.debug({ ms: 3 }, "turn computed");
+    expect(childSpy).not.toHaveBeenCalled();
+    const loud = lazyChild(log, { turn: "t-2", room: "telegram:2" });
+    loud.warn({ sender: "9" }, "sender not allowed; dropped");
+    loud.child({ part: 1 }).error("part failed");
+    log.info("last");
+    log.flush();
+    const text = await waitFor(() => {
+      const written = readFileSync(file, "utf8");
+      return written.includes('"last"') && written;
+    });
+    const lines = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((l) => l.msg)).toEqual(["sender not allowed; dropped", "part failed", "last"]);
+    expect(lines[0]).toMatchObject({ turn: "t-2", room: "telegram:2", sender: "9", level: 40 });
+    expect(lines[1]).toMatchObject({ turn: "t-2", room: "telegram:2", part: 1 });
+    // One child for the loud turn (the part's child is built from it), none for the quiet one.
+    expect(childSpy.mock.calls.map(([bindings]) => bindings)).toEqual([
+      { turn: "t-2", room: "telegram:2" },
+      { part: 1 },
+    ]);
+  });
+});

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../../src/core/log.js";
-import { OutageNotices, type OutageNoticeOptions } from "../../src/edge/outage-notices.js";
+import { NOTICE_WAIT_MS, OutageNotices, type OutageNoticeOptions } from "../../src/edge/outage-notices.js";
 
 /**
  * The told-once policy both adapters use: who is told, when, how often, and how long a
@@ -73,6 +73,21 @@ describe("outage notices", () => {
     expect(notices.holdFor("room-a")).toBe(1200);
     vi.advanceTimersByTime(1200);
     expect(notices.holdFor("room-a")).toBe(0);
+  });
+
+  it("gives up a notice not answered within NOTICE_WAIT_MS: its request is aborted and the room held no longer", async () => {
+    let signal: AbortSignal | undefined;
+    notices.failed("room-a", Date.now() - 10_000, (s) => {
+      signal = s;
+      return new Promise<void>(() => undefined);
+    });
+    await vi.advanceTimersByTimeAsync(NOTICE_WAIT_MS - 1);
+    expect(notices.holdFor("room-a")).toBeGreaterThan(0);
+    expect(signal?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(signal?.aborted).toBe(true);
+    // As after a failed notice: it may have reached the room, so the answer still keeps its gap.
+    expect(notices.holdFor("room-a")).toBe(1200);
   });
 
   it("remembers a message's first refusal until it is queued", () => {

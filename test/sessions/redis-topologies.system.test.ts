@@ -1,20 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
 import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisClusterTopology, RedisSentinelTopology } from "../../bench/support/redis-topology.js";
+import { describe, expect, it } from "vitest";
+import type { RedisClusterTopology } from "../../bench/support/redis-topology.js";
 import { silentLogger } from "../../src/core/log.js";
-import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { AuditLog } from "../../src/sessions/audit-log.js";
 import { PairingCodes } from "../../src/sessions/pairing-codes.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
 import { checkRedisPersistence } from "../../src/sessions/redis-persistence.js";
-import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
-import { DEMO_SERVER } from "../support/spine.js";
-import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { capturingLogger, telegramConfig } from "../support/telegram-fixtures.js";
+import type { TelegramApiStandin, StandinBot } from "../support/telegram-api-standin.js";
+import { capturingLogger } from "../support/telegram-fixtures.js";
+import { clusterRuntime, sentinelRuntime, type TopologyRuntimeOptions } from "../support/topology-runtime.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -25,25 +20,12 @@ import { waitFor } from "../support/wait.js";
 const CHATS = 24;
 const users = Array.from({ length: CHATS }, (_, i) => 8000 + i);
 
-async function roomgateOn(connection: RedisConnection, standin: TelegramApiStandin, bot: StandinBot) {
-  const base = telegramConfig({
-    apiRoot: standin.url,
-    namespaces: { feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } } },
-    bots: [{ token: bot.token, users }],
-  });
-  const config = {
-    ...base,
-    telegram: { ...base.telegram!, limits: { botPerSecond: 1000, chatPerSecond: 100, groupPerMinute: 1000 } },
-  };
-  return startRuntime({
-    config,
-    redis: connection,
-    log: silentLogger(),
-    platforms: [
-      createTelegramPlatform({ polling: { timeoutSeconds: 1, backoffMs: { initial: 50, max: 500 } } }),
-    ],
-  });
-}
+/** Every chat a user of the bot; limits raised: these tests check what is sent, not its pace. */
+const options = (name: string): TopologyRuntimeOptions => ({
+  name,
+  bot: { users },
+  sendLimits: { botPerSecond: 1000, chatPerSecond: 100, groupPerMinute: 1000 },
+});
 
 /** Sends messages `from`..`to` to every chat; each must be answered exactly once. */
 async function talk(standin: TelegramApiStandin, bot: StandinBot, from: number, to: number): Promise<void> {
@@ -78,29 +60,10 @@ async function replicaOfKey(cluster: RedisClusterTopology, key: string): Promise
 }
 
 describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "rg-cluster-"));
-  let cluster: RedisClusterTopology;
-  let standin: TelegramApiStandin;
-  let runtime: Runtime;
-  let connection: RedisConnection;
-  let bot: StandinBot;
-  beforeAll(async () => {
-    cluster = await RedisClusterTopology.start({ dir });
-    standin = await TelegramApiStandin.start();
-    bot = standin.addBot();
-    connection = new RedisConnection({ kind: "cluster", nodes: cluster.urls.slice(0, 2) });
-    await connection.resolveWait("auto", silentLogger());
-    runtime = await roomgateOn(connection, standin, bot);
-  }, 60_000);
-  afterAll(async () => {
-    await runtime?.stop(0);
-    connection?.close();
-    await standin?.close();
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const world = clusterRuntime(options("rg-cluster"));
 
   it("answers every message once, with the rooms spread over every master and writes waiting for a replica", async () => {
+    const { topology: cluster, connection, standin, bot } = world;
     expect(connection.waitReplicas).toBe(1);
     await talk(standin, bot, 0, 3);
     const masters = await cluster.masters();
@@ -116,6 +79,7 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
   }, 60_000);
 
   it("pairs a stranger with a one-time code and keeps the audit trail, each in its one slot", async () => {
+    const { connection, standin, bot, runtime } = world;
     const stranger = { id: 9900, first_name: "New" };
     const { code } = await new PairingCodes(connection.client, runtime.deps.keys).create(
       `telegram:${bot.id}`,
@@ -143,6 +107,7 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
   });
 
   it("hands out a send slot only once the replica of the bot's windows has it", async () => {
+    const { topology: cluster, runtime } = world;
     // A slot handed out before its replica has it is lost when the master dies right
     // after the send: the promoted replica would let a 31st send into that second.
     const windows = [{ group: "slot-check", scope: "bot", max: 30, windowMs: 1000 }];
@@ -170,6 +135,7 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
   }, 30_000);
 
   it("has its persistence checked on every master and replica (a replica without it is refused)", async () => {
+    const { topology: cluster, connection } = world;
     await expect(checkRedisPersistence(connection, false, silentLogger())).resolves.toBeUndefined();
     const masters = await cluster.masters();
     const off = cluster.nodes.find((n) => !masters.includes(n))!.client();
@@ -180,6 +146,7 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
   });
 
   it("warns when a node stops every slot while one range is down (cluster-require-full-coverage yes)", async () => {
+    const { topology: cluster, connection } = world;
     const quiet = capturingLogger();
     await checkRedisPersistence(connection, false, quiet.log);
     expect(quiet.lines().filter((l) => String(l.msg).includes("full-coverage"))).toEqual([]);
@@ -202,29 +169,10 @@ describe("on a Redis Cluster (3 masters, 3 replicas)", () => {
 });
 
 describe("behind Sentinel (1 master, 2 replicas, 3 sentinels)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "rg-sentinel-"));
-  let group: RedisSentinelTopology;
-  let standin: TelegramApiStandin;
-  let runtime: Runtime;
-  let connection: RedisConnection;
-  let bot: StandinBot;
-  beforeAll(async () => {
-    group = await RedisSentinelTopology.start({ dir, replicas: 2, sentinels: 3 });
-    standin = await TelegramApiStandin.start();
-    bot = standin.addBot();
-    connection = new RedisConnection({ kind: "sentinel", name: group.name, nodes: group.urls });
-    await connection.resolveWait("auto", silentLogger());
-    runtime = await roomgateOn(connection, standin, bot);
-  }, 60_000);
-  afterAll(async () => {
-    await runtime?.stop(0);
-    connection?.close();
-    await standin?.close();
-    await group?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const world = sentinelRuntime({ ...options("rg-sentinel"), replicas: 2, sentinels: 3 });
 
   it("follows the new master through a SENTINEL FAILOVER, losing and repeating nothing", async () => {
+    const { topology: group, connection, standin, bot } = world;
     expect(connection.waitReplicas).toBe(1);
     await talk(standin, bot, 0, 2);
     const old = await group.master();
@@ -235,6 +183,7 @@ describe("behind Sentinel (1 master, 2 replicas, 3 sentinels)", () => {
   }, 90_000);
 
   it("refuses the replica given as url", async () => {
+    const { topology: group } = world;
     // A node that says it is a replica now (a demoted master turns into one a while after a failover).
     const roles = await Promise.all(
       group.data.map(async (d) => {

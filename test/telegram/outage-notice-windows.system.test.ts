@@ -1,15 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { UNQUEUED_NOTICE } from "../../src/core/unqueued.js";
-import { RedisServer } from "../../src/sessions/redis-server.js";
 import { RoomgateProcess } from "../support/roomgate-process.js";
 import { callsIn, demoNamespaces } from "../support/spine.js";
-import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
+import { telegramRefusalWorld } from "../support/telegram-refusal-world.js";
 import { waitFor } from "../support/wait.js";
-import { snapshotRefusal } from "../support/snapshot-refusal.js";
 
 /**
  * The told-once notice goes out while Redis refuses writes, so it cannot take a slot in
@@ -21,35 +17,13 @@ import { snapshotRefusal } from "../support/snapshot-refusal.js";
  * stand-in answers 429 to a second message in a chat within a second.
  */
 const ALICE = { id: 911, first_name: "Alice" };
-let dir: string;
-let server: RedisServer;
-let redis: Redis;
-let standin: TelegramApiStandin;
-let bot: StandinBot;
-let roomgate: RoomgateProcess | undefined;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "rg-outage-windows-"));
-  server = await RedisServer.start({ dir: join(dir, "redis") });
-  redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  standin = await TelegramApiStandin.start({ perChatRate: true });
-  bot = standin.addBot();
-});
-afterAll(async () => {
-  roomgate?.kill();
-  redis.disconnect();
-  await standin.close();
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const texts = (chatId: number) => standin.botMessages(bot.token, chatId).map((m) => m.text);
-const notices = (chatId: number) => texts(chatId).filter((t) => t === UNQUEUED_NOTICE);
+const world = telegramRefusalWorld("rg-outage-windows", { perChatRate: true });
 
 it("counts the notice in the chat's send window: an answer ready when Redis is back comes a second after it", async () => {
+  const { dir, server, standin, bot, texts, notices } = world;
   const hold = join(dir, "hold");
   const demo = demoNamespaces({ DEMO_HOLD_FILE: hold }, ["feed"]);
-  roomgate = RoomgateProcess.start(
+  world.roomgate = RoomgateProcess.start(
     {
       redis: { url: server.url, prefix: "windows" },
       // The held turn keeps its room through the outage.
@@ -71,10 +45,10 @@ it("counts the notice in the chat's send window: an answer ready when Redis is b
     20_000,
     "the first question at its namespace",
   );
-  await snapshotRefusal.start(redis, join(dir, "redis"));
+  await world.refuseWrites();
   standin.userSends(bot.token, { from: ALICE, text: "/status" });
   await waitFor(() => notices(ALICE.id).length > 0, 40_000, "Alice told");
-  await snapshotRefusal.end(redis, join(dir, "redis"));
+  await world.acceptWrites();
   rmSync(hold);
 
   await waitFor(() => texts(ALICE.id).length === 3, 30_000, "both answers");

@@ -1,18 +1,8 @@
 import calculateSlot from "cluster-key-slot";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { chatSlot, parseSlotRanges } from "../../bench/support/range-analysis.js";
-import { RedisClusterTopology } from "../../bench/support/redis-topology.js";
-import { silentLogger } from "../../src/core/log.js";
-import { startRuntime, type Runtime } from "../../src/runtime.js";
-import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
-import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
-import { DEMO_SERVER } from "../support/spine.js";
-import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
-import { telegramConfig } from "../support/telegram-fixtures.js";
+import { clusterRuntime } from "../support/topology-runtime.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -23,47 +13,17 @@ import { waitFor } from "../support/wait.js";
  * every send.)
  */
 describe("a Cluster slot range down (its master and only replica killed)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "rg-range-down-"));
-  let cluster: RedisClusterTopology;
-  let standin: TelegramApiStandin;
-  let runtime: Runtime;
-  let connection: RedisConnection;
-  let bot: StandinBot;
   const candidates = Array.from({ length: 64 }, (_, i) => 8200 + i);
-
-  beforeAll(async () => {
-    cluster = await RedisClusterTopology.start({ dir });
-    standin = await TelegramApiStandin.start();
-    bot = standin.addBot();
-    connection = new RedisConnection({ kind: "cluster", nodes: cluster.urls.slice(0, 2) });
-    await connection.resolveWait("auto", silentLogger());
-    runtime = await startRuntime({
-      config: telegramConfig({
-        apiRoot: standin.url,
-        namespaces: { feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } } },
-        bots: [{ token: bot.token, users: candidates }],
-        sendLimits: { botPerSecond: 1000, chatPerSecond: 100, groupPerMinute: 1000 },
-      }),
-      redis: connection,
-      log: silentLogger(),
-      platforms: [
-        createTelegramPlatform({ polling: { timeoutSeconds: 1, backoffMs: { initial: 50, max: 500 } } }),
-      ],
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await runtime?.stop(0);
-    connection?.close();
-    await standin?.close();
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
+  const world = clusterRuntime({
+    name: "rg-range-down",
+    bot: { users: candidates },
+    sendLimits: { botPerSecond: 1000, chatPerSecond: 100, groupPerMinute: 1000 },
   });
-
-  const say = (id: number, text: string) =>
-    standin.userSends(bot.token, { from: { id, first_name: "U" }, text });
-  const answers = (id: number) => standin.botMessages(bot.token, id).length;
+  const say = world.say;
+  const answers = (id: number) => world.standin.botMessages(world.bot.token, id).length;
 
   it("answers a room in a live range while another range is down, and that range's room once it is back", async () => {
+    const { topology: cluster, standin, bot, runtime } = world;
     const { prefix, shards } = runtime.deps.keys;
     // A range without the bot's send windows, and a chat whose room is in it and one whose is not.
     const botSlot = calculateSlot(`tg:${bot.id}`);
