@@ -168,6 +168,7 @@ export async function rangeDown(
   marks: FaultMarks,
   log: Log,
   sparing?: number,
+  downMs = 15_000,
 ): Promise<void> {
   const cluster = redis.cluster!;
   let node = (await cluster.busiestMaster("rg:*")).node;
@@ -187,12 +188,12 @@ export async function rangeDown(
   const { id, slots } = await cluster.identify(node);
   const replica = await cluster.replicaOf(id);
   log(
-    `kill -9 the master ${node.address} (slots ${slots.join(" ")}) and its only replica ${replica.address}; back in 15 s`,
+    `kill -9 the master ${node.address} (slots ${slots.join(" ")}) and its only replica ${replica.address}; back in ${downMs / 1000} s`,
   );
   marks.downSlots = slots;
   marks.faultAt = Date.now();
   await Promise.all([node.kill(), replica.kill()]);
-  await sleep(15_000);
+  await sleep(downMs);
   await node.start();
   await replica.start();
   await cluster.allOk();

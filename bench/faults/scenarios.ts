@@ -32,6 +32,7 @@ export const SCENARIOS = [
   "failback",
   "range-down",
   "range-down-other",
+  "range-down-long",
   "cluster-failover",
   "reshard",
   "client-pause",
@@ -136,6 +137,12 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
     case "range-down-other":
       // A range without the bot's send windows (rg:rate:{tg:<bot>}:*).
       return once(t, t.loadMs / 3, (marks) => rangeDown(t.redis, marks, t.log, t.botRateSlot));
+    case "range-down-long": {
+      // Down 80 s: long enough for group chats outside it to be served by the fallback
+      // (a minute and a little after it went down: docs/reliability.md, Round 6).
+      const fault = once(t, t.loadMs / 3, (marks) => rangeDown(t.redis, marks, t.log, undefined, 80_000));
+      return { ...fault, extraDrainMs: 80_000 };
+    }
     case "cluster-failover":
       return once(t, t.loadMs / 3, (marks) => clusterFailover(t.redis, marks, t.log));
     case "reshard":

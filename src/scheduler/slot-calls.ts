@@ -22,12 +22,16 @@ export const RESERVE_SLOT = declareScript({
     ms: z.number(),
     gate: z.boolean(),
     startedAt: z.number().optional(),
+    groupMs: z.number().optional(),
+    holds: z.array(z.number()).optional(),
+    group: z.boolean().optional(),
   }),
   reply: z.object({
     waitMs: z.number(),
     tight: z.boolean(),
     unchecked: z.boolean().optional(),
     at: z.number().optional(),
+    idleMs: z.number().optional(),
   }),
 });
 
@@ -40,6 +44,7 @@ export interface Direct {
   tight: boolean;
   unchecked?: boolean | undefined;
   at?: number | undefined;
+  idleMs?: number | undefined;
   rttMs: number;
 }
 
@@ -176,14 +181,25 @@ export class SlotCalls {
       const reply = await this.direct(windows, member, mode, ms, { gate: true, once });
       if (!reply.unchecked) return reply;
       let startedAt = reply.at ?? 0;
+      let idleMs = reply.idleMs ?? -1;
       for (;;) {
-        const holdMs = await this.fallback.check(windows[0]!.group);
-        const checked = await this.direct(windows.slice(0, 1), "check", "checked", holdMs, {
-          gate: true,
-          startedAt,
-        });
+        const hold = await this.fallback.check(windows[0]!.group, idleMs);
+        const bot = windows[0]!;
+        // Each group that sent through the fallback: its window is blocked while those sends count.
+        const groups = [...hold.groups].map(([scope, ms]) => ({
+          window: { ...bot, scope, max: 1, windowMs: ms },
+          ms,
+        }));
+        const checked = await this.direct(
+          [bot, ...groups.map((g) => g.window)],
+          "check",
+          "checked",
+          hold.botMs,
+          { gate: true, startedAt, groupMs: hold.groupMs, holds: groups.map((g) => g.ms) },
+        );
         if (!checked.unchecked) break;
         startedAt = checked.at ?? 0;
+        idleMs = checked.idleMs ?? -1;
       }
     }
   }
@@ -194,9 +210,11 @@ export class SlotCalls {
     member: string,
     mode: Mode | "checked",
     ms: number,
-    options: { gate: boolean; once?: boolean; startedAt?: number },
+    options: { gate: boolean; once?: boolean; startedAt?: number; groupMs?: number; holds?: number[] },
   ): Promise<Direct> {
-    const { gate, once = false, startedAt } = options;
+    const { gate, once = false, startedAt, groupMs, holds } = options;
+    // A group's send waits out the fallback's group sends after an outage (reserve-slot.lua).
+    const group = gate && windows.some((w) => w.scope.startsWith("group:"));
     const first = windows[0]!;
     const keys = { first: this.keyOf(first), state: this.keys.rate(first.group, "state") };
     const more = new MoreKeys(RESERVE_SLOT, keys);
@@ -217,7 +235,16 @@ export class SlotCalls {
           this.redis,
           RESERVE_SLOT,
           keys,
-          { windows: list, member, mode: as, ms, gate, ...(startedAt === undefined ? {} : { startedAt }) },
+          {
+            windows: list,
+            member,
+            mode: as,
+            ms,
+            gate,
+            ...(startedAt === undefined ? {} : { startedAt }),
+            ...(groupMs === undefined ? {} : { groupMs, holds }),
+            ...(group ? { group } : {}),
+          },
           { durability: this.durability, moreKeys: more },
         );
       },

@@ -1,39 +1,13 @@
 import calculateSlot from "cluster-key-slot";
 import { Cluster } from "ioredis";
-import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
 import { telegramRoom } from "../core/room.js";
 import { RoomgateError } from "../core/errors.js";
 import type { Durability } from "./durable-write.js";
-import { declareScript, MoreKeys, runScript } from "./lua-script.js";
+import { MoreKeys, runScript } from "./lua-script.js";
+import { FALLBACK_CHECK, FALLBACK_SLOT, type FallbackHolds } from "./fallback-scripts.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { SchedulerKeys } from "./scheduler-keys.js";
-
-const lua = (file: string) => new URL(`./lua/${file}.lua`, import.meta.url);
-
-/** fallback-slot.lua: a slot in a shard's fallback windows while the bot's own are out of reach. */
-export const FALLBACK_SLOT = declareScript({
-  file: lua("fallback-slot"),
-  includes: [lua("windows")],
-  keys: ["back", "last"],
-  moreKeys: true,
-  args: z.object({
-    windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
-    member: z.string(),
-    mode: z.enum(["take", "answered", "hold"]),
-    ms: z.number(),
-    failingForMs: z.number(),
-  }),
-  reply: z.object({ waitMs: z.number(), tight: z.boolean(), refused: z.boolean() }),
-});
-
-/** fallback-check.lua: a shard told that the bot's own windows answer again, and its last fallback slot. */
-export const FALLBACK_CHECK = declareScript({
-  file: lua("fallback-check"),
-  keys: ["back", "last"],
-  args: z.object({ backMs: z.number() }),
-  reply: z.object({ kept: z.boolean(), agoMs: z.number() }),
-});
 
 /**
  * A process uses the fallback only once its calls to the bot's windows have failed (or
@@ -52,12 +26,35 @@ export const SLOW_MS = 1000;
 const HOLD_AFTER_MS = 2000;
 
 /**
+ * A send to a group takes a fallback slot only once this process has probed the bot's
+ * windows without an answer (every PROBE_EVERY_MS) for the group's window and this
+ * much more: every send those windows let through before they went out of reach has
+ * then left the group's window, as Telegram counts it (it left within SEEN_AHEAD_MS of
+ * its slot and arrived within a second or two), so the fallback's own group window,
+ * empty at first, is all that counts. Groups wait that long; private chats ENTER_MS.
+ */
+const GROUP_MARGIN_MS = 3000;
+
+/**
  * How long a shard keeps a check's mark (fallback-slot.lua refuses a sender failing
  * since before it): longer than a process whose own calls still fail can go on
  * thinking the bot's windows are down once the topology says they are back (its view
- * is re-read every TOPOLOGY_MS).
+ * is re-read every TOPOLOGY_MS), and longer than a group waits to enter (a minute and
+ * GROUP_MARGIN_MS): a sender failing since before the windows last answered never
+ * sends to a group through the fallback.
  */
-const BACK_MS = 30_000;
+const BACK_MS = 90_000;
+
+/**
+ * A check after a gap at least this long (the bot's windows had no call) may follow
+ * fallback group sends: they come a minute after the windows last answered at the
+ * earliest. A shard out of reach at such a check makes every group wait a full
+ * group window (GROUP_HOLD_MS).
+ */
+const GROUP_IDLE_MS = 60_000;
+
+/** Telegram's 20-a-minute group window with its slack (send-limits.ts), and HOLD_AFTER_MS. */
+const GROUP_HOLD_MS = 61_150 + HOLD_AFTER_MS;
 
 /**
  * How long a process in the fallback stays in it after the cluster last marked the
@@ -86,8 +83,9 @@ export class FallbackRefusedError extends RoomgateError {
  * keeps them in one slot). A process that has seen calls there fail for ENTER_MS, while
  * the cluster marks the slot's master as failed, books its sends in a fallback in the
  * room's shard instead: the bot's limit split over the shards (so all shards together
- * never exceed it) and the chat's own window. Group chats wait: their 20 a minute has
- * history in the unreachable slot. Leaving it is made safe by the bot's slot itself:
+ * never exceed it) and the chat's own window; a group's 20 a minute too, once the
+ * group's window in the unreachable slot has certainly emptied (GROUP_MARGIN_MS).
+ * Leaving it is made safe by the bot's slot itself:
  * the first call there after a gap makes a caller mark every shard (after which none
  * takes a fallback slot) and read when each took its last, and the bot's window waits
  * until those sends no longer count. Only on a Cluster: elsewhere one server holds both.
@@ -98,6 +96,8 @@ export class WindowFallback {
   private markedAt: number | undefined;
   private topology: { at: number; down: Promise<boolean> } | undefined;
   private probing = false;
+  /** Since when the probe has gone on without an answer (every call failing all along). */
+  private probingSince: number | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -115,6 +115,7 @@ export class WindowFallback {
   ok(): void {
     this.failingSince = undefined;
     this.markedAt = undefined;
+    this.probingSince = undefined;
   }
 
   /** A call to the bot's windows, sent at `sentAt`, failed or is still unanswered after SLOW_MS. */
@@ -125,12 +126,13 @@ export class WindowFallback {
   /** Whether a send with these windows may take a fallback slot now. */
   async ready(windows: SendWindow[]): Promise<boolean> {
     if (this.failingSince === undefined || Date.now() - this.failingSince < ENTER_MS) return false;
-    if (windows.some((w) => w.scope.startsWith("group:"))) return false;
     if (Math.floor(windows[0]!.max / this.keys.shards) < 1) return false;
     if (await this.botSlotDown(windows[0]!)) this.markedAt = Date.now();
     else if (this.markedAt === undefined || Date.now() - this.markedAt > STAY_MS) return false;
     this.startProbe(windows[0]!);
-    return true;
+    this.probingSince ??= Date.now();
+    const group = windows.find((w) => w.scope.startsWith("group:"));
+    return group === undefined || Date.now() - this.probingSince >= group.windowMs + GROUP_MARGIN_MS;
   }
 
   /** Takes a slot in the fallback windows now or within `soonMs`, or returns the wait (nothing taken). */
@@ -154,26 +156,50 @@ export class WindowFallback {
 
   /**
    * Marks every shard (no fallback slot is taken there from now on) and returns how
-   * long the bot's window must wait for the fallback slots they took before. A shard
-   * out of reach may have taken one until now: it is waited for in full.
+   * long the bot's window must wait for the fallback slots they took before (`botMs`)
+   * and each group that sent through them for its group sends (`groups`). A shard out
+   * of reach may have taken one until now: the bot's window waits in full, and so does
+   * every group's (`groupMs`) after a gap of `idleMs` long enough for fallback group
+   * sends (-1: not known).
    */
-  async check(group: string): Promise<number> {
-    const holds = await Promise.all(
-      Array.from({ length: this.keys.shards }, async (_, shard) => {
-        const tag = this.keys.tag(shard);
-        const keys = {
-          back: this.keys.rate(tag, `fb:${group}:back`),
-          last: this.keys.rate(tag, `fb:${group}:last`),
-        };
-        const reply = await within(
-          runScript(this.redis, FALLBACK_CHECK, keys, { backMs: BACK_MS }, { durability: this.durability }),
+  async check(group: string, idleMs: number): Promise<FallbackHolds> {
+    const replies = await Promise.all(
+      Array.from({ length: this.keys.shards }, (_, shard) =>
+        within(
+          runScript(
+            this.redis,
+            FALLBACK_CHECK,
+            this.shardKeys(shard, group),
+            { backMs: BACK_MS },
+            {
+              durability: this.durability,
+            },
+          ),
           SLOW_MS,
-        );
-        if (reply === undefined) return HOLD_AFTER_MS;
-        return reply.kept ? Math.max(0, HOLD_AFTER_MS - reply.agoMs) : 0;
-      }),
+        ),
+      ),
     );
-    return Math.max(0, ...holds);
+    const holds: FallbackHolds = { botMs: 0, groupMs: 0, groups: new Map() };
+    for (const reply of replies) {
+      if (reply === undefined) {
+        holds.botMs = Math.max(holds.botMs, HOLD_AFTER_MS);
+        if (idleMs < 0 || idleMs >= GROUP_IDLE_MS) holds.groupMs = GROUP_HOLD_MS;
+        continue;
+      }
+      if (reply.kept) holds.botMs = Math.max(holds.botMs, HOLD_AFTER_MS - reply.agoMs);
+      for (const { scope, ms } of reply.groups)
+        holds.groups.set(scope, Math.max(holds.groups.get(scope) ?? 0, ms + HOLD_AFTER_MS));
+    }
+    return holds;
+  }
+
+  private shardKeys(shard: number, group: string): { back: string; last: string; groups: string } {
+    const tag = this.keys.tag(shard);
+    return {
+      back: this.keys.rate(tag, `fb:${group}:back`),
+      last: this.keys.rate(tag, `fb:${group}:last`),
+      groups: this.keys.rate(tag, `fb:${group}:groups`),
+    };
   }
 
   private async run(
@@ -186,12 +212,11 @@ export class WindowFallback {
     const chat = windows.find((w) => w.scope.startsWith("chat:"));
     // The chat's room's shard (a forum topic's too): one place for its window, in reach whenever its room is.
     const home = chat ? telegramRoom(group.slice("tg:".length), chat.scope.slice("chat:".length)) : member;
-    const tag = this.keys.tag(this.keys.shardOf(home));
-    const keys = {
-      back: this.keys.rate(tag, `fb:${group}:back`),
-      last: this.keys.rate(tag, `fb:${group}:last`),
-    };
+    const shard = this.keys.shardOf(home);
+    const tag = this.keys.tag(shard);
+    const keys = this.shardKeys(shard, group);
     const more = new MoreKeys(FALLBACK_SLOT, keys);
+    const groupWindow = windows.find((w) => w.scope.startsWith("group:"));
     const list = windows.map((w) => ({
       windowKey: more.of(this.keys.rate(tag, `fb:${w.group}:${w.scope}`)),
       max: w.scope === "bot" ? Math.floor(w.max / this.keys.shards) : w.max,
@@ -201,7 +226,15 @@ export class WindowFallback {
       this.redis,
       FALLBACK_SLOT,
       keys,
-      { windows: list, member, mode, ms, failingForMs: Date.now() - (this.failingSince ?? Date.now()) },
+      {
+        windows: list,
+        member,
+        mode,
+        ms,
+        failingForMs: Date.now() - (this.failingSince ?? Date.now()),
+        group: groupWindow?.scope ?? "",
+        groupMs: groupWindow?.windowMs ?? 0,
+      },
       { durability: this.durability, moreKeys: more },
     );
   }

@@ -11,9 +11,15 @@
   one: the bot's windows were unreachable all that time, and the first call there
   after it makes someone check again.
 
+  A group's send (its 20 a minute) also records, in the shard's `groups`, when that
+  send stops counting in its group's window: once the bot's windows answer again, that
+  group waits until then (fallback-check.lua, reserve-slot.lua), as the fallback's
+  group sends are not in the group's window there.
+
   KEYS
     back      the shard's mark that the bot's own windows answered again
     last      the shard's latest fallback slot time
+    groups    per group scope, when its latest fallback send stops counting (zset)
     more      the fallback windows' zsets, named in ARGS by their index in KEYS
   ARGS
     windows   {windowKey, max (sends), windowMs}, in order
@@ -22,6 +28,8 @@
               "answered": the member's request was answered now; "hold": block the windows
     ms        "take": the `soon` ms; "hold": ms to block the windows for
     failingForMs  "take": how long the sender's calls to the bot's windows have failed
+    group     the group window's scope when the send is to a group, else ""
+    groupMs   that window's length
   REPLY
     waitMs    0 when the slot was taken now, else the ms until it ("take")
     tight     true when a window is at least half full
@@ -33,6 +41,14 @@ local keys, max, window = windows_of(A.windows)
 -- The last fallback slot is kept as long as a check after a gap needs it: its sends
 -- count for the bot's window and a chat's (a second and a little) past it.
 local LAST_KEPT_MS = 10000
+-- When a group's send at `at` stops counting, kept as long as it counts.
+local function group_until(at)
+  if A.group == "" then return end
+  redis.call("ZREMRANGEBYSCORE", K.groups, "-inf", now)
+  redis.call("ZADD", K.groups, "GT", at + A.groupMs, A.group)
+  local keep = at + A.groupMs - now + LAST_KEPT_MS
+  if redis.call("PTTL", K.groups) < keep then redis.call("PEXPIRE", K.groups, keep) end
+end
 if A.mode == "hold" then
   windows_hold(keys, window, A.ms, now)
   return cmsgpack.pack({ waitMs = 0, tight = false, refused = false })
@@ -40,6 +56,7 @@ end
 if A.mode == "answered" then
   windows_answered(keys, A.member, now)
   redis.call("SET", K.last, now, "PX", LAST_KEPT_MS)
+  group_until(now)
   return cmsgpack.pack({ waitMs = 0, tight = false, refused = false })
 end
 local back = tonumber(redis.call("GET", K.back) or "-1")
@@ -52,4 +69,5 @@ if at > now + math.min(A.ms, 100) then return cmsgpack.pack({ waitMs = at - now,
 windows_take(keys, window, A.member, at, now, from)
 local last = tonumber(redis.call("GET", K.last) or "0")
 redis.call("SET", K.last, math.max(last, at), "PX", LAST_KEPT_MS)
+group_until(at)
 return cmsgpack.pack({ waitMs = at - now, tight = tight, refused = false })

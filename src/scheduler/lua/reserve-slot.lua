@@ -16,7 +16,9 @@
   this slot is out of reach: src/scheduler/window-fallback.ts), a call that comes after
   a gap of more than GAP_MS since the last one (the slot idle, or down) takes nothing
   until some caller has checked the shards for fallback sends ("checked"), which also
-  blocks the first window (the bot's) until those sends no longer count.
+  blocks the first window (the bot's) until those sends no longer count, each group
+  window given after it until that group's fallback sends no longer count, and, when a
+  shard could not say which groups sent (`groupMs`), every group's send (`group`).
 
   KEYS
     first     the first window's zset (every window is in its slot)
@@ -32,10 +34,13 @@
               at when it was answered, `ms` ago, so that it counts as long as any send;
               "checked": the shards were checked after a gap (`startedAt`), block the
               first window `ms`
-    ms        "hold", "checked": ms to block the windows for; "book", "booked": the
+    ms        "hold", "checked": ms to block the (first) windows for; "book", "booked": the
               `soon` ms; "past": how long ago the send was answered
     gate      whether a gap makes the windows wait for a check
     startedAt "checked": the `at` of the reply that asked for the check
+    holds     "checked": ms to block each window after the first for (its group's fallback sends)
+    groupMs   "checked": ms to hold every group's sends for (a shard that did not answer)
+    group     the send is to a group: it waits for that hold (`gate`)
   REPLY
     waitMs    0 when the slot was taken now, else the ms until the slot ("book": taken
               or booked for then; "take": nothing recorded); 0 for "hold", "answered"
@@ -43,6 +48,7 @@
               report the answer ("answered")
     unchecked true when nothing was taken because the shards must be checked first
     at        Redis' time of this call
+    idleMs    with `unchecked`: how long the windows had no call before the gap (-1: unknown)
 ]]
 local PLAN_MARGIN_MS = 10
 -- How far ahead a booking that has come looks: no sender waits longer than this for a
@@ -56,6 +62,7 @@ local GAP_MS = 2000
 local keys, max, window = windows_of(A.windows)
 local member, mode = A.member, A.mode
 local pending = false
+local groupsFrom = 0
 if A.gate then
   local seen = tonumber(redis.call("HGET", K.state, "at") or "-1")
   pending = redis.call("HEXISTS", K.state, "pending") == 1
@@ -64,17 +71,32 @@ if A.gate then
     -- through before it; each later one was refused there (fallback-check.lua).
     if pending and now - A.startedAt <= GAP_MS then
       if A.ms > 0 then windows_hold({ keys[1] }, { window[1] }, A.ms, now) end
+      for i = 2, #keys do
+        local ms = A.holds and A.holds[i - 1] or 0
+        if ms > 0 then windows_hold({ keys[i] }, { window[i] }, ms, now) end
+      end
+      local groupMs = A.groupMs or 0
+      local held = tonumber(redis.call("HGET", K.state, "groups") or "0")
+      if groupMs > 0 and now + groupMs > held then redis.call("HSET", K.state, "groups", now + groupMs) end
       redis.call("HDEL", K.state, "pending")
       pending = false
     end
   elseif seen < 0 or now - seen > GAP_MS then
-    redis.call("HSET", K.state, "pending", now)
+    redis.call("HSET", K.state, "pending", now, "idle", seen < 0 and -1 or now - seen)
     pending = true
   end
+  if A.group then groupsFrom = tonumber(redis.call("HGET", K.state, "groups") or "0") end
   redis.call("HSET", K.state, "at", now)
   redis.call("PEXPIRE", K.state, 86400000)
 end
-if mode == "checked" then return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = pending, at = now }) end
+local function unchecked_reply()
+  local idle = tonumber(redis.call("HGET", K.state, "idle") or "-1")
+  return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = true, at = now, idleMs = idle })
+end
+if mode == "checked" then
+  if pending then return unchecked_reply() end
+  return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = false, at = now })
+end
 if mode == "hold" then
   windows_hold(keys, window, A.ms, now)
   return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
@@ -94,12 +116,14 @@ if mode == "past" then
   end
   return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
 end
-if pending then return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = true, at = now }) end
+if pending then return unchecked_reply() end
 local soon = mode == "take" and 0 or math.min(A.ms, SEEN_AHEAD_MS)
 local own = mode == "booked" and tonumber(redis.call("ZSCORE", keys[1], member) or "-1") or -1
 -- Asked before its booking comes (a claim ahead of time): the booking stands.
 if own > now + soon then return cmsgpack.pack({ waitMs = own - now, tight = false, at = now }) end
 local from, tight, crowded = windows_read(keys, max, window, now, member, own >= 0)
+-- After the bot's windows were out of reach: a group waits for the fallback's group sends.
+if groupsFrom > from then from = groupsFrom end
 -- A booking that has come counts only what leaves by then; a new sender, every booking.
 local upto = own >= 0 and now + SEEN_AHEAD_MS or math.huge
 local at = windows_earliest(crowded, from, upto, 0)

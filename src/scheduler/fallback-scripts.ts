@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { declareScript } from "./lua-script.js";
+
+const lua = (file: string) => new URL(`./lua/${file}.lua`, import.meta.url);
+
+/** fallback-slot.lua: a slot in a shard's fallback windows while the bot's own are out of reach. */
+export const FALLBACK_SLOT = declareScript({
+  file: lua("fallback-slot"),
+  includes: [lua("windows")],
+  keys: ["back", "last", "groups"],
+  moreKeys: true,
+  args: z.object({
+    windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
+    member: z.string(),
+    mode: z.enum(["take", "answered", "hold"]),
+    ms: z.number(),
+    failingForMs: z.number(),
+    group: z.string(),
+    groupMs: z.number(),
+  }),
+  reply: z.object({ waitMs: z.number(), tight: z.boolean(), refused: z.boolean() }),
+});
+
+/** fallback-check.lua: a shard told that the bot's own windows answer again, and its last fallback slot. */
+export const FALLBACK_CHECK = declareScript({
+  file: lua("fallback-check"),
+  keys: ["back", "last", "groups"],
+  args: z.object({ backMs: z.number() }),
+  reply: z.object({
+    kept: z.boolean(),
+    agoMs: z.number(),
+    groups: z.array(z.object({ scope: z.string(), ms: z.number() })),
+  }),
+});
+
+/** What the bot's windows wait for after the fallback: see WindowFallback.check. */
+export interface FallbackHolds {
+  botMs: number;
+  /** Every group's sends (a shard out of reach). */
+  groupMs: number;
+  /** Per group scope: its window (the fallback's sends to it). */
+  groups: Map<string, number>;
+}
