@@ -56,12 +56,18 @@ export class ReplicaWait {
   private readonly bare = new Set<string>();
   /** Settles on the next "ready" (while the client reconnects). */
   private connected: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** When the topology was last asked whether a replica joined, while it had none at start. */
+  private joinAskedAt = 0;
+  private joining: Promise<void> | undefined;
 
   constructor(
     private readonly client: RedisClient,
     private readonly setting: number | "auto",
-    /** The least "auto" waits for where a replica is alive (1 when the topology had replicas at start). */
-    private readonly floor: number,
+    /**
+     * The least "auto" waits for where a replica is alive: 1 when the topology had
+     * replicas at start, or once one joined (see `watchForReplicas`).
+     */
+    private floor: number,
     readonly timeoutMs: number,
     private readonly log: Logger,
     private readonly view: ReplicaView,
@@ -101,7 +107,10 @@ export class ReplicaWait {
   async required(key: string): Promise<Required> {
     const node = this.nodeOf(key);
     if (this.setting !== "auto") return { node, replicas: this.setting };
-    if (this.floor === 0) return { node, replicas: 0 };
+    if (this.floor === 0) {
+      this.watchForReplicas(node);
+      return { node, replicas: 0 };
+    }
     await this.ready();
     let state = this.nodes.get(node);
     if (!state) {
@@ -147,6 +156,27 @@ export class ReplicaWait {
     }
     state.shortSince ??= Date.now();
     this.ask(node, state);
+  }
+
+  /**
+   * With no replica at start, asks the topology every REFRESH_MS whether one has joined
+   * since; from then on writes wait as if it had been there at start. A process started
+   * while its replicas were still syncing (a compose file bringing everything up at once)
+   * would otherwise never wait for them, and lose acknowledged writes when one is promoted.
+   */
+  private watchForReplicas(node: string): void {
+    if (this.joining || Date.now() - this.joinAskedAt < REFRESH_MS) return;
+    this.joinAskedAt = Date.now();
+    this.joining = this.report(node)
+      .then((report) => {
+        if (report.online.length === 0) return;
+        this.log.info(
+          { node, replicas: report.online.length },
+          "a Redis replica joined: writes wait for replicas",
+        );
+        this.floor = 1;
+      })
+      .finally(() => (this.joining = undefined));
   }
 
   /** A new master's count: the replicas online, at least the floor while the topology has one alive. */

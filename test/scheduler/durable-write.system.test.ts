@@ -94,6 +94,63 @@ describe("a replica in sync that joined after the count was read", () => {
   }, 30_000);
 });
 
+/**
+ * A process started while its master had no replica in sync (everything brought up at
+ * once) waits for the replica that joins later, instead of never waiting for one.
+ */
+describe("a replica that joins after the process started", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-durable-join-"));
+  let master: RedisServer;
+  let replica: RedisServer | undefined;
+  let proxy: HeldProxy;
+  let connection: RedisConnection;
+  const { log, lines } = capturingLogger();
+  beforeAll(async () => {
+    master = await RedisServer.start({ dir: join(dir, "master"), config: ["repl-diskless-sync-delay 0"] });
+    proxy = await heldProxy(master.port);
+    connection = new RedisConnection({ kind: "single", url: `redis://127.0.0.1:${master.port}` });
+  }, 30_000);
+  afterAll(async () => {
+    connection?.close();
+    proxy?.close();
+    await Promise.all([replica?.kill(), master?.kill()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("waits for it once it is in sync", async () => {
+    expect(await connection.resolveWait("auto", log)).toBe(0);
+    const durability = connection.durability(log);
+    await durableWrite(connection.client, durability, "k", [["set", "k", "alone"]]);
+    const proxyPort = Number(new URL(proxy.url).port);
+    replica = await RedisServer.start({
+      dir: join(dir, "replica"),
+      config: [`replicaof 127.0.0.1 ${proxyPort}`],
+    });
+    await waitFor(
+      async () => /slave0:.*state=online/.test(await info(master)),
+      10_000,
+      "the replica in sync",
+    );
+    // Writes keep coming; within a refresh or two the count takes the replica in.
+    await waitFor(
+      async () => {
+        await durableWrite(connection.client, durability, "k", [["set", "k", "joined"]]);
+        return (await durability.required("k")).replicas === 1;
+      },
+      15_000,
+      "the joined replica counted",
+    );
+    expect(lines().some((l) => l.msg === "a Redis replica joined: writes wait for replicas")).toBe(true);
+    // Its link stalls: a write it does not get is not acknowledged.
+    proxy.stall();
+    const outcome = await durableWrite(connection.client, durability, "k", [["set", "k", "stalled"]]).then(
+      () => "acknowledged",
+      (err: unknown) => err,
+    );
+    expect(outcome).toBeInstanceOf(ReplicaWaitError);
+  }, 40_000);
+});
+
 async function info(node: RedisServer): Promise<string> {
   const client = node.client();
   try {
