@@ -23,6 +23,8 @@ import { waitFor } from "../support/wait.js";
  * the shards' fallback windows (src/scheduler/window-fallback.ts); once the range is
  * back, sends go through the bot's windows again without a chat getting two messages
  * within a second or the bot more than 30 in one, at Telegram's default limits.
+ * Group chats take a minute to enter the fallback: windows-range-down-groups.system
+ * (`npm run test:windows:groups`) is their long version.
  */
 describe("the Cluster range holding the bot's send windows down", () => {
   const dir = mkdtempSync(join(tmpdir(), "rg-windows-down-"));
