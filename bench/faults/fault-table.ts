@@ -6,6 +6,8 @@ import type { Scenario } from "./scenarios.js";
 /** One scenario's outcome, as the fault script's table shows it. */
 export interface Row extends DeliveryReport, DuplicateCauses {
   scenario: Scenario;
+  /** How the updates reached `start`: getUpdates, or posts to its webhook. */
+  transport: "polling" | "webhook";
   /** From the fault to the topology taking writes again by itself (a promotion, the fault's end), ms. */
   promotionMs: number;
   /** From the fault to the new master taking a write, ms (NaN where the fault has no new master). */
@@ -23,6 +25,7 @@ export interface Row extends DeliveryReport, DuplicateCauses {
 
 const HEAD = [
   "scenario",
+  "transport",
   "turns",
   "lost",
   "dup",
@@ -48,6 +51,7 @@ const HEAD = [
 export function cells(r: Row, toleranceMs: number): string[] {
   return [
     r.scenario,
+    r.transport,
     String(r.turns),
     String(r.lost),
     String(r.unexplained),

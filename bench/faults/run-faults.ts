@@ -4,8 +4,12 @@
 // was answered, in order, within Telegram's limits, and exactly once — except a part
 // a worker logged resending after the attempt's holder was killed between the send
 // and its record (the at-least-once window of docs/reliability.md), which is counted
-// apart as "resent-unknown" and allowed.
+// apart as "resent-unknown" and allowed. `--transport webhook` has `start` take its
+// updates through its webhook, which the stand-in posts each update to as Telegram
+// does (bench/support/bot-api-standin.ts, deliverByWebhook), instead of getUpdates.
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -25,6 +29,12 @@ import { startFaultRedis, TOPOLOGIES, TOPOLOGY_SCENARIOS, type Topology } from "
 const { values } = parseArgs({
   options: {
     topology: { type: "string", default: "single" },
+    // How updates reach `start`: getUpdates (polling) or posts to its webhook, as Telegram makes them.
+    transport: { type: "string", default: "polling" },
+    // Webhook transport: a post without an answer this long is given up and posted again (s),
+    // and the wait before an update refused or unanswered is posted again (ms).
+    "webhook-timeout": { type: "string", default: "10" },
+    "webhook-retry": { type: "string", default: "1000" },
     scenario: { type: "string" },
     turns: { type: "string", default: "1000" },
     chats: { type: "string", default: "40" },
@@ -42,6 +52,13 @@ const { values } = parseArgs({
 const topology = values.topology as Topology;
 if (!(TOPOLOGIES as readonly string[]).includes(topology)) {
   console.error(`unknown topology ${topology}; known: ${TOPOLOGIES.join(", ")}`);
+  process.exit(2);
+}
+const TRANSPORTS = ["polling", "webhook"] as const;
+type Transport = (typeof TRANSPORTS)[number];
+const transport = values.transport as Transport;
+if (!(TRANSPORTS as readonly string[]).includes(transport)) {
+  console.error(`unknown transport ${transport}; known: ${TRANSPORTS.join(", ")}`);
   process.exit(2);
 }
 const scenarios = (values.scenario ?? TOPOLOGY_SCENARIOS[topology].join(","))
@@ -121,11 +138,39 @@ function schedule(scenario: Scenario, start: number): { plan: ScheduledMessage[]
  */
 const LIVE_SILENT_LIMIT_MS = 5000;
 
+/** A loopback port free now: the webhook's, the same across a killed `start`'s restarts. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * The webhook transport's part of the config: `start` serves the webhook on a port of
+ * its own and tells the stand-in (setWebhook) its URL and secret token, which the
+ * stand-in then posts every update to with that token.
+ */
+async function webhookConfig(): Promise<Record<string, unknown>> {
+  const port = await freePort();
+  return {
+    mode: "webhook",
+    webhook: {
+      url: `http://127.0.0.1:${port}/telegram`,
+      host: "127.0.0.1",
+      port,
+      secretToken: randomBytes(24).toString("hex"),
+    },
+  };
+}
+
 async function runScenario(scenario: Scenario): Promise<Row> {
-  const dir = mkdtempSync(join(tmpdir(), `roomgate-faults-${topology}-${scenario}-`));
+  const dir = mkdtempSync(join(tmpdir(), `roomgate-faults-${topology}-${transport}-${scenario}-`));
   const redis = await startFaultRedis(topology, dir, Number(values["down-after"]));
   const standin = await BotApiStandin.start();
   const token = standin.addBot(BOT_ID, "faults_bot");
+  const telegram = transport === "webhook" ? await webhookConfig() : {};
   const chats = chatPlan();
   const markers = mkdtempSync(join(dir, "markers-"));
   let report: DeliveryReport;
@@ -143,8 +188,14 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     namespaceEnv: { ECHO_MARKERS: markers },
     // Each chat sends faster than one person may (20 turns a minute): that flood
     // control is not what this script tests, so it is off.
-    extra: { limits: { turnsPerMinute: 1_000_000, roomQueueCap: 1_000_000 } },
+    extra: { limits: { turnsPerMinute: 1_000_000, roomQueueCap: 1_000_000 }, telegram },
   });
+  if (transport === "webhook") {
+    standin.deliverByWebhook(token, {
+      timeoutMs: Number(values["webhook-timeout"]) * 1000,
+      retryMs: Number(values["webhook-retry"]),
+    });
+  }
   try {
     await fleet.launch("start", "start");
     await Promise.all([fleet.launch("worker-1", "worker"), fleet.launch("worker-2", "worker")]);
@@ -152,7 +203,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     const { plan, poison } = schedule(scenario, start);
     const loadMs = plan.at(-1)!.at - start;
     log(
-      `${scenario}: ${plan.length} turns over ${chats.length} chats at ${rate}/s (${(loadMs / 1000).toFixed(0)} s); logs in ${dir}`,
+      `${scenario}: ${plan.length} turns over ${chats.length} chats at ${rate}/s (${(loadMs / 1000).toFixed(0)} s) by ${transport}; logs in ${dir}`,
     );
     standin.schedule(token, plan, (chatId) => (chatId > 0 ? chatId : GROUP_USER));
     const botRateSlot = calculateSlot(`tg:${BOT_ID}`);
@@ -195,6 +246,14 @@ async function runScenario(scenario: Scenario): Promise<Row> {
           `its chats got a send ${(range.deadResumedMs / 1000).toFixed(1)} s after it was back`,
       );
     }
+    if (transport === "webhook") {
+      const w = standin.webhookStats;
+      log(
+        `${scenario}: webhook: ${w.posts} posts for ${standin.released.length} updates, ${w.refused} answered non-2xx ` +
+          `(${JSON.stringify(w.statuses)}), ${w.unanswered} unanswered (refused, reset or timed out), ` +
+          `${standin.pendingUpdates(token)} never answered 2xx; the longest an update took from its first post to its 2xx ${(w.longestRetryMs / 1000).toFixed(1)} s`,
+      );
+    }
     if (bystanders.told > 0) log(`${scenario}: ${bystanders.told} chats told their message waits for Redis`);
   } finally {
     await fleet.stop();
@@ -219,6 +278,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     ...report,
     ...causes,
     scenario,
+    transport,
     promotionMs:
       marks.faultAt !== undefined && marks.promotedAt !== undefined
         ? marks.promotedAt - marks.faultAt

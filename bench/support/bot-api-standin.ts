@@ -36,14 +36,37 @@ export interface SendFaults {
 
 type Json = Record<string, unknown>;
 
+/** How the stand-in posts updates to a webhook, as Telegram does (webhook transport). */
+export interface WebhookDelivery {
+  /** A delivery not answered within this long counts as failed and is posted again, ms. */
+  timeoutMs: number;
+  /** The wait before posting a failed update again, ms. */
+  retryMs: number;
+}
+
+/** What the webhook deliveries met: posts made, and the ones that were not a 2xx. */
+export interface WebhookStats {
+  posts: number;
+  /** Answered with a status other than 2xx (roomgate's 500 after 3 s, a 401, a 404…). */
+  refused: number;
+  /** No answer: connection refused or reset (a killed `start`), or none within the timeout. */
+  unanswered: number;
+  /** The status codes of the refused posts, counted. */
+  statuses: Record<string, number>;
+  /** The longest one update waited, from its first post to the 2xx, ms. */
+  longestRetryMs: number;
+}
+
 interface BotQueue {
   id: number;
   username: string;
   nextUpdateId: number;
-  /** Updates released and not yet confirmed by an offset. */
+  /** Updates released and not yet confirmed by an offset (polling) or a 2xx (webhook). */
   updates: { update_id: number; message: Json }[];
   waiters: Set<() => void>;
   nextMessageId: number;
+  /** Set by setWebhook, cleared by deleteWebhook: where and with which secret updates are posted. */
+  webhook?: { url: string; secretToken?: string };
 }
 
 /**
@@ -64,6 +87,15 @@ export class BotApiStandin {
   private timers = new Set<NodeJS.Timeout>();
   private port = 0;
   private listening = false;
+  private closed = false;
+  /** Counts of the webhook deliveries (webhook transport only). */
+  readonly webhookStats: WebhookStats = {
+    posts: 0,
+    refused: 0,
+    unanswered: 0,
+    statuses: {},
+    longestRetryMs: 0,
+  };
 
   private constructor(private server: Server) {}
 
@@ -134,6 +166,11 @@ export class BotApiStandin {
     if (sorted.length > 0) this.later(tick, sorted[0]!.at - performance.now());
   }
 
+  /** Updates released to the bot and not yet confirmed (an offset past them, or a 2xx to their post). */
+  pendingUpdates(token: string): number {
+    return this.bots.get(token)?.updates.length ?? 0;
+  }
+
   /** Takes the API off the network (connection refused) for `ms`, then back on the same port. */
   async unreachableFor(ms: number): Promise<void> {
     await this.closeServer();
@@ -142,8 +179,89 @@ export class BotApiStandin {
     await this.listen(this.port);
   }
 
+  /**
+   * Webhook transport: posts the bot's updates, as they are released, to the URL its
+   * setWebhook named, the way Telegram does: a JSON Update per POST, the secret token
+   * in X-Telegram-Bot-Api-Secret-Token when setWebhook gave one, one update at a time
+   * and in order. An update stays first in the bot's queue until a post of it is
+   * answered 2xx: a non-2xx answer, a refused or reset connection, or no answer within
+   * `timeoutMs` has it posted again after `retryMs` (Telegram repeats an unsuccessful
+   * request; the stand-in never gives up on one, so a lost update is roomgate's). While
+   * a webhook is set, getUpdates answers 409, as Telegram's does.
+   */
+  deliverByWebhook(token: string, delivery: WebhookDelivery): void {
+    const bot = this.bots.get(token)!;
+    void (async () => {
+      let firstPostAt: number | undefined;
+      let failedId: number | undefined;
+      while (!this.closed) {
+        const update = bot.updates[0];
+        const hook = bot.webhook;
+        if (!update || !hook) {
+          await this.wait(bot, 1000);
+          continue;
+        }
+        if (failedId !== update.update_id) firstPostAt = performance.now();
+        const ok = await this.post(hook, update, delivery.timeoutMs);
+        if (ok) {
+          this.webhookStats.longestRetryMs = Math.max(
+            this.webhookStats.longestRetryMs,
+            performance.now() - firstPostAt!,
+          );
+          failedId = undefined;
+          if (bot.updates[0] === update) bot.updates.shift();
+          continue;
+        }
+        failedId = update.update_id;
+        await new Promise((resolve) => setTimeout(resolve, delivery.retryMs));
+      }
+    })();
+  }
+
+  /** One webhook post: true on a 2xx; counts a refusal or a post without an answer. */
+  private async post(
+    hook: { url: string; secretToken?: string },
+    update: { update_id: number; message: Json },
+    timeoutMs: number,
+  ): Promise<boolean> {
+    this.webhookStats.posts += 1;
+    try {
+      const res = await fetch(hook.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(hook.secretToken ? { "x-telegram-bot-api-secret-token": hook.secretToken } : {}),
+        },
+        body: JSON.stringify(update),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      if (res.status >= 200 && res.status < 300) return true;
+      this.webhookStats.refused += 1;
+      this.webhookStats.statuses[res.status] = (this.webhookStats.statuses[res.status] ?? 0) + 1;
+      return false;
+    } catch {
+      this.webhookStats.unanswered += 1;
+      return false;
+    }
+  }
+
+  /** Waits for a release (or setWebhook) on the bot, at most `ms`. */
+  private wait(bot: BotQueue, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = (): void => {
+        bot.waiters.delete(wake);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      bot.waiters.add(wake);
+    });
+  }
+
   /** Stops the server and every pending timer. */
   async close(): Promise<void> {
+    this.closed = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     await this.closeServer();
@@ -191,6 +309,29 @@ export class BotApiStandin {
       return send(res, 200, {
         ok: true,
         result: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username },
+      });
+    }
+    if (method === "setWebhook") {
+      const url = String(body.url ?? "");
+      const secretToken = body.secret_token === undefined ? undefined : String(body.secret_token);
+      bot.webhook = url ? { url, secretToken } : undefined;
+      for (const wake of bot.waiters) wake();
+      return send(res, 200, {
+        ok: true,
+        result: true,
+        description: url ? "Webhook was set" : "Webhook was deleted",
+      });
+    }
+    if (method === "deleteWebhook") {
+      bot.webhook = undefined;
+      return send(res, 200, { ok: true, result: true, description: "Webhook was deleted" });
+    }
+    if (method === "getUpdates" && bot.webhook) {
+      return send(res, 409, {
+        ok: false,
+        error_code: 409,
+        description:
+          "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
       });
     }
     if (method === "getUpdates") return this.getUpdates(bot, body, req, res);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 
 interface ScenarioRow {
   scenario: string;
+  transport: string;
   turns: number;
   delivered: number;
   lost: number;
@@ -63,4 +64,35 @@ describe("npm run test:faults, short", () => {
     expect(row!.bystanderErrors).toBe(0);
     expect(code, output).toBe(0);
   }, 120_000);
+
+  it("takes updates through the webhook, as Telegram posts them, exactly once and in order", async () => {
+    // About 60 turns over 6 chats at 10/s (58: each chat its share, rounded; about 15 s in all): the same checks with the
+    // stand-in posting each update to `start`'s webhook (secret token, one at a time,
+    // again until answered 2xx) instead of serving getUpdates.
+    const { code, rows, output } = await runFaults([
+      "--transport",
+      "webhook",
+      "--scenario",
+      "namespace",
+      "--turns",
+      "60",
+      "--chats",
+      "6",
+      "--groups",
+      "1",
+      "--rate",
+      "10",
+      "--drain-timeout",
+      "30",
+    ]);
+    expect(rows, output).toHaveLength(1);
+    const [row] = rows;
+    expect(row!.transport).toBe("webhook");
+    expect(row!.turns).toBeGreaterThanOrEqual(55);
+    expect(row!.delivered).toBe(row!.turns);
+    expect([row!.lost, row!.duplicated, row!.outOfOrder]).toEqual([0, 0, 0]);
+    expect([row!.chatGapViolations, row!.botRateViolations, row!.groupRateViolations]).toEqual([0, 0, 0]);
+    expect(row!.bystanderErrors).toBe(0);
+    expect(code, output).toBe(0);
+  }, 90_000);
 });
