@@ -362,9 +362,24 @@ export class RedisSentinelTopology {
     throw new Error("no sentinel names a master");
   }
 
-  /** Asks the sentinels for a failover (`SENTINEL FAILOVER`), as an operator's switchover does. */
-  async failover(): Promise<void> {
-    await this.ask(this.sentinels[0]!, ["failover", this.name]);
+  /**
+   * Asks the sentinels for a failover (`SENTINEL FAILOVER`), as an operator's switchover
+   * does. A sentinel answers NOGOODSLAVE while no replica is one it would promote yet (its
+   * link to them not up, or their last INFO too old, soon after a start or an earlier
+   * failover): an operator asks again, and so does this, until it is taken or `ms` pass.
+   */
+  async failover(ms = 30_000): Promise<void> {
+    let refused: unknown;
+    await until("a sentinel taking the failover", ms, async () => {
+      try {
+        await this.ask(this.sentinels[0]!, ["failover", this.name]);
+        return true;
+      } catch (err) {
+        if (!String(err).includes("NOGOODSLAVE")) refused = err;
+        return refused === undefined ? false : true;
+      }
+    });
+    if (refused !== undefined) throw refused;
   }
 
   /** Sends `args` to a data node as they are (CONFIG SET, CLIENT PAUSE, BGSAVE …). */
