@@ -18,7 +18,7 @@ export const RESERVE_SLOT = declareScript({
   args: z.object({
     windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
     member: z.string(),
-    mode: z.enum(["take", "book", "booked", "answered", "hold", "past", "checked"]),
+    mode: z.enum(["take", "book", "booked", "answered", "hold", "past", "checked", "release"]),
     ms: z.number(),
     gate: z.boolean(),
     startedAt: z.number().optional(),
@@ -147,6 +147,15 @@ export class SlotCalls {
     };
     if (await fb.ready(windows)) return fallback();
     const sentAt = Date.now();
+    // A call left for the fallback stays queued in the client and runs once the range is
+    // back: its slot is then one no request uses (the send went through the fallback, which
+    // the check's holds count), and left there it counts as a send for a whole window.
+    const instead = () => {
+      void settled
+        .then((o) => ("value" in o ? this.direct(windows, member, "release", 0, { gate: false }) : undefined))
+        .catch(() => undefined);
+      return fallback();
+    };
     const settled = this.gated(windows, member, mode, ms, once).then(
       (value) => {
         fb.ok();
@@ -165,7 +174,7 @@ export class SlotCalls {
         throw outcome.err;
       }
       fb.failing(sentAt);
-      if (await fb.ready(windows)) return fallback();
+      if (await fb.ready(windows)) return instead();
     }
   }
 
@@ -208,7 +217,7 @@ export class SlotCalls {
   async direct(
     windows: SendWindow[],
     member: string,
-    mode: Mode | "checked",
+    mode: Mode | "checked" | "release",
     ms: number,
     options: { gate: boolean; once?: boolean; startedAt?: number; groupMs?: number; holds?: number[] },
   ): Promise<Direct> {

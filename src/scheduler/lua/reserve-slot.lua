@@ -33,7 +33,8 @@
               "past": a send made without a slot (Redis refusing writes then) is recorded
               at when it was answered, `ms` ago, so that it counts as long as any send;
               "checked": the shards were checked after a gap (`startedAt`), block the
-              first window `ms`
+              first window `ms`; "release": drop the member's slot (its send went
+              through the fallback windows instead)
     ms        "hold", "checked": ms to block the (first) windows for; "book", "booked": the
               `soon` ms; "past": how long ago the send was answered
     gate      whether a gap makes the windows wait for a check
@@ -99,6 +100,10 @@ if mode == "checked" then
 end
 if mode == "hold" then
   windows_hold(keys, window, A.ms, now)
+  return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
+end
+if mode == "release" then
+  for _, key in ipairs(keys) do redis.call("ZREM", key, member) end
   return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
 end
 if mode == "answered" then
