@@ -49,7 +49,7 @@ export class TurnGate implements DeliveryLedger, SendGate {
   private commit: CommitRecord | undefined;
   private sent: Record<string, string> = {};
   private warned = new Set<string>();
-  /** The slot booked later for a part that was not sent, kept in the turn record by the park. */
+  /** The slot of a part whose request has not left (booked for later, or its answer lost), kept by the park. */
   private booked: { part: string; member: string } | undefined;
   /** Parts whose attempt the platform refused, with the mark to put back ("" for none). */
   private notSent: Record<string, string> = {};
@@ -141,6 +141,11 @@ export class TurnGate implements DeliveryLedger, SendGate {
     const earlier = this.record[key] ?? (this.booked?.part === part ? this.booked.member : undefined);
     const member = earlier ?? randomUUID();
     const soon = earlier === undefined ? PARK_AFTER_MS : BOOKED_WAIT_MS;
+    // Kept until the request leaves, whatever ends the attempt before: a booking whose
+    // answer was lost (a connection reset, a write not acknowledged) stands in every
+    // window, and the next attempt must ask for it by its member, not book beside it.
+    // Its request never left, so moving its entry undercounts nothing.
+    this.booked = { part, member };
     const { limiter } = this.deps;
     // When this process expects the slot now (limits far off, as a self-hosted Bot API
     // has them), the step goes out beside the booking: one round trip before the send
@@ -163,6 +168,7 @@ export class TurnGate implements DeliveryLedger, SendGate {
         if (this.lease.lost) throw new LeaseLostError(this.lease.room);
         this.inFlight = taken ? { windows, member } : undefined;
       });
+      this.booked = undefined;
       this.turn.to("sending");
       return;
     }
@@ -171,7 +177,6 @@ export class TurnGate implements DeliveryLedger, SendGate {
     });
     if (waitMs > soon) {
       // Booked for later: nothing is stepped, the park carries the writes and keeps the booking.
-      this.booked = { part, member };
       throw new SendDeferredError(Math.max(1, waitMs - BOOKED_LEAD_MS), "send window full; slot booked");
     }
     // The slot is ours (within `soon`, never asked for again: the script counts on that):
@@ -179,7 +184,6 @@ export class TurnGate implements DeliveryLedger, SendGate {
     // The slot was taken when the script ran: an answer held up came after it by `lateMs`.
     const dueAt = Date.now() - lateMs + waitMs;
     await this.stepped(part);
-    this.booked = undefined;
     delete this.record[key];
     await this.unsentIfThrows(async () => {
       const late = Date.now() - dueAt;
@@ -188,6 +192,7 @@ export class TurnGate implements DeliveryLedger, SendGate {
       if (this.lease.lost) throw new LeaseLostError(this.lease.room);
       this.inFlight = taken ? { windows, member } : undefined;
     });
+    this.booked = undefined;
     this.turn.to("sending");
   }
 

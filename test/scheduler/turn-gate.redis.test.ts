@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { SendDeferredError } from "../../src/core/delivery-errors.js";
@@ -168,3 +169,83 @@ it("asks again for a slot whose answer was held up past it (a WAIT after a failo
     expect(heldAt - otherAt).toBeGreaterThanOrEqual(990);
   });
 }, 15_000);
+
+/** A limiter whose next booking is recorded in Redis but whose answer never comes back (a connection reset). */
+class ReplyLost extends RedisRateLimiter {
+  private lose = false;
+  loseNextReply(): void {
+    this.lose = true;
+  }
+  override async book(...args: Parameters<RedisRateLimiter["book"]>): ReturnType<RedisRateLimiter["book"]> {
+    const reply = await super.book(...args);
+    if (!this.lose) return reply;
+    this.lose = false;
+    throw new Error("connection reset; the booking's reply was lost");
+  }
+}
+
+it("keeps a booking whose answer was lost for the turn's next attempt, so a full group is not held a window longer", async () => {
+  const room = "telegram:7:-905";
+  const entry = JSON.stringify({ eventId: "b" });
+  await db.scheduler.intake.enqueue({ room, lane: LANE, eventId: "b", entry, dedupeMs: 60_000 });
+  const WINDOW_MS = 3000;
+  const windows = [
+    { group: "gate-test", scope: "bot:905", max: 30, windowMs: 1010 },
+    { group: "gate-test", scope: "group:-905", max: 2, windowMs: WINDOW_MS },
+  ];
+  const groupKey = db.schedulerKeys.rate("gate-test", "group:-905");
+  const limiter = new ReplyLost(db.redis, db.schedulerKeys);
+  const scripts = new SchedulerScripts(db.redis, db.keys);
+  /** Claims the room as `token` and opens a gate on what its turn record holds. */
+  const attempt = async (token: string) => {
+    const claimed = await db.scheduler.claim({ room, lane: LANE, token, ...SETTINGS });
+    if (claimed.kind !== "claimed") throw new Error(`room not claimed: ${claimed.kind}`);
+    const lease = new RoomLease(scripts, room, LANE, token, SETTINGS);
+    const gate = new TurnGate(
+      { limiter, log: silentLogger(), platform: "telegram" },
+      lease,
+      claimed.record,
+      new TurnLifecycle(),
+    );
+    return { lease, gate };
+  };
+  /** Parks the turn as the runner does, due again at once (the test waits for the slot itself). */
+  const park = ({ lease, gate }: Awaited<ReturnType<typeof attempt>>, verdict: "wait" | "retry") =>
+    lease.park({
+      writes: gate.writes(),
+      booked: gate.bookedSlot(),
+      head: entry,
+      delayMs: 0,
+      verdict,
+      reason: "test",
+      deadlineMs: 600_000,
+      letterId: randomUUID(),
+    });
+
+  // The group's window is full: its next send is booked a window later.
+  for (let i = 0; i < 2; i += 1) await limiter.acquire(windows);
+  // The first attempt's booking is made, but its answer is lost: the turn parks for a retry.
+  const first = await attempt("t1");
+  limiter.loseNextReply();
+  await expect(first.gate.reserve(windows, "p1")).rejects.toThrow("reply was lost");
+  await park(first, "retry");
+  // The next attempt finds the booking standing and parks until it comes.
+  const second = await attempt("t2");
+  await expect(second.gate.reserve(windows, "p1")).rejects.toBeInstanceOf(SendDeferredError);
+  const booked = second.gate.bookedSlot()!;
+  const bookedAt = Number(await db.redis.zscore(groupKey, booked.member));
+  await park(second, "wait");
+  await waitFor(async () => (await redisNow()) >= bookedAt - 10, undefined, "the booked slot");
+  const third = await attempt("t3");
+  await third.gate.reserve(windows, "p1");
+  expect(Number(await db.redis.zscore(groupKey, booked.member)) - bookedAt).toBeLessThan(100);
+  // The turn's send is the group's only one in its window now: the next goes at once.
+  const next = await limiter.book(windows, randomUUID(), 20);
+  expect(next.waitMs, "the group's next send waits for a slot the lost answer's booking still holds").toBe(0);
+}, 15_000);
+
+/** Redis' clock in ms, the one slots are planned on. */
+async function redisNow(): Promise<number> {
+  const [seconds, micros] = await db.redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
