@@ -30,8 +30,13 @@ export interface ReplicaView {
 
 /** The replicas a master's `INFO replication` lists as online, by address. */
 export function onlineReplicas(info: string): ReplicaAddress[] {
+  return listedReplicas(info, (state) => state === "online");
+}
+
+/** The replicas a master's `INFO replication` lists in a state `keep` accepts, by address. */
+function listedReplicas(info: string, keep: (state: string) => boolean): ReplicaAddress[] {
   return [...info.matchAll(/^slave\d+:ip=([^,]+),port=(\d+),state=(\w+)/gm)]
-    .filter((m) => m[3] === "online")
+    .filter((m) => keep(m[3]!))
     .map((m) => `${m[1]}:${m[2]}`);
 }
 
@@ -43,13 +48,19 @@ function masterClient(client: RedisClient, node: string): Redis | undefined {
 
 /**
  * One instance named by `redis.url`: nothing promotes its replicas on its own, so a
- * replica that left the master's INFO is gone until it comes back.
+ * replica that left the master's INFO is gone until it comes back. One the INFO lists
+ * in any state is alive: a replica still loading its first sync (`wait_bgsave`,
+ * `send_bulk`, or done but not yet acknowledged) is waited for, not taken for none
+ * (a write acknowledged then was on no replica yet).
  */
 export const SINGLE_VIEW: ReplicaView = {
   async report(client) {
     const info = await (client as Redis).info("replication");
-    const online = onlineReplicas(info);
-    return { online, alive: online, unsettled: !/role:master/.test(info) };
+    return {
+      online: onlineReplicas(info),
+      alive: listedReplicas(info, () => true),
+      unsettled: !/role:master/.test(info),
+    };
   },
 };
 

@@ -38,13 +38,20 @@ describe("updates set aside are kept only once a replica has them", () => {
       dir: join(dir, "replica"),
       config: [`replicaof 127.0.0.1 ${master.port}`],
     });
+    // In sync by both sides' word: the replica loaded the snapshot, and the master lists
+    // it online (its first acknowledgement can come after the replica says its link is up;
+    // until then a write is refused, as the test below expects while it is frozen).
     const probe = replica.client();
+    const masterProbe = master.client();
     await waitFor(
-      async () => /master_link_status:up/.test(await probe.info("replication")),
+      async () =>
+        /master_link_status:up/.test(await probe.info("replication")) &&
+        /^slave0:.*state=online/m.test(await masterProbe.info("replication")),
       20_000,
       "the replica in sync",
     );
     probe.disconnect();
+    masterProbe.disconnect();
     connection = RedisConnection.single(master.url);
     expect(await connection.resolveWait("auto", silentLogger())).toBe(1);
   }, 60_000);
