@@ -14,6 +14,8 @@ export interface Row extends DeliveryReport, DuplicateCauses {
   writableMs: number;
   /** The longest time the bot sent nothing at all, between its first and last send, ms: how long answers stopped flowing. */
   silentMs: number;
+  /** Failovers the sentinels made after the first (promote s is of the last). */
+  laterPromotions: number;
   tooMany: number;
   /** Replies to messages other than poison ones that were not their echo (an error line). */
   bystanderErrors: number;
@@ -64,7 +66,7 @@ export function cells(r: Row, toleranceMs: number): string[] {
     String(r.groupRateViolations),
     String(r.tooMany),
     String(r.bystanderErrors),
-    (r.promotionMs / 1000).toFixed(1),
+    `${(r.promotionMs / 1000).toFixed(1)}${r.laterPromotions > 0 ? ` (${r.laterPromotions + 1} failovers)` : ""}`,
     (r.writableMs / 1000).toFixed(1),
     (r.silentMs / 1000).toFixed(1),
     r.range
@@ -84,7 +86,8 @@ export function printTable(rows: Row[], toleranceMs: number): void {
   console.log(
     [
       "dup: replies sent more than once that no kill explains; a failure.",
-      "promote s: from the fault to the topology taking writes again by itself (a promotion, or the fault's end).",
+      "promote s: from the fault to the topology taking writes again by itself (a promotion, or the fault's end);",
+      "  after a second failover by the sentinels, to the last promotion (the count in brackets).",
       "writable s: from the fault to the new master taking a write (min-replicas-to-write: once a replica follows it).",
       "silent s: the longest time the bot sent nothing at all (answers stopped flowing; target: promote + 5 s).",
       "live silent s: range-down: the longest time, while the range was down, that no chat outside it got a send (FAIL above 5 s).",

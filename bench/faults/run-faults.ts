@@ -288,6 +288,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
         ? marks.writableAt - marks.faultAt
         : Number.NaN,
     silentMs,
+    laterPromotions: marks.laterPromotions ?? 0,
     tooMany: standin.tooMany,
     bystanderErrors: bystanders.count,
     bystanderSample: bystanders.sample,

@@ -12,6 +12,7 @@ import {
   rangeDown,
   replicaStall,
   reshard,
+  markPromoted,
   markWritable,
   type FaultMarks,
 } from "./redis-faults.js";
@@ -119,12 +120,15 @@ export function startFault(scenario: Scenario, t: FaultTargets): RunningFault {
         marks.faultAt = Date.now();
         await old.kill();
         const now = await group.promotedFrom(old);
-        marks.promotedAt = Date.now();
-        markWritable(now, marks);
+        const stop = markPromoted(group, now, marks, t.log);
         t.log(`${now.address} promoted; the old master stays down for 10 s`);
-        await sleep(10_000);
-        await old.start();
-        t.log(`${old.address} is back`);
+        try {
+          await sleep(10_000);
+          await old.start();
+          t.log(`${old.address} is back`);
+        } finally {
+          stop();
+        }
       });
     case "hung-master":
       return once(t, t.loadMs / 3, (marks) => hungMaster(t.redis, marks, t.log));

@@ -392,6 +392,36 @@ export class RedisSentinelTopology {
     }
   }
 
+  /**
+   * Calls `moved` with each master the sentinels switch to after `from` (`+switch-master`,
+   * as the first running sentinel to announce it says), until the returned stop is called.
+   */
+  watchSwitches(from: RedisServer, moved: (to: RedisServer) => void): () => void {
+    let current = from.port;
+    const subscribers = this.sentinels
+      .filter((s) => s.running)
+      .map((sentinel) => {
+        const client = new Redis({
+          host: "127.0.0.1",
+          port: sentinel.port,
+          maxRetriesPerRequest: 1,
+          retryStrategy: () => null,
+        });
+        client.on("error", () => undefined);
+        client.on("message", (_channel: string, message: string) => {
+          // "<name> <old ip> <old port> <new ip> <new port>"
+          const port = Number(message.split(" ")[4]);
+          const node = this.data.find((d) => d.port === port);
+          if (port === current || !node) return;
+          current = port;
+          moved(node);
+        });
+        void client.subscribe("+switch-master").catch(() => undefined);
+        return client;
+      });
+    return () => subscribers.forEach((c) => c.disconnect());
+  }
+
   /** What every running sentinel says of the replicas (SENTINEL REPLICAS: field → value per replica). */
   async replicasSeen(): Promise<Record<string, string>[][]> {
     return Promise.all(
