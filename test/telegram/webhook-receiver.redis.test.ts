@@ -43,6 +43,15 @@ beforeEach(async () => {
   bot = standin.addBot();
   inbox = new RecordingInbox();
   port = await freePort();
+  receiver = await startReceiver(inbox);
+});
+afterEach(async () => {
+  await receiver.stop();
+  await db.cleanup();
+});
+
+/** A started webhook receiver for this test's bot, port and Redis, queueing into `into`. */
+async function startReceiver(into: RecordingInbox): Promise<Receiver> {
   const config = telegramConfig({
     apiRoot: standin.url,
     mode: "webhook",
@@ -56,18 +65,15 @@ beforeEach(async () => {
     connection: db.connection,
     keys: db.keys,
     scheduler: db.scheduler,
-    inbox,
+    inbox: into,
     limiter: new RedisRateLimiter(db.redis, db.schedulerKeys),
     log: silentLogger(),
     ...permissionDeps(config, db.redis, db.keys),
   };
-  receiver = createTelegramPlatform()(deps).receiver!;
-  await receiver.start();
-});
-afterEach(async () => {
-  await receiver.stop();
-  await db.cleanup();
-});
+  const started = createTelegramPlatform()(deps).receiver!;
+  await started.start();
+  return started;
+}
 
 describe("webhook mode", () => {
   it("sets each bot's webhook with the secret token and enqueues what Telegram posts", async () => {
@@ -157,5 +163,25 @@ describe("webhook mode", () => {
     expect(statuses()).toEqual([200]);
     expect(inbox.calls[0]).toMatchObject({ eventId: `tg:${bot.id}:${updateId}` });
     expect(inbox.duplicates()).toEqual([]);
+  });
+
+  it("confirms a chat's updates set aside while they cannot be queued, and after a restart queues them in order", async () => {
+    // Nothing can be queued until the restart (a room's shard down): each update is set
+    // aside after its wait, and confirmed, so Telegram posts the next and never these again.
+    inbox.failNext(Number.MAX_SAFE_INTEGER);
+    const ids = ["one", "two"].map((text) => standin.userSends(bot.token, { from: ALICE, text }).updateId);
+    const statuses = (id: number) =>
+      standin.webhookDeliveries.filter((d) => d.updateId === id).map((d) => d.status);
+    await waitFor(() => ids.every((id) => statuses(id).includes(200)), 10_000, "both updates confirmed");
+    expect(inbox.calls).toEqual([]);
+    await receiver.stop();
+
+    const after = new RecordingInbox();
+    receiver = await startReceiver(after);
+    await waitFor(() => after.calls.length === 2, 5000, "the updates set aside queued");
+    expect(after.calls.map((e) => e.kind === "message" && e.text)).toEqual(["one", "two"]);
+    expect(after.duplicates()).toEqual([]);
+    // Confirmed once each, never posted again.
+    expect(ids.map(statuses)).toEqual([[200], [200]]);
   });
 });
