@@ -49,13 +49,16 @@ describe("outage notices in the send windows", () => {
 
   it("waits for a slot of a full window and counts in it, like any send", async () => {
     const bot = window("bot", 2, 1000);
+    // Read before the bookings: read after them, a slow return on a loaded box made it
+    // late (a run beside the fault rounds: by 30 ms).
+    const before = await redisNow();
     for (let i = 0; i < 2; i += 1) expect((await limiter.book([bot], randomUUID(), 20)).waitMs).toBe(0);
-    const first = await redisNow();
     let sentAt = 0;
     await notices().send("room-1", [bot], async () => {
       sentAt = await redisNow();
     });
-    expect(sentAt).toBeGreaterThanOrEqual(first + 990);
+    // A window after the first send, less the 20 ms a slot may be taken early (SOON_MS).
+    expect(sentAt).toBeGreaterThanOrEqual(before + 980);
     const members = await db.redis.zrange(bot.key, 0, -1);
     expect(members.filter((m) => m.startsWith("notice:"))).toHaveLength(1);
   });
