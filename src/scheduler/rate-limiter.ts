@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { SendWindow } from "../core/adapter.js";
 import { sleep } from "../core/retry.js";
 import { NO_WAIT, type Durability } from "./durable-write.js";
+import type { NoticeMarks } from "./notice-marks.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { schedulerKeysOf, type KeyLayout } from "./scheduler-keys.js";
 import { BUSY_KEYS_KEPT, SlotCalls, type Mode } from "./slot-calls.js";
@@ -61,6 +62,11 @@ export class RedisRateLimiter {
 
   constructor(redis: RedisClient, layout: KeyLayout, durability: Durability = NO_WAIT) {
     this.slots = new SlotCalls(redis, schedulerKeysOf(layout), durability);
+  }
+
+  /** The receivers' marks that their notices sent without a slot are in the windows (notice-marks.ts). */
+  get noticeMarks(): NoticeMarks {
+    return this.slots.noticeMarks;
   }
 
   private keyOf(w: SendWindow): string {

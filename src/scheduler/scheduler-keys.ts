@@ -144,6 +144,14 @@ export class SchedulerKeys extends RoomShards {
     return `${this.prefix}:rate:{${group}}:${scope}`;
   }
 
+  /**
+   * Per receiver of `group`'s sends, when it last had every outage notice it sent without
+   * a slot in the group's windows (src/scheduler/notice-marks.ts); in the windows' slot.
+   */
+  noticeMarks(group: string): string {
+    return `${this.prefix}:rate:{${group}}:receivers`;
+  }
+
   /** The layout this prefix was first used with (its shard count), so a changed count is refused. */
   get layout(): string {
     return `${this.prefix}:layout`;

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
@@ -7,6 +6,7 @@ import { isUnacknowledged, type Durability } from "./durable-write.js";
 import { writeRefusals } from "./write-refusals.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { SchedulerKeys } from "./scheduler-keys.js";
+import { NoticeMarks } from "./notice-marks.js";
 import { SLOW_MS, WindowFallback } from "./window-fallback.js";
 
 /** reserve-slot.lua (with the windows' functions, windows.lua): one send slot, a 429's hold, an answer time. */
@@ -63,17 +63,10 @@ const UNACKNOWLEDGED: RetryPolicy = { attempts: 20, firstMs: 100, maxMs: 1000, j
  * come with outage notices sent without a slot by some process: they are sent after 10 s
  * of refusals, and a process with work waiting tries a write every 0.5–2.5 s meanwhile,
  * so it saw at least 10 − 2 × 2.5 = 5 s of them (first try late, last try early). A
- * shorter outage (an ordinary failover, ~2–5 s) sent no notice and is not held.
+ * shorter outage (an ordinary failover, ~2–5 s) sent no notice, and its first bookings
+ * do not wait for the receivers' marks (notice-marks.ts).
  */
 const OUTAGE_MS = 4500;
-
-/**
- * After such refusals the first bookings wait this long once Redis takes this process's
- * write again: a process that sent notices without a slot records them in the windows
- * within ~50 ms of Redis taking writes (src/edge/unbooked-notices.ts), and they must be
- * there before anyone books the next send, or the two together pass a limit.
- */
-const AFTER_OUTAGE_MS = 500;
 
 /** Entries a per-process map keeps (`expectsSlotNow`'s window keys, the fallback's members) before it is trimmed. */
 export const BUSY_KEYS_KEPT = 10_000;
@@ -91,12 +84,15 @@ export class SlotCalls {
   private readonly viaFallback = new Set<string>();
   /** The write that asks whether Redis takes writes again after refusals, shared by the bookings waiting. */
   private settling: Promise<void> | undefined;
+  /** The receivers' marks that their notices sent without a slot are in the windows. */
+  readonly noticeMarks: NoticeMarks;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: SchedulerKeys,
     private readonly durability: Durability,
   ) {
+    this.noticeMarks = new NoticeMarks(redis, keys, durability);
     this.fallback = new WindowFallback(redis, keys, durability, (windows) =>
       this.direct(windows, "probe", "answered", 0, { gate: true }),
     );
@@ -265,30 +261,19 @@ export class SlotCalls {
 
   /**
    * After refusals this process saw (writeRefusals), a booking first asks Redis for a
-   * write that changes nothing (an answer time for no member), and once Redis takes
-   * it, after refusals long enough for outage notices, waits AFTER_OUTAGE_MS: the notices
-   * sent without a slot meanwhile are then in the windows. Throws Redis' refusal.
+   * write that changes nothing (notice-marks.ts). Once Redis takes it, after refusals
+   * long enough for outage notices, it waits until every receiver has marked its notices
+   * sent without a slot meanwhile as in the windows. Throws Redis' refusal.
    */
   private async afterOutage(windows: SendWindow[]): Promise<void> {
-    if (writeRefusals.unsettledMs() === undefined) return;
+    const since = writeRefusals.unsettledSince();
+    if (since === undefined) return;
     this.settling ??= (async () => {
       const lasted = writeRefusals.unsettledMs() ?? 0;
       const sentAt = Date.now();
-      await runScript(
-        this.redis,
-        RESERVE_SLOT,
-        { first: this.keyOf(windows[0]!), state: this.keys.rate(windows[0]!.group, "state") },
-        {
-          windows: [{ windowKey: 1, max: 1, windowMs: 1 }],
-          member: `probe:${randomUUID()}`,
-          mode: "answered",
-          ms: 0,
-          gate: false,
-        },
-        { durability: this.durability },
-      );
+      await this.noticeMarks.probe(windows[0]!.group);
+      if (lasted >= OUTAGE_MS) await this.noticeMarks.awaitMarked(windows[0]!.group, since);
       writeRefusals.settled(sentAt);
-      if (lasted >= OUTAGE_MS) await sleep(AFTER_OUTAGE_MS);
     })().finally(() => (this.settling = undefined));
     await this.settling;
   }

@@ -39,6 +39,11 @@ export class WriteRefusals {
     return this.outageLastAt > this.settledAt ? this.outageLastAt - this.outageFrom : undefined;
   }
 
+  /** When (local ms) the refusals this process saw since Redis last took its write began, or undefined when there were none. */
+  unsettledSince(): number | undefined {
+    return this.outageLastAt > this.settledAt ? this.outageFrom : undefined;
+  }
+
   /** Redis took a write of this process that it sent at `sentAt`: the refusals before are over. */
   settled(sentAt: number): void {
     this.settledAt = Math.max(this.settledAt, sentAt);

@@ -2,12 +2,13 @@ import { Api } from "grammy";
 import type { Update } from "grammy/types";
 import type { TelegramLimits } from "../core/config/telegram.js";
 import type { Logger } from "../core/log.js";
+import type { Abortable } from "../core/retry.js";
 import { UNQUEUED_NOTICE, UnqueuedEventError } from "../core/unqueued.js";
 import { OutageNotices, type OutageNoticeOptions } from "../edge/outage-notices.js";
 import { UnbookedNotices } from "../edge/unbooked-notices.js";
 import type { RedisRateLimiter } from "../scheduler/rate-limiter.js";
 import { loggableError } from "./loggable-error.js";
-import { telegramWindows } from "./send-limits.js";
+import { telegramGroup, telegramWindows } from "./send-limits.js";
 
 /** The bot's send windows, where its notices count like every send (src/telegram/send-limits.ts). */
 export interface NoticeLimits {
@@ -39,7 +40,8 @@ export class TelegramOutageNotices {
     // The same bot and API root, without the transformers (send limits) of the bot's API.
     this.api = new Api(api.token, api.options);
     this.policy = new OutageNotices("telegram", log, options, loggableError);
-    this.unbooked = limits && new UnbookedNotices(limits.limiter, log, "telegram");
+    this.unbooked =
+      limits && new UnbookedNotices(limits.limiter, log, "telegram", telegramGroup(limits.botId));
   }
 
   /**
@@ -86,6 +88,14 @@ export class TelegramOutageNotices {
     if (chatId === undefined) return;
     await this.policy.heldBack(String(chatId));
     await this.unbooked?.recorded(String(chatId));
+  }
+
+  /**
+   * Marks, until `signal` aborts, that the notices sent without a slot are in the send
+   * windows, for the first bookings after an outage to wait for (edge/unbooked-notices.ts).
+   */
+  markWhile(signal: Abortable): void {
+    this.unbooked?.markWhile(signal);
   }
 
   /** An update was queued: the outage (if any) is over. */

@@ -73,9 +73,14 @@ export function inSendScope<T>(gate: SendGate | undefined, part: string, send: (
   return gate ? scope.run({ gate, part }, send) : send();
 }
 
+/** A bot's send windows' group: the hash tag of all its windows' keys, one Cluster slot. */
+export function telegramGroup(botId: number): string {
+  return `tg:${botId}`;
+}
+
 /** The windows a send to `chatId` must fit: per bot, per chat, and per group (negative ids are groups). */
 export function telegramWindows(botId: number, chatId: number, limits: TelegramLimits): SendWindow[] {
-  const group = `tg:${botId}`;
+  const group = telegramGroup(botId);
   const perSecond = (n: number, slack: number): Pick<SendWindow, "max" | "windowMs"> =>
     n >= 1
       ? { max: Math.floor(n), windowMs: 1000 + slack }

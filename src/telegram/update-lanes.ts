@@ -82,8 +82,13 @@ export class UpdateLanes {
     });
   }
 
-  /** Puts the updates set aside before a restart first in their chats' lanes, each chat's in order. */
+  /**
+   * Puts the updates set aside before a restart first in their chats' lanes, each chat's
+   * in order, and starts marking the notices sent without a slot as recorded until the
+   * receiver stops (outage-notices.ts).
+   */
   async resume(): Promise<void> {
+    this.notices.markWhile(this.stopping());
     const kept = await this.aside.load();
     if (kept.length === 0) return;
     this.log.info(

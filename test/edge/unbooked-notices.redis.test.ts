@@ -45,7 +45,7 @@ describe("outage notices in the send windows", () => {
     const group = `test:${randomUUID()}`;
     return { group, scope: name, key: db.schedulerKeys.rate(group, name), max, windowMs };
   };
-  const notices = () => new UnbookedNotices(limiter, silentLogger(), "test");
+  const notices = () => new UnbookedNotices(limiter, silentLogger(), "test", "test");
 
   it("waits for a slot of a full window and counts in it, like any send", async () => {
     const bot = window("bot", 2, 1000);
