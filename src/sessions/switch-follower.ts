@@ -20,22 +20,28 @@ const CHANNEL = "+switch-master";
  * replicas follow the new master — which is when a master with `min-replicas-to-write`
  * starts taking writes. That last reconnect, to the master the client already had,
  * held answers back for about a second right then, after every switchover (fault
- * script, round 5). As with ioredis' detector, an announcement is acted on only while
- * the client has a connection (`connect` or `ready`): one that is connecting asks the
- * sentinels anyway, and ending its connect midway is what left ioredis 5 clients
- * failing every command ("Connection is closed").
+ * script, round 5). An announcement reaches a client that has lost its master between
+ * two tries (`reconnecting`): it tries now instead of at the end of its back-off (up to
+ * 2 s, which the processes waited out at different moments: a worker reached the new
+ * master 0.4 s before the receiver whose outage notice its bookings had to count).
+ * One that is connecting asks the sentinels anyway, and ending its connect midway is
+ * what left ioredis 5 clients failing every command ("Connection is closed").
  */
 export function followSwitches(client: Redis, group: SentinelGroupAddress): void {
   let subscribers: Redis[] | undefined;
   const onSwitch = (channel: string, message: string) => {
     if (channel !== CHANNEL) return;
     const [name, , , host, port] = message.split(" ");
-    if (name !== group.name || (client.status !== "ready" && client.status !== "connect")) return;
+    if (name !== group.name) return;
+    if (client.status === "reconnecting") return tryNow(client);
+    if (client.status !== "ready" && client.status !== "connect") return;
     const stream = (client as unknown as { stream?: Socket }).stream;
     if (stream && `${stream.remoteAddress}:${stream.remotePort}` === `${host}:${port}`) return;
     client.disconnect(true);
   };
-  client.once("connect", () => {
+  // From its first try, not its first connection: a client made while the master is
+  // down (the client watch's replacement) has none until the sentinels promote one.
+  client.once("connecting", () => {
     if (client.status === "end") return;
     subscribers = group.sentinels.map((sentinel) => {
       const subscriber = new Redis({
@@ -57,6 +63,15 @@ export function followSwitches(client: Redis, group: SentinelGroupAddress): void
     for (const subscriber of subscribers ?? []) subscriber.disconnect();
     subscribers = [];
   });
+}
+
+/** Ends a reconnecting client's back-off: its next try, which asks the sentinels for the master, starts now. */
+function tryNow(client: Redis): void {
+  const waiting = client as unknown as { reconnectTimeout: NodeJS.Timeout | null };
+  if (!waiting.reconnectTimeout) return;
+  clearTimeout(waiting.reconnectTimeout);
+  waiting.reconnectTimeout = null;
+  client.connect().catch(() => undefined);
 }
 
 /**

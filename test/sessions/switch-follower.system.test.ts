@@ -57,3 +57,51 @@ describe("a Sentinel client through a switchover (1 master, 2 replicas, 3 sentin
     expect(await client.set("after", "switch")).toBe("OK");
   }, 90_000);
 });
+
+/**
+ * A Sentinel client that lost its master waits between tries (its back-off, up to 2 s
+ * by default); the sentinels' announcement of the promoted master ends that wait, so
+ * that every process reaches the new master at the announcement, not up to a back-off
+ * apart (a worker booked sends 0.4 s before the receiver whose outage notice they had
+ * to count reached Redis).
+ */
+describe("a Sentinel client whose master died, between its reconnect tries", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rg-switch-kill-"));
+  /** Far longer than the promotion takes: a client that waits it out fails the test. */
+  const BACKOFF_MS = 60_000;
+  let group: RedisSentinelTopology;
+  let client: Redis;
+  const listeners: Redis[] = [];
+  beforeAll(async () => {
+    group = await RedisSentinelTopology.start({ dir, replicas: 1, sentinels: 3, downAfterMs: 1000 });
+    client = buildClient(
+      { kind: "sentinel", name: group.name, nodes: group.urls },
+      { retryStrategy: () => BACKOFF_MS },
+    ) as Redis;
+    await client.ping();
+  }, 60_000);
+  afterAll(async () => {
+    for (const l of listeners) l.disconnect();
+    client?.disconnect();
+    await group?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("tries again at the sentinels' announcement, not at its back-off's end", async () => {
+    let announcedAt: number | undefined;
+    for (const sentinel of group.sentinels) {
+      const listener = new Redis({ port: sentinel.port });
+      listeners.push(listener);
+      listener.on("message", () => (announcedAt ??= Date.now()));
+      await listener.subscribe("+switch-master");
+    }
+    const old = await group.master();
+    await old.kill();
+    await waitFor(() => client.status === "reconnecting", 10_000, "the client between tries");
+    const now = await group.promotedFrom(old);
+    await waitFor(() => announcedAt, 30_000, "a sentinel announcing the switch");
+    await waitFor(() => client.status === "ready", BACKOFF_MS / 2, "the client on the promoted master");
+    expect((client as unknown as { stream: { remotePort: number } }).stream.remotePort).toBe(now.port);
+    expect(await client.set("after", "kill")).toBe("OK");
+  }, 90_000);
+});
