@@ -62,12 +62,21 @@ describe("the first bookings after an outage", () => {
   it("wait for a receiver that reaches Redis later to record its notice", async () => {
     const keys = new SchedulerKeys(`t${randomUUID().slice(0, 8)}`);
     const chat: SendWindow = { group: GROUP, scope: "chat:5", max: 1, windowMs: 1150 };
-    const receiver = new UnbookedNotices(new RedisRateLimiter(receiverRedis, keys), silentLogger(), "test", GROUP);
+    const receiver = new UnbookedNotices(
+      new RedisRateLimiter(receiverRedis, keys),
+      silentLogger(),
+      "test",
+      GROUP,
+    );
     const worker = new RedisRateLimiter(workerRedis, keys);
     const stop = new AbortController();
     receiver.markWhile(stop.signal);
     try {
-      await waitFor(async () => (await admin.zcard(keys.noticeMarks(GROUP))) === 1, undefined, "the receiver's mark");
+      await waitFor(
+        async () => (await admin.zcard(keys.noticeMarks(GROUP))) === 1,
+        undefined,
+        "the receiver's mark",
+      );
 
       await admin.config("SET", "maxmemory", "1");
       // The worker's writes are refused as long as the outage lasts.
@@ -75,7 +84,9 @@ describe("the first bookings after an outage", () => {
       let refusing = true;
       const tries = (async () => {
         while (refusing) {
-          await worker.bookOnce([chat], `probe-${refused.length}`, 20).catch((err: Error) => refused.push(err.message));
+          await worker
+            .bookOnce([chat], `probe-${refused.length}`, 20)
+            .catch((err: Error) => refused.push(err.message));
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       })();
@@ -93,17 +104,22 @@ describe("the first bookings after an outage", () => {
       expect(refused.at(-1)).toMatch(/^OOM /);
       await admin.config("SET", "maxmemory", "0");
       const backAt = Date.now();
-      const late = new Promise((resolve) => setTimeout(resolve, RECEIVER_LATE_MS)).then(() => proxy.release());
+      const late = new Promise((resolve) => setTimeout(resolve, RECEIVER_LATE_MS)).then(() =>
+        proxy.release(),
+      );
 
       const member = randomUUID();
       const booked = await worker.book([chat], member, 20);
       const slotAt = Date.now() + booked.waitMs;
       await late;
       // The chat's send after the notice waits a window from it (less the 20 ms a slot may be taken early).
-      expect(slotAt - answeredAt, `booked ${slotAt - backAt} ms after Redis took writes`).toBeGreaterThanOrEqual(
-        chat.windowMs - 20,
+      expect(
+        slotAt - answeredAt,
+        `booked ${slotAt - backAt} ms after Redis took writes`,
+      ).toBeGreaterThanOrEqual(chat.windowMs - 20);
+      const notices = (await admin.zrange(keys.rate(GROUP, "chat:5"), 0, -1)).filter((m) =>
+        m.startsWith("notice:"),
       );
-      const notices = (await admin.zrange(keys.rate(GROUP, "chat:5"), 0, -1)).filter((m) => m.startsWith("notice:"));
       expect(notices).toHaveLength(1);
     } finally {
       stop.abort();
