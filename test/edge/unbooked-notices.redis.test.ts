@@ -5,7 +5,7 @@ import type { SendWindow } from "../../src/core/adapter.js";
 import { silentLogger } from "../../src/core/log.js";
 import { UnbookedNotices } from "../../src/edge/unbooked-notices.js";
 import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
-import { heldProxy, type HeldProxy } from "../support/held-proxy.js";
+import { behindProxy, type HeldProxy } from "../support/held-proxy.js";
 import { testRedis, type TestRedis } from "../support/redis.js";
 import { waitFor } from "../support/wait.js";
 
@@ -22,12 +22,9 @@ describe("outage notices in the send windows", () => {
   let limiter: RedisRateLimiter;
   beforeAll(async () => {
     db = await testRedis();
-    const target = new URL(db.url);
-    proxy = await heldProxy(Number(target.port), target.hostname);
-    const url = new URL(proxy.url);
-    url.username = target.username;
-    url.password = target.password;
-    through = new Redis(url.toString(), { maxRetriesPerRequest: null });
+    const behind = await behindProxy(db.url);
+    proxy = behind.proxy;
+    through = new Redis(behind.url, { maxRetriesPerRequest: null });
     limiter = new RedisRateLimiter(through, db.schedulerKeys);
   });
   afterAll(async () => {

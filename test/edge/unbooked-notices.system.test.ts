@@ -10,7 +10,7 @@ import { UnbookedNotices } from "../../src/edge/unbooked-notices.js";
 import { RedisRateLimiter } from "../../src/scheduler/rate-limiter.js";
 import { SchedulerKeys } from "../../src/scheduler/scheduler-keys.js";
 import { RedisServer } from "../../src/sessions/redis-server.js";
-import { heldProxy, type HeldProxy } from "../support/held-proxy.js";
+import { behindProxy, type HeldProxy } from "../support/held-proxy.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -40,12 +40,9 @@ beforeAll(async () => {
   server = await RedisServer.start({ dir: join(dir, "redis") });
   admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
   await admin.config("SET", "maxmemory-policy", "noeviction");
-  const target = new URL(server.url);
-  proxy = await heldProxy(Number(target.port), target.hostname);
-  const through = new URL(proxy.url);
-  through.username = target.username;
-  through.password = target.password;
-  receiverRedis = new Redis(through.toString(), { maxRetriesPerRequest: null });
+  const behind = await behindProxy(server.url);
+  proxy = behind.proxy;
+  receiverRedis = new Redis(behind.url, { maxRetriesPerRequest: null });
   workerRedis = new Redis(server.url, { maxRetriesPerRequest: null });
 });
 afterAll(async () => {

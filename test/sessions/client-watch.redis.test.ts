@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { RedisLostError } from "../../src/sessions/client-watch.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
-import { heldProxy, type HeldProxy } from "../support/held-proxy.js";
+import { behindProxy, type HeldProxy } from "../support/held-proxy.js";
 import { capturingLogger } from "../support/telegram-fixtures.js";
 import { staysFalse, waitFor } from "../support/wait.js";
 
@@ -15,13 +15,8 @@ function settled<T>(promise: Promise<T>): () => T | undefined {
 }
 
 /** The run's Redis behind a proxy that can stop passing anything, as a hung server does. */
-async function behindProxy(): Promise<{ proxy: HeldProxy; url: string }> {
-  const target = new URL(inject("redisUrl"));
-  const proxy = await heldProxy(Number(target.port), target.hostname);
-  const url = new URL(proxy.url);
-  url.username = target.username;
-  url.password = target.password;
-  return { proxy, url: url.toString() };
+function runRedisBehindProxy(): Promise<{ proxy: HeldProxy; url: string }> {
+  return behindProxy(inject("redisUrl"));
 }
 
 describe("every Redis client is watched and replaced when it stops answering", () => {
@@ -33,7 +28,7 @@ describe("every Redis client is watched and replaced when it stops answering", (
   });
 
   it("puts a new client under a silent one; its users carry on with the scripts and listeners they set up", async () => {
-    const setup = await behindProxy();
+    const setup = await runRedisBehindProxy();
     proxy = setup.proxy;
     connection = RedisConnection.single(setup.url);
     const { log, lines } = capturingLogger();
@@ -69,7 +64,7 @@ describe("every Redis client is watched and replaced when it stops answering", (
   });
 
   it("fails what was in flight when the connection dropped, replaced while it reconnects (the fault script's master-kill with Sentinel's default down-after)", async () => {
-    const setup = await behindProxy();
+    const setup = await runRedisBehindProxy();
     proxy = setup.proxy;
     connection = RedisConnection.single(setup.url);
     const { log, lines } = capturingLogger();
@@ -103,7 +98,7 @@ describe("every Redis client is watched and replaced when it stops answering", (
   });
 
   it("fails the commands waiting behind an auto-pipeline in flight when the server died, replaced while it reconnects", async () => {
-    const setup = await behindProxy();
+    const setup = await runRedisBehindProxy();
     proxy = setup.proxy;
     connection = RedisConnection.single(setup.url);
     const { log, lines } = capturingLogger();
@@ -136,7 +131,7 @@ describe("every Redis client is watched and replaced when it stops answering", (
   });
 
   it("gives up once, naming the client, when the new client does not answer either", async () => {
-    const setup = await behindProxy();
+    const setup = await runRedisBehindProxy();
     proxy = setup.proxy;
     connection = RedisConnection.single(setup.url);
     const { log } = capturingLogger();
@@ -157,7 +152,7 @@ describe("every Redis client is watched and replaced when it stops answering", (
   });
 
   it("leaves a client its user closed alone", async () => {
-    const setup = await behindProxy();
+    const setup = await runRedisBehindProxy();
     proxy = setup.proxy;
     connection = RedisConnection.single(setup.url);
     const { log, lines } = capturingLogger();

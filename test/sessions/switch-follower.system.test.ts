@@ -1,11 +1,55 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisSentinelTopology } from "../../bench/support/redis-topology.js";
 import { buildClient } from "../../src/sessions/redis-client-builder.js";
 import { staysFalse, waitFor } from "../support/wait.js";
+
+/**
+ * A Sentinel group of its own for one describe block, with a roomgate client on it
+ * (`extra`: options over the product's) and `listen` to hear every sentinel's
+ * `+switch-master`; all stopped after the block.
+ */
+function sentinelUnderTest(
+  name: string,
+  topology: { replicas: number; downAfterMs?: number },
+  extra: RedisOptions = {},
+): {
+  group: () => RedisSentinelTopology;
+  client: () => Redis;
+  listen: (onSwitch: (message: string) => void) => Promise<void>;
+} {
+  let dir: string;
+  let group: RedisSentinelTopology;
+  let client: Redis;
+  const listeners: Redis[] = [];
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), `rg-${name}-`));
+    group = await RedisSentinelTopology.start({ dir, sentinels: 3, ...topology });
+    client = buildClient({ kind: "sentinel", name: group.name, nodes: group.urls }, extra) as Redis;
+    await client.ping();
+  }, 60_000);
+  afterAll(async () => {
+    for (const l of listeners) l.disconnect();
+    client?.disconnect();
+    await group?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    group: () => group,
+    client: () => client,
+    async listen(onSwitch) {
+      for (const sentinel of group.sentinels) {
+        const listener = new Redis({ port: sentinel.port });
+        listeners.push(listener);
+        listener.on("message", (_channel: string, message: string) => onSwitch(message));
+        await listener.subscribe("+switch-master");
+      }
+    },
+  };
+}
 
 /**
  * A Sentinel client reconnects once per failover, to the new master: every sentinel
@@ -15,30 +59,13 @@ import { staysFalse, waitFor } from "../support/wait.js";
  * of answers after every switchover.
  */
 describe("a Sentinel client through a switchover (1 master, 2 replicas, 3 sentinels)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "rg-switch-"));
-  let group: RedisSentinelTopology;
-  let client: Redis;
-  const listeners: Redis[] = [];
-  beforeAll(async () => {
-    group = await RedisSentinelTopology.start({ dir, replicas: 2, sentinels: 3 });
-    client = buildClient({ kind: "sentinel", name: group.name, nodes: group.urls }, {}) as Redis;
-    await client.ping();
-  }, 60_000);
-  afterAll(async () => {
-    for (const l of listeners) l.disconnect();
-    client?.disconnect();
-    await group?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const under = sentinelUnderTest("switch", { replicas: 2 });
 
   it("reconnects once, to the new master, not again at each sentinel's announcement", async () => {
+    const group = under.group();
+    const client = under.client();
     const announced: string[] = [];
-    for (const sentinel of group.sentinels) {
-      const listener = new Redis({ port: sentinel.port });
-      listeners.push(listener);
-      listener.on("message", (_channel: string, message: string) => announced.push(message));
-      await listener.subscribe("+switch-master");
-    }
+    await under.listen((message) => announced.push(message));
     const old = await group.master();
     let readies = 0;
     client.on("ready", () => (readies += 1));
@@ -66,35 +93,19 @@ describe("a Sentinel client through a switchover (1 master, 2 replicas, 3 sentin
  * to count reached Redis).
  */
 describe("a Sentinel client whose master died, between its reconnect tries", () => {
-  const dir = mkdtempSync(join(tmpdir(), "rg-switch-kill-"));
   /** Far longer than the promotion takes: a client that waits it out fails the test. */
   const BACKOFF_MS = 60_000;
-  let group: RedisSentinelTopology;
-  let client: Redis;
-  const listeners: Redis[] = [];
-  beforeAll(async () => {
-    group = await RedisSentinelTopology.start({ dir, replicas: 1, sentinels: 3, downAfterMs: 1000 });
-    client = buildClient(
-      { kind: "sentinel", name: group.name, nodes: group.urls },
-      { retryStrategy: () => BACKOFF_MS },
-    ) as Redis;
-    await client.ping();
-  }, 60_000);
-  afterAll(async () => {
-    for (const l of listeners) l.disconnect();
-    client?.disconnect();
-    await group?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const under = sentinelUnderTest(
+    "switch-kill",
+    { replicas: 1, downAfterMs: 1000 },
+    { retryStrategy: () => BACKOFF_MS },
+  );
 
   it("tries again at the sentinels' announcement, not at its back-off's end", async () => {
+    const group = under.group();
+    const client = under.client();
     let announcedAt: number | undefined;
-    for (const sentinel of group.sentinels) {
-      const listener = new Redis({ port: sentinel.port });
-      listeners.push(listener);
-      listener.on("message", () => (announcedAt ??= Date.now()));
-      await listener.subscribe("+switch-master");
-    }
+    await under.listen(() => (announcedAt ??= Date.now()));
     const old = await group.master();
     await old.kill();
     await waitFor(() => client.status === "reconnecting", 10_000, "the client between tries");

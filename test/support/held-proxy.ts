@@ -85,3 +85,13 @@ export async function heldProxy(port: number, host = "127.0.0.1"): Promise<HeldP
     },
   };
 }
+
+/** The Redis at `redisUrl` behind a held proxy: the proxy, and the URL to it with the same credentials. */
+export async function behindProxy(redisUrl: string): Promise<{ proxy: HeldProxy; url: string }> {
+  const target = new URL(redisUrl);
+  const proxy = await heldProxy(Number(target.port), target.hostname);
+  const url = new URL(proxy.url);
+  url.username = target.username;
+  url.password = target.password;
+  return { proxy, url: url.toString() };
+}
