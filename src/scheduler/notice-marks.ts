@@ -41,7 +41,7 @@ const ASK_EVERY_MS = 50;
  * reaches Redis again up to one reconnect back-off (2 s, src/sessions/redis-client-builder.ts)
  * after the booking process does, then records its notices and marks within ~50 ms.
  */
-export const AWAIT_MARKS_MS = 3000;
+const AWAIT_MARKS_MS = 3000;
 
 /**
  * The receivers' marks of a group's send windows that every outage notice they sent
@@ -69,7 +69,7 @@ export class NoticeMarks {
       { mode: "mark", receiver, ...(notAfter === undefined ? {} : { notAfter }), staleMs: KEEP_MS },
       { durability: this.durability },
     );
-    return reply;
+    return { now: reply.now, taken: reply.taken };
   }
 
   /** Asks Redis to take a write that changes nothing, in `group`'s slot; throws its refusal. */
