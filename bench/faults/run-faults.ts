@@ -8,7 +8,7 @@
 // updates through its webhook, which the stand-in posts each update to as Telegram
 // does (bench/support/bot-api-standin.ts, deliverByWebhook), instead of getUpdates.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -138,13 +138,39 @@ function schedule(scenario: Scenario, start: number): { plan: ScheduledMessage[]
  */
 const LIVE_SILENT_LIMIT_MS = 5000;
 
-/** A loopback port free now: the webhook's, the same across a killed `start`'s restarts. */
-async function freePort(): Promise<number> {
+/** The lowest port the kernel gives a connection's local end (Linux' default when unreadable). */
+function ephemeralLow(): number {
+  try {
+    return (
+      Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32768
+    );
+  } catch {
+    return 32768;
+  }
+}
+
+/** Whether a loopback listen on `port` succeeds now. */
+function listens(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  return new Promise((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A loopback port free now, below the ephemeral range: the webhook's, the same across
+ * a killed `start`'s restarts. A port the kernel handed out (listen on 0) can be taken
+ * meanwhile as the local end of any outgoing connection on the box (a CI run's `start`
+ * found its webhook port in use, beside the parallel tests' Redis clients).
+ */
+async function freePort(): Promise<number> {
+  const low = Math.max(ephemeralLow(), 20_001);
+  for (let tries = 0; tries < 200; tries += 1) {
+    const port = 20_000 + Math.floor(Math.random() * (low - 20_000));
+    if (await listens(port)) return port;
+  }
+  throw new Error("no free loopback port below the ephemeral range");
 }
 
 /**
