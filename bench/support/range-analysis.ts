@@ -18,6 +18,8 @@ export interface RangeReport {
   botSlotDown: boolean;
   /** The longest time, from the fault until the range was back, in which no chat outside the range got a send, ms. */
   liveSilentMs: number;
+  /** The same for the group chats outside the range (NaN when there are none). */
+  liveGroupsSilentMs: number;
   /** From the range being back to the first send to a chat in it, ms (NaN when none had anything to get). */
   deadResumedMs: number;
 }
@@ -53,11 +55,8 @@ export function rangeReport(
 ): RangeReport {
   const { botId, chats, ranges, faultAt, backAt } = options;
   const dead = new Set(chats.filter((c) => inRanges(chatSlot(botId, c), ranges)));
-  const live = sends.filter((s) => !dead.has(s.chatId)).map((s) => s.at);
-  const points = [faultAt, ...live.filter((t) => t > faultAt && t < backAt).sort((a, b) => a - b)];
-  const after = live.filter((t) => t >= backAt).sort((a, b) => a - b)[0];
-  points.push(after ?? backAt);
-  const liveSilentMs = points.slice(1).reduce((longest, t, i) => Math.max(longest, t - points[i]!), 0);
+  const live = sends.filter((s) => !dead.has(s.chatId));
+  const liveGroups = chats.some((c) => c < 0 && !dead.has(c));
   const resumed = sends
     .filter((s) => dead.has(s.chatId) && s.at >= backAt)
     .map((s) => s.at)
@@ -66,7 +65,26 @@ export function rangeReport(
     deadChats: dead.size,
     liveChats: chats.length - dead.size,
     botSlotDown: inRanges(calculateSlot(`tg:${botId}`), ranges),
-    liveSilentMs,
+    liveSilentMs: longestSilence(
+      live.map((s) => s.at),
+      faultAt,
+      backAt,
+    ),
+    liveGroupsSilentMs: liveGroups
+      ? longestSilence(
+          live.filter((s) => s.chatId < 0).map((s) => s.at),
+          faultAt,
+          backAt,
+        )
+      : Number.NaN,
     deadResumedMs: resumed === undefined ? Number.NaN : resumed - backAt,
   };
+}
+
+/** The longest time from `faultAt` until the first send at or after `backAt` without a send. */
+function longestSilence(times: number[], faultAt: number, backAt: number): number {
+  const points = [faultAt, ...times.filter((t) => t > faultAt && t < backAt).sort((a, b) => a - b)];
+  const after = times.filter((t) => t >= backAt).sort((a, b) => a - b)[0];
+  points.push(after ?? backAt);
+  return points.slice(1).reduce((longest, t, i) => Math.max(longest, t - points[i]!), 0);
 }

@@ -7,7 +7,7 @@ const lua = (file: string) => new URL(`./lua/${file}.lua`, import.meta.url);
 export const FALLBACK_SLOT = declareScript({
   file: lua("fallback-slot"),
   includes: [lua("windows")],
-  keys: ["back", "last", "groups"],
+  keys: ["back", "last", "groups", "mirrored"],
   moreKeys: true,
   args: z.object({
     windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
@@ -17,6 +17,8 @@ export const FALLBACK_SLOT = declareScript({
     failingForMs: z.number(),
     group: z.string(),
     groupMs: z.number(),
+    enterMs: z.number(),
+    probingForMs: z.number(),
   }),
   reply: z.object({ waitMs: z.number(), tight: z.boolean(), refused: z.boolean() }),
 });

@@ -81,14 +81,29 @@ export class RedisRateLimiter {
     once = false,
   ): Promise<SlotReply> {
     const slots = this.slots;
-    let reply: { waitMs: number; tight: boolean; rttMs: number };
+    let reply: { waitMs: number; tight: boolean; rttMs: number; viaFallback?: true };
     if (!slots.fallback.applies(windows))
       reply = await slots.direct(windows, member, mode, ms, { gate: false, once });
     else if (mode === "answered" || mode === "hold" || mode === "past") {
       if (mode !== "past" && (await slots.recordViaFallback(windows, member, mode, ms)))
         return { waitMs: 0, tight: false, lateMs: 0 };
       reply = await slots.direct(windows, member, mode, ms, { gate: true, once });
-    } else reply = await slots.gatedOrFallback(windows, member, mode, ms, once);
+      await slots.mirror.record(windows, member, mode, ms);
+    } else {
+      await slots.mirror.start(windows[0]!);
+      reply = await slots.gatedOrFallback(windows, member, mode, ms, once);
+      // A send leaving now through the bot's windows: copied for the fallback first
+      // (group-mirror.ts), the copy's round trip counted in the reply's lateness; an
+      // outage notice (`once`) does not wait for it.
+      if (!reply.viaFallback && reply.waitMs <= (mode === "take" ? 0 : Math.min(ms, 100))) {
+        const startedAt = Date.now();
+        const copied = slots.mirror.record(windows, member, "sent", reply.waitMs);
+        if (!once) {
+          await copied;
+          reply = { ...reply, rttMs: reply.rttMs + Date.now() - startedAt };
+        }
+      }
+    }
     if (mode !== "answered" && mode !== "past")
       this.note(windows, mode === "hold" ? ms : reply.waitMs, mode !== "hold" && reply.tight);
     return { waitMs: reply.waitMs, tight: reply.tight, lateMs: this.lateness(reply.rttMs) };

@@ -145,6 +145,15 @@ export class SchedulerKeys extends RoomShards {
   }
 
   /**
+   * One of a shard's fallback keys for `group`'s windows (src/scheduler/window-fallback.ts):
+   * a window's zset (`name` its scope), or the shard's `back`, `last`, `groups` and
+   * `mirrored` marks; in the shard's slot.
+   */
+  fallback(shard: number, group: string, name: string): string {
+    return this.rate(this.tag(shard), `fb:${group}:${name}`);
+  }
+
+  /**
    * Per receiver of `group`'s sends, when it last had every outage notice it sent without
    * a slot in the group's windows (src/scheduler/notice-marks.ts); in the windows' slot.
    */

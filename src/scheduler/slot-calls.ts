@@ -6,6 +6,7 @@ import { isUnacknowledged, type Durability } from "./durable-write.js";
 import { writeRefusals } from "./write-refusals.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { SchedulerKeys } from "./scheduler-keys.js";
+import { GroupMirror } from "./group-mirror.js";
 import { NoticeMarks } from "./notice-marks.js";
 import { SLOW_MS, WindowFallback } from "./window-fallback.js";
 
@@ -86,6 +87,8 @@ export class SlotCalls {
   private settling: Promise<void> | undefined;
   /** The receivers' marks that their notices sent without a slot are in the windows. */
   readonly noticeMarks: NoticeMarks;
+  /** Each group's sends through the bot's windows, copied where the fallback reads them. */
+  readonly mirror: GroupMirror;
 
   constructor(
     private readonly redis: RedisClient,
@@ -93,6 +96,7 @@ export class SlotCalls {
     private readonly durability: Durability,
   ) {
     this.noticeMarks = new NoticeMarks(redis, keys, durability);
+    this.mirror = new GroupMirror(redis, keys, durability);
     this.fallback = new WindowFallback(redis, keys, durability, (windows) =>
       this.direct(windows, "probe", "answered", 0, { gate: true }),
     );
@@ -128,7 +132,7 @@ export class SlotCalls {
     mode: "take" | "book" | "booked",
     ms: number,
     once: boolean,
-  ): Promise<{ waitMs: number; tight: boolean; rttMs: number }> {
+  ): Promise<{ waitMs: number; tight: boolean; rttMs: number; viaFallback?: true }> {
     const fb = this.fallback;
     const soon = mode === "take" ? 0 : ms;
     const fallback = async () => {
@@ -139,7 +143,7 @@ export class SlotCalls {
         if (this.viaFallback.size > BUSY_KEYS_KEPT) this.viaFallback.clear();
         this.viaFallback.add(member);
       }
-      return { ...r, rttMs: Date.now() - sentAt };
+      return { ...r, rttMs: Date.now() - sentAt, viaFallback: true as const };
     };
     if (await fb.ready(windows)) return fallback();
     const sentAt = Date.now();

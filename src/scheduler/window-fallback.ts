@@ -1,11 +1,11 @@
 import calculateSlot from "cluster-key-slot";
 import { Cluster } from "ioredis";
 import type { SendWindow } from "../core/adapter.js";
-import { telegramRoom } from "../core/room.js";
 import { RoomgateError } from "../core/errors.js";
 import type { Durability } from "./durable-write.js";
 import { MoreKeys, runScript } from "./lua-script.js";
 import { FALLBACK_CHECK, FALLBACK_SLOT, type FallbackHolds } from "./fallback-scripts.js";
+import { fallbackShard } from "./group-mirror.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { SchedulerKeys } from "./scheduler-keys.js";
 
@@ -26,12 +26,13 @@ export const SLOW_MS = 1000;
 const HOLD_AFTER_MS = 2000;
 
 /**
- * A send to a group takes a fallback slot only once this process has probed the bot's
- * windows without an answer (every PROBE_EVERY_MS) for the group's window and this
- * much more: every send those windows let through before they went out of reach has
- * then left the group's window, as Telegram counts it (it left within SEEN_AHEAD_MS of
- * its slot and arrived within a second or two), so the fallback's own group window,
- * empty at first, is all that counts. Groups wait that long; private chats ENTER_MS.
+ * A group's sends through the bot's windows are copied into its fallback window
+ * (group-mirror.ts) from the shard's `mirrored` mark on. Until the mark is the group's
+ * window and this much older, a send to the group takes a fallback slot only once this
+ * process has probed the bot's windows without an answer (every PROBE_EVERY_MS) for as
+ * long: every send those windows let through before they went out of reach has then
+ * left the group's window, as Telegram counts it (it left within SEEN_AHEAD_MS of its
+ * slot and arrived within a second or two).
  */
 const GROUP_MARGIN_MS = 3000;
 
@@ -39,21 +40,17 @@ const GROUP_MARGIN_MS = 3000;
  * How long a shard keeps a check's mark (fallback-slot.lua refuses a sender failing
  * since before it): longer than a process whose own calls still fail can go on
  * thinking the bot's windows are down once the topology says they are back (its view
- * is re-read every TOPOLOGY_MS), and longer than a group waits to enter (a minute and
- * GROUP_MARGIN_MS): a sender failing since before the windows last answered never
- * sends to a group through the fallback.
+ * is re-read every TOPOLOGY_MS), and longer than a group can wait to enter (a minute
+ * and GROUP_MARGIN_MS, in a shard without `mirrored`): a sender failing since before
+ * the windows last answered never sends to a group through the fallback.
  */
 const BACK_MS = 90_000;
 
 /**
- * A check after a gap at least this long (the bot's windows had no call) may follow
- * fallback group sends: they come a minute after the windows last answered at the
- * earliest. A shard out of reach at such a check makes every group wait a full
- * group window (GROUP_HOLD_MS).
+ * Telegram's 20-a-minute group window with its slack (send-limits.ts), and HOLD_AFTER_MS:
+ * how long every group waits when a shard out of reach at a check (after a gap of at
+ * least ENTER_MS, long enough for fallback sends) may have let some through.
  */
-const GROUP_IDLE_MS = 60_000;
-
-/** Telegram's 20-a-minute group window with its slack (send-limits.ts), and HOLD_AFTER_MS. */
 const GROUP_HOLD_MS = 61_150 + HOLD_AFTER_MS;
 
 /**
@@ -83,8 +80,9 @@ export class FallbackRefusedError extends RoomgateError {
  * keeps them in one slot). A process that has seen calls there fail for ENTER_MS, while
  * the cluster marks the slot's master as failed, books its sends in a fallback in the
  * room's shard instead: the bot's limit split over the shards (so all shards together
- * never exceed it) and the chat's own window; a group's 20 a minute too, once the
- * group's window in the unreachable slot has certainly emptied (GROUP_MARGIN_MS).
+ * never exceed it) and the chat's own window; a group's 20 a minute too, in its
+ * window there, which holds the group's sends through the bot's windows as well
+ * (group-mirror.ts).
  * Leaving it is made safe by the bot's slot itself:
  * the first call there after a gap makes a caller mark every shard (after which none
  * takes a fallback slot) and read when each took its last, and the bot's window waits
@@ -131,8 +129,7 @@ export class WindowFallback {
     else if (this.markedAt === undefined || Date.now() - this.markedAt > STAY_MS) return false;
     this.startProbe(windows[0]!);
     this.probingSince ??= Date.now();
-    const group = windows.find((w) => w.scope.startsWith("group:"));
-    return group === undefined || Date.now() - this.probingSince >= group.windowMs + GROUP_MARGIN_MS;
+    return true;
   }
 
   /** Takes a slot in the fallback windows now or within `soonMs`, or returns the wait (nothing taken). */
@@ -183,7 +180,7 @@ export class WindowFallback {
     for (const reply of replies) {
       if (reply === undefined) {
         holds.botMs = Math.max(holds.botMs, HOLD_AFTER_MS);
-        if (idleMs < 0 || idleMs >= GROUP_IDLE_MS) holds.groupMs = GROUP_HOLD_MS;
+        if (idleMs < 0 || idleMs >= ENTER_MS) holds.groupMs = GROUP_HOLD_MS;
         continue;
       }
       if (reply.kept) holds.botMs = Math.max(holds.botMs, HOLD_AFTER_MS - reply.agoMs);
@@ -194,11 +191,10 @@ export class WindowFallback {
   }
 
   private shardKeys(shard: number, group: string): { back: string; last: string; groups: string } {
-    const tag = this.keys.tag(shard);
     return {
-      back: this.keys.rate(tag, `fb:${group}:back`),
-      last: this.keys.rate(tag, `fb:${group}:last`),
-      groups: this.keys.rate(tag, `fb:${group}:groups`),
+      back: this.keys.fallback(shard, group, "back"),
+      last: this.keys.fallback(shard, group, "last"),
+      groups: this.keys.fallback(shard, group, "groups"),
     };
   }
 
@@ -209,16 +205,12 @@ export class WindowFallback {
     ms: number,
   ): Promise<{ waitMs: number; tight: boolean; refused: boolean }> {
     const group = windows[0]!.group;
-    const chat = windows.find((w) => w.scope.startsWith("chat:"));
-    // The chat's room's shard (a forum topic's too): one place for its window, in reach whenever its room is.
-    const home = chat ? telegramRoom(group.slice("tg:".length), chat.scope.slice("chat:".length)) : member;
-    const shard = this.keys.shardOf(home);
-    const tag = this.keys.tag(shard);
-    const keys = this.shardKeys(shard, group);
+    const shard = fallbackShard(this.keys, windows, member);
+    const keys = { ...this.shardKeys(shard, group), mirrored: this.keys.fallback(shard, group, "mirrored") };
     const more = new MoreKeys(FALLBACK_SLOT, keys);
     const groupWindow = windows.find((w) => w.scope.startsWith("group:"));
     const list = windows.map((w) => ({
-      windowKey: more.of(this.keys.rate(tag, `fb:${w.group}:${w.scope}`)),
+      windowKey: more.of(this.keys.fallback(shard, w.group, w.scope)),
       max: w.scope === "bot" ? Math.floor(w.max / this.keys.shards) : w.max,
       windowMs: w.windowMs,
     }));
@@ -234,6 +226,8 @@ export class WindowFallback {
         failingForMs: Date.now() - (this.failingSince ?? Date.now()),
         group: groupWindow?.scope ?? "",
         groupMs: groupWindow?.windowMs ?? 0,
+        enterMs: groupWindow ? groupWindow.windowMs + GROUP_MARGIN_MS : 0,
+        probingForMs: Date.now() - (this.probingSince ?? Date.now()),
       },
       { durability: this.durability, moreKeys: more },
     );

@@ -31,3 +31,13 @@ export function peakPerSecond(calls: ApiCall[]): number {
   }
   return peak;
 }
+
+/** The most of these times (ascending) within any `ms`-long span: a group's sends in its minute. */
+export function mostWithin(times: number[], ms: number): number {
+  let most = 0;
+  for (let i = 0, j = 0; j < times.length; j += 1) {
+    while (times[j]! - times[i]! >= ms) i += 1;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
+}

@@ -10,7 +10,7 @@ import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
-import { peakPerSecond, sendGaps } from "../support/send-gaps.js";
+import { mostWithin, peakPerSecond, sendGaps } from "../support/send-gaps.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 import { telegramConfig } from "../support/telegram-fixtures.js";
@@ -147,13 +147,3 @@ describe.runIf(process.env.ROOMGATE_LONG_TESTS === "1")(
     }, 420_000);
   },
 );
-
-/** The most of these times (ascending) within any `ms`-long span. */
-function mostWithin(times: number[], ms: number): number {
-  let most = 0;
-  for (let i = 0, j = 0; j < times.length; j += 1) {
-    while (times[j]! - times[i]! >= ms) i += 1;
-    most = Math.max(most, j - i + 1);
-  }
-  return most;
-}

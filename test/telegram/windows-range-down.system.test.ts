@@ -10,7 +10,7 @@ import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
 import type { RedisServer } from "../../src/sessions/redis-server.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
-import { peakPerSecond, sendGaps } from "../support/send-gaps.js";
+import { mostWithin, peakPerSecond, sendGaps } from "../support/send-gaps.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 import { telegramConfig } from "../support/telegram-fixtures.js";
@@ -23,8 +23,11 @@ import { waitFor } from "../support/wait.js";
  * the shards' fallback windows (src/scheduler/window-fallback.ts); once the range is
  * back, sends go through the bot's windows again without a chat getting two messages
  * within a second or the bot more than 30 in one, at Telegram's default limits.
- * Group chats take a minute to enter the fallback: windows-range-down-groups.system
- * (`npm run test:windows:groups`) is their long version.
+ * A group chat is answered as soon as a private chat when its minute has room (the
+ * fallback knows it from the copy of its sends, src/scheduler/group-mirror.ts), and
+ * not before it has room when it is full (the group limit lowered to 3 a minute, so
+ * that it is reached); windows-range-down-groups.system (`npm run
+ * test:windows:groups`) follows a full group through both transitions.
  */
 describe("the Cluster range holding the bot's send windows down", () => {
   const dir = mkdtempSync(join(tmpdir(), "rg-windows-down-"));
@@ -34,6 +37,8 @@ describe("the Cluster range holding the bot's send windows down", () => {
   let connection: RedisConnection;
   let bot: StandinBot;
   const candidates = Array.from({ length: 64 }, (_, i) => 8300 + i);
+  const groupCandidates = Array.from({ length: 64 }, (_, i) => -1_008_300 - i);
+  const GROUP_PER_MINUTE = 3;
 
   beforeAll(async () => {
     cluster = await RedisClusterTopology.start({ dir });
@@ -45,7 +50,14 @@ describe("the Cluster range holding the bot's send windows down", () => {
       config: telegramConfig({
         apiRoot: standin.url,
         namespaces: { feed: { command: [process.execPath, DEMO_SERVER], env: { ATTEST_TOOLS: "feed" } } },
-        bots: [{ token: bot.token, users: candidates }],
+        bots: [
+          {
+            token: bot.token,
+            users: candidates,
+            groups: groupCandidates.map((chat) => ({ chat, users: candidates, respond: "all" as const })),
+          },
+        ],
+        sendLimits: { groupPerMinute: GROUP_PER_MINUTE },
       }),
       redis: connection,
       log: silentLogger(),
@@ -67,6 +79,12 @@ describe("the Cluster range holding the bot's send windows down", () => {
   // The outage notice (src/telegram/outage-notices.ts) is not an answer: the dead range's room may get it.
   const answers = (id: number) =>
     standin.botMessages(bot.token, id).filter((m) => !m.text?.startsWith("I can't take messages")).length;
+  const sayInGroup = (chat: number, text: string) =>
+    standin.userSends(bot.token, {
+      from: { id: candidates[0]!, first_name: "U" },
+      chat: { id: chat, type: "supergroup", title: "G" },
+      text,
+    });
 
   it("answers rooms outside the range while it is down, within Telegram's limits through both transitions", async () => {
     const { prefix, shards } = runtime.deps.keys;
@@ -83,15 +101,29 @@ describe("the Cluster range holding the bot's send windows down", () => {
     const deadChat = candidates.find(inDown)!;
     const live = candidates.filter((id) => !inDown(id)).slice(0, 3);
     const all = [deadChat, ...live];
+    // A group with room in its minute, and one whose minute is full as the range goes down.
+    const [quiet, full] = groupCandidates.filter((id) => !inDown(id));
     for (const id of all) say(id, "before");
+    sayInGroup(quiet!, "before");
+    for (let i = 0; i < GROUP_PER_MINUTE; i += 1) sayInGroup(full!, `before ${i}`);
     await waitFor(() => all.every((id) => answers(id) === 1), 40_000, "the first answers");
+    await waitFor(
+      () => answers(quiet!) === 1 && answers(full!) === GROUP_PER_MINUTE,
+      40_000,
+      "the groups' first answers",
+    );
 
     const { id } = await cluster.identify(down!.master);
     const replica = await cluster.replicaOf(id);
     await Promise.all([down!.master.kill(), replica.kill()]);
     say(deadChat, "while its range is down");
     for (const id of live) say(id, "while the bot's windows are down");
+    sayInGroup(quiet!, "while the bot's windows are down");
+    sayInGroup(full!, "while the bot's windows are down");
     await waitFor(() => live.every((id) => answers(id) === 2), 40_000, "the live rooms' answers");
+    // Within a minute of the range going down: before the copy, a group waited out a minute and 3 s.
+    await waitFor(() => answers(quiet!) === 2, 40_000, "the quiet group's answer");
+    expect(answers(full!)).toBe(GROUP_PER_MINUTE);
     expect(answers(deadChat)).toBe(1);
 
     await down!.master.start();
@@ -107,5 +139,9 @@ describe("the Cluster range holding the bot's send windows down", () => {
     expect(sendGaps(sent)).toEqual([]);
     expect(peakPerSecond(sent)).toBeLessThanOrEqual(30);
     expect(sent.every((c) => c.ok)).toBe(true);
+    for (const group of [quiet!, full!]) {
+      const times = sent.filter((c) => Number(c.params.chat_id) === group).map((c) => c.at);
+      expect(mostWithin(times, 60_000)).toBeLessThanOrEqual(GROUP_PER_MINUTE);
+    }
   }, 240_000);
 });

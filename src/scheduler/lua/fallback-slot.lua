@@ -16,10 +16,17 @@
   group waits until then (fallback-check.lua, reserve-slot.lua), as the fallback's
   group sends are not in the group's window there.
 
+  A group's window here also holds its sends through the bot's own windows
+  (group-mirror.lua) from the shard's `mirrored` mark on. Before the mark is `enterMs`
+  old, those sends may be missing, and a group's send waits until the sender has
+  probed the bot's windows without an answer that long: every send they let through
+  has then left the group's window.
+
   KEYS
     back      the shard's mark that the bot's own windows answered again
     last      the shard's latest fallback slot time
     groups    per group scope, when its latest fallback send stops counting (zset)
+    mirrored  from when every group's send through the bot's windows is in its window here
     more      the fallback windows' zsets, named in ARGS by their index in KEYS
   ARGS
     windows   {windowKey, max (sends), windowMs}, in order
@@ -30,6 +37,8 @@
     failingForMs  "take": how long the sender's calls to the bot's windows have failed
     group     the group window's scope when the send is to a group, else ""
     groupMs   that window's length
+    enterMs   "take" to a group: how old `mirrored` must be, or else the probing
+    probingForMs  "take": how long the sender has probed the bot's windows without an answer
   REPLY
     waitMs    0 when the slot was taken now, else the ms until it ("take")
     tight     true when a window is at least half full
@@ -62,6 +71,12 @@ end
 local back = tonumber(redis.call("GET", K.back) or "-1")
 if back >= 0 and now - A.failingForMs <= back then
   return cmsgpack.pack({ waitMs = 0, tight = false, refused = true })
+end
+if A.group ~= "" then
+  local mirrored = tonumber(redis.call("GET", K.mirrored) or "-1")
+  if (mirrored < 0 or now - mirrored < A.enterMs) and A.probingForMs < A.enterMs then
+    return cmsgpack.pack({ waitMs = A.enterMs - A.probingForMs, tight = false, refused = false })
+  end
 end
 local from, tight, crowded = windows_read(keys, max, window, now, A.member, true)
 local at = windows_earliest(crowded, from, math.huge, 0)

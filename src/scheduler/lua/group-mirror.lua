@@ -1,0 +1,46 @@
+--[[
+  group-mirror: a group chat's send through the bot's own windows (reserve-slot.lua),
+  written again in the group's window among the shard's fallback windows
+  (fallback-slot.lua), in its room's shard: when the Cluster range holding the bot's
+  windows goes down, the fallback then knows the group's minute and need not wait it
+  out (src/scheduler/group-mirror.ts). Entries are what windows.lua makes of them.
+
+  KEYS
+    since     from when (the shard's ms) every such send is written here
+    window    the group's window among the shard's fallback windows (zset)
+  ARGS
+    member    the send's member
+    mode      "sent": its slot is `ms` from now; "answered": its request was answered
+              now; "hold": a 429 blocks the group for `ms`; "past": a send made without
+              a slot was answered `ms` ago; "start": only `since`, when not yet set
+    ms        see `mode`
+    windowMs  the group window's length
+    sinceMs   "start": how long ago `since` is to be set when not yet set (0: now)
+  REPLY
+    ok        true
+]]
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if A.mode == "start" then
+  redis.call("SET", K.since, now - A.sinceMs, "NX")
+  return cmsgpack.pack({ ok = true })
+end
+redis.call("SET", K.since, now, "NX")
+-- Kept while its latest entry and any hold still count, as windows.lua keeps a window.
+local function keep(until_)
+  local ms = until_ - now + A.windowMs + 1000
+  if redis.call("PTTL", K.window) < ms then redis.call("PEXPIRE", K.window, ms) end
+end
+if A.mode == "sent" or (A.mode == "past" and A.ms < A.windowMs) then
+  local at = A.mode == "sent" and now + A.ms or now - A.ms
+  redis.call("ZADD", K.window, at, A.member)
+  keep(at)
+elseif A.mode == "answered" then
+  redis.call("ZADD", K.window, "XX", "GT", now, A.member)
+  keep(now)
+elseif A.mode == "hold" then
+  local old = redis.call("ZSCORE", K.window, "hold")
+  if not old or tonumber(old) < now + A.ms then redis.call("ZADD", K.window, now + A.ms, "hold") end
+  keep(now + A.ms)
+end
+return cmsgpack.pack({ ok = true })
