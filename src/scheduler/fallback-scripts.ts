@@ -38,8 +38,12 @@ export const FALLBACK_CHECK = declareScript({
 /** What the bot's windows wait for after the fallback: see WindowFallback.check. */
 export interface FallbackHolds {
   botMs: number;
-  /** Every group's sends (a shard out of reach). */
+  /** The sends to the groups of each of `shardsHeld` (shards out of reach). */
   groupMs: number;
+  /** Shards that did not answer, whose groups are held until checked alone or for `groupMs`. */
+  shardsHeld: number[];
+  /** Shards that answered: a hold on their groups from an earlier check is lifted. */
+  shardsReached: number[];
   /** Per group scope: its window (the fallback's sends to it). */
   groups: Map<string, number>;
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
 import { telegramRoom } from "../core/room.js";
+import { within } from "./cluster-nodes.js";
 import type { Durability } from "./durable-write.js";
 import { declareScript, runScript } from "./lua-script.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
@@ -99,10 +100,7 @@ export class GroupMirror {
       started.catch(() => this.started.delete(bot.group));
     }
     // Not held up by a shard out of reach: a copy sets `mirrored` itself where it is missing.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, START_WITHIN_MS).unref()));
-    await Promise.race([started.catch(() => undefined), late]);
-    clearTimeout(timer);
+    await within(started, START_WITHIN_MS);
   }
 
   private async setSince(bot: SendWindow): Promise<void> {

@@ -5,7 +5,8 @@ import { NO_WAIT, type Durability } from "./durable-write.js";
 import type { NoticeMarks } from "./notice-marks.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { schedulerKeysOf, type KeyLayout } from "./scheduler-keys.js";
-import { BUSY_KEYS_KEPT, SlotCalls, type Mode } from "./slot-calls.js";
+import type { Mode } from "./reserve-slot-script.js";
+import { BUSY_KEYS_KEPT, SlotCalls } from "./slot-calls.js";
 
 /** A slot this close is waited for in the process and sent without asking Redis again. */
 const SOON_MS = 20;

@@ -1,53 +1,17 @@
-import { z } from "zod";
 import type { SendWindow } from "../core/adapter.js";
 import { retry, sleep, type RetryPolicy } from "../core/retry.js";
-import { declareScript, MoreKeys, runScript } from "./lua-script.js";
+import { MoreKeys, runScript } from "./lua-script.js";
+import { RESERVE_SLOT, type Direct, type Mode } from "./reserve-slot-script.js";
 import { isUnacknowledged, type Durability } from "./durable-write.js";
 import { writeRefusals } from "./write-refusals.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { SchedulerKeys } from "./scheduler-keys.js";
-import { GroupMirror } from "./group-mirror.js";
+import { fallbackShard, GroupMirror } from "./group-mirror.js";
 import { NoticeMarks } from "./notice-marks.js";
 import { SLOW_MS, WindowFallback } from "./window-fallback.js";
 
-/** reserve-slot.lua (with the windows' functions, windows.lua): one send slot, a 429's hold, an answer time. */
-export const RESERVE_SLOT = declareScript({
-  file: new URL("./lua/reserve-slot.lua", import.meta.url),
-  includes: [new URL("./lua/windows.lua", import.meta.url)],
-  keys: ["first", "state"],
-  moreKeys: true,
-  args: z.object({
-    windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
-    member: z.string(),
-    mode: z.enum(["take", "book", "booked", "answered", "hold", "past", "checked", "release"]),
-    ms: z.number(),
-    gate: z.boolean(),
-    startedAt: z.number().optional(),
-    groupMs: z.number().optional(),
-    holds: z.array(z.number()).optional(),
-    group: z.boolean().optional(),
-  }),
-  reply: z.object({
-    waitMs: z.number(),
-    tight: z.boolean(),
-    unchecked: z.boolean().optional(),
-    at: z.number().optional(),
-    idleMs: z.number().optional(),
-  }),
-});
-
-/** What a call asks of the windows (reserve-slot.lua's `mode`, less the gap check's `checked`). */
-export type Mode = "take" | "book" | "booked" | "answered" | "hold" | "past";
-
-/** A reply of the slot script with the call's round trip. */
-export interface Direct {
-  waitMs: number;
-  tight: boolean;
-  unchecked?: boolean | undefined;
-  at?: number | undefined;
-  idleMs?: number | undefined;
-  rttMs: number;
-}
+/** A send to a group whose shard is held and out of reach asks again after this long. */
+const RECHECK_MS = 1000;
 
 /** While a slow call to the bot's windows is awaited, how often the fallback is considered. */
 const FALLBACK_POLL_MS = 250;
@@ -186,25 +150,34 @@ export class SlotCalls {
     ms: number,
     once: boolean,
   ): Promise<Direct> {
+    const bot = windows[0]!;
     for (;;) {
-      const reply = await this.direct(windows, member, mode, ms, { gate: true, once });
+      // An outage notice (`once`) cannot wait for a shard's check: it waits out its group's hold.
+      const reply = await this.direct(windows, member, mode, ms, { gate: true, once, blanketOk: once });
       if (!reply.unchecked) return reply;
+      if (reply.shard !== undefined) {
+        if (await this.recheck(bot, reply.shard, reply.at ?? 0)) continue;
+        // Still out of reach: nothing taken, asked again in a moment.
+        return { waitMs: RECHECK_MS, tight: false, rttMs: reply.rttMs };
+      }
       let startedAt = reply.at ?? 0;
       let idleMs = reply.idleMs ?? -1;
       for (;;) {
-        const hold = await this.fallback.check(windows[0]!.group, idleMs);
-        const bot = windows[0]!;
-        // Each group that sent through the fallback: its window is blocked while those sends count.
-        const groups = [...hold.groups].map(([scope, ms]) => ({
-          window: { ...bot, scope, max: 1, windowMs: ms },
-          ms,
-        }));
+        const hold = await this.fallback.check(bot.group, idleMs);
+        const groups = groupHolds(bot, hold.groups);
         const checked = await this.direct(
           [bot, ...groups.map((g) => g.window)],
           "check",
           "checked",
           hold.botMs,
-          { gate: true, startedAt, groupMs: hold.groupMs, holds: groups.map((g) => g.ms) },
+          {
+            gate: true,
+            startedAt,
+            holds: groups.map((g) => g.ms),
+            groupMs: hold.groupMs,
+            shardsHeld: hold.shardsHeld,
+            shardsReached: hold.shardsReached,
+          },
         );
         if (!checked.unchecked) break;
         startedAt = checked.at ?? 0;
@@ -213,17 +186,49 @@ export class SlotCalls {
     }
   }
 
+  /**
+   * Checks one shard whose groups a check could not reach (window-fallback.ts) and,
+   * when it answers, lifts their hold in the bot's windows, holding each group that sent
+   * through it instead; false when it does not answer.
+   */
+  private async recheck(bot: SendWindow, shard: number, startedAt: number): Promise<boolean> {
+    const hold = await this.fallback.checkShard(bot.group, shard);
+    if (hold === undefined) return false;
+    const groups = groupHolds(bot, hold.groups);
+    await this.direct([bot, ...groups.map((g) => g.window)], "check", "rechecked", hold.botMs, {
+      gate: true,
+      startedAt,
+      holds: groups.map((g) => g.ms),
+      shardsReached: [shard],
+    });
+    return true;
+  }
+
   /** One call of reserve-slot.lua, sent again while its write is not acknowledged (`once`: not). */
   async direct(
     windows: SendWindow[],
     member: string,
-    mode: Mode | "checked" | "release",
+    mode: Mode | "checked" | "rechecked" | "release",
     ms: number,
-    options: { gate: boolean; once?: boolean; startedAt?: number; groupMs?: number; holds?: number[] },
+    options: {
+      gate: boolean;
+      once?: boolean;
+      startedAt?: number;
+      holds?: number[];
+      groupMs?: number;
+      shardsHeld?: number[];
+      shardsReached?: number[];
+      blanketOk?: boolean;
+    },
   ): Promise<Direct> {
-    const { gate, once = false, startedAt, groupMs, holds } = options;
+    const { gate, once = false, startedAt, holds, groupMs, shardsHeld, shardsReached, blanketOk } = options;
     // A group's send waits out the fallback's group sends after an outage (reserve-slot.lua).
-    const group = gate && windows.some((w) => w.scope.startsWith("group:"));
+    const groupShard =
+      gate &&
+      (mode === "take" || mode === "book" || mode === "booked") &&
+      windows.some((w) => w.scope.startsWith("group:"))
+        ? fallbackShard(this.keys, windows, member)
+        : undefined;
     const first = windows[0]!;
     const keys = { first: this.keyOf(first), state: this.keys.rate(first.group, "state") };
     const more = new MoreKeys(RESERVE_SLOT, keys);
@@ -250,9 +255,9 @@ export class SlotCalls {
             mode: as,
             ms,
             gate,
-            ...(startedAt === undefined ? {} : { startedAt }),
-            ...(groupMs === undefined ? {} : { groupMs, holds }),
-            ...(group ? { group } : {}),
+            ...(startedAt === undefined ? {} : { startedAt, holds, shardsReached }),
+            ...(groupMs === undefined ? {} : { groupMs, shardsHeld }),
+            ...(groupShard === undefined ? {} : { groupShard, blanketOk }),
           },
           { durability: this.durability, moreKeys: more },
         );
@@ -281,4 +286,9 @@ export class SlotCalls {
     })().finally(() => (this.settling = undefined));
     await this.settling;
   }
+}
+
+/** Each group that sent through the fallback as a window blocked while those sends count (its ms). */
+function groupHolds(bot: SendWindow, groups: Map<string, number>): { window: SendWindow; ms: number }[] {
+  return [...groups].map(([scope, ms]) => ({ window: { ...bot, scope, max: 1, windowMs: ms }, ms }));
 }

@@ -6,6 +6,7 @@ import type { Durability } from "./durable-write.js";
 import { MoreKeys, runScript } from "./lua-script.js";
 import { FALLBACK_CHECK, FALLBACK_SLOT, type FallbackHolds } from "./fallback-scripts.js";
 import { fallbackShard } from "./group-mirror.js";
+import { ownerFailed, within } from "./cluster-nodes.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import type { SchedulerKeys } from "./scheduler-keys.js";
 
@@ -155,39 +156,59 @@ export class WindowFallback {
    * Marks every shard (no fallback slot is taken there from now on) and returns how
    * long the bot's window must wait for the fallback slots they took before (`botMs`)
    * and each group that sent through them for its group sends (`groups`). A shard out
-   * of reach may have taken one until now: the bot's window waits in full, and so does
-   * every group's (`groupMs`) after a gap of `idleMs` long enough for fallback group
-   * sends (-1: not known).
+   * of reach may have taken one until now: the bot's window waits in full, and after a
+   * gap of `idleMs` long enough for fallback sends (-1: not known) so do the groups
+   * whose room is in it (`shardsHeld`), until that shard is checked alone (`checkShard`).
    */
   async check(group: string, idleMs: number): Promise<FallbackHolds> {
-    const replies = await Promise.all(
-      Array.from({ length: this.keys.shards }, (_, shard) =>
-        within(
-          runScript(
-            this.redis,
-            FALLBACK_CHECK,
-            this.shardKeys(shard, group),
-            { backMs: BACK_MS },
-            {
-              durability: this.durability,
-            },
-          ),
-          SLOW_MS,
-        ),
-      ),
-    );
-    const holds: FallbackHolds = { botMs: 0, groupMs: 0, groups: new Map() };
-    for (const reply of replies) {
+    const shards = Array.from({ length: this.keys.shards }, (_, shard) => shard);
+    const replies = await Promise.all(shards.map((shard) => this.checkShard(group, shard)));
+    const holds: FallbackHolds = {
+      botMs: 0,
+      groupMs: 0,
+      shardsHeld: [],
+      shardsReached: [],
+      groups: new Map(),
+    };
+    replies.forEach((reply, shard) => {
       if (reply === undefined) {
         holds.botMs = Math.max(holds.botMs, HOLD_AFTER_MS);
-        if (idleMs < 0 || idleMs >= ENTER_MS) holds.groupMs = GROUP_HOLD_MS;
-        continue;
+        if (idleMs < 0 || idleMs >= ENTER_MS) {
+          holds.groupMs = GROUP_HOLD_MS;
+          holds.shardsHeld.push(shard);
+        }
+        return;
       }
-      if (reply.kept) holds.botMs = Math.max(holds.botMs, HOLD_AFTER_MS - reply.agoMs);
-      for (const { scope, ms } of reply.groups)
-        holds.groups.set(scope, Math.max(holds.groups.get(scope) ?? 0, ms + HOLD_AFTER_MS));
-    }
+      holds.shardsReached.push(shard);
+      if (reply.botMs > holds.botMs) holds.botMs = reply.botMs;
+      for (const [scope, ms] of reply.groups)
+        holds.groups.set(scope, Math.max(holds.groups.get(scope) ?? 0, ms));
+    });
     return holds;
+  }
+
+  /** `check` for one shard: its holds, or undefined when it does not answer. */
+  async checkShard(
+    group: string,
+    shard: number,
+  ): Promise<{ botMs: number; groups: Map<string, number> } | undefined> {
+    const reply = await within(
+      runScript(
+        this.redis,
+        FALLBACK_CHECK,
+        this.shardKeys(shard, group),
+        { backMs: BACK_MS },
+        {
+          durability: this.durability,
+        },
+      ),
+      SLOW_MS,
+    );
+    if (reply === undefined) return undefined;
+    const groups = new Map<string, number>();
+    for (const { scope, ms } of reply.groups)
+      groups.set(scope, Math.max(groups.get(scope) ?? 0, ms + HOLD_AFTER_MS));
+    return { botMs: reply.kept ? Math.max(0, HOLD_AFTER_MS - reply.agoMs) : 0, groups };
   }
 
   private shardKeys(shard: number, group: string): { back: string; last: string; groups: string } {
@@ -269,34 +290,4 @@ export class WindowFallback {
       this.probing = false;
     });
   }
-}
-
-/** The promise's value, or undefined when it fails or takes longer than `ms` (it goes on unheeded). */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  const settled = promise.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([settled, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Whether CLUSTER NODES (its text) shows the master owning `slot` flagged `fail` (not `fail?`). */
-export function ownerFailed(text: string, slot: number): boolean {
-  for (const line of text.split("\n")) {
-    const fields = line.trim().split(" ");
-    if (fields.length < 9) continue;
-    const owns = fields.slice(8).some((range) => {
-      if (range.startsWith("[")) return false;
-      const [from, to] = range.split("-").map(Number);
-      return from !== undefined && slot >= from && slot <= (to ?? from);
-    });
-    if (owns) return fields[2]!.split(",").includes("fail");
-  }
-  return false;
 }

@@ -17,8 +17,11 @@
   a gap of more than GAP_MS since the last one (the slot idle, or down) takes nothing
   until some caller has checked the shards for fallback sends ("checked"), which also
   blocks the first window (the bot's) until those sends no longer count, each group
-  window given after it until that group's fallback sends no longer count, and, when a
-  shard could not say which groups sent (`groupMs`), every group's send (`group`).
+  window given after it until that group's fallback sends no longer count, and, for
+  each shard that could not say which groups sent (`shardsHeld`), the sends to groups
+  whose room is in it (`groupShard`) for `groupMs`: such a send takes nothing until
+  its caller has checked that shard alone ("rechecked", which lifts the hold), unless
+  it accepts the hold (`blanketOk`).
 
   KEYS
     first     the first window's zset (every window is in its slot)
@@ -33,15 +36,19 @@
               "past": a send made without a slot (Redis refusing writes then) is recorded
               at when it was answered, `ms` ago, so that it counts as long as any send;
               "checked": the shards were checked after a gap (`startedAt`), block the
-              first window `ms`; "release": drop the member's slot (its send went
+              first window `ms`; "rechecked": one shard held for its groups was checked
+              (`startedAt`), the same; "release": drop the member's slot (its send went
               through the fallback windows instead)
-    ms        "hold", "checked": ms to block the (first) windows for; "book", "booked": the
+    ms        "hold", "checked", "rechecked": ms to block the (first) windows for; "book", "booked": the
               `soon` ms; "past": how long ago the send was answered
     gate      whether a gap makes the windows wait for a check
-    startedAt "checked": the `at` of the reply that asked for the check
-    holds     "checked": ms to block each window after the first for (its group's fallback sends)
-    groupMs   "checked": ms to hold every group's sends for (a shard that did not answer)
-    group     the send is to a group: it waits for that hold (`gate`)
+    startedAt "checked", "rechecked": the `at` of the reply that asked for the check
+    holds     "checked", "rechecked": ms to block each window after the first for (its group's fallback sends)
+    groupMs   "checked": ms to hold the groups of each of `shardsHeld` for
+    shardsHeld  "checked": the shards that did not answer the check
+    shardsReached  "checked", "rechecked": shards that answered: their groups' hold is lifted
+    groupShard  the send is to a group whose room is in this shard (`gate`)
+    blanketOk the send accepts its group's shard's hold (waits it out) instead of asking for a check
   REPLY
     waitMs    0 when the slot was taken now, else the ms until the slot ("book": taken
               or booked for then; "take": nothing recorded); 0 for "hold", "answered"
@@ -50,6 +57,7 @@
     unchecked true when nothing was taken because the shards must be checked first
     at        Redis' time of this call
     idleMs    with `unchecked`: how long the windows had no call before the gap (-1: unknown)
+    shard     with `unchecked`: the group's shard to check alone (its groups are held)
 ]]
 local PLAN_MARGIN_MS = 10
 -- How far ahead a booking that has come looks: no sender waits longer than this for a
@@ -67,26 +75,31 @@ local groupsFrom = 0
 if A.gate then
   local seen = tonumber(redis.call("HGET", K.state, "at") or "-1")
   pending = redis.call("HEXISTS", K.state, "pending") == 1
-  if mode == "checked" then
+  if mode == "checked" or mode == "rechecked" then
     -- A check that began within GAP_MS saw every fallback send that the shards let
     -- through before it; each later one was refused there (fallback-check.lua).
-    if pending and now - A.startedAt <= GAP_MS then
+    if (pending or mode == "rechecked") and now - A.startedAt <= GAP_MS then
       if A.ms > 0 then windows_hold({ keys[1] }, { window[1] }, A.ms, now) end
       for i = 2, #keys do
         local ms = A.holds and A.holds[i - 1] or 0
         if ms > 0 then windows_hold({ keys[i] }, { window[i] }, ms, now) end
       end
-      local groupMs = A.groupMs or 0
-      local held = tonumber(redis.call("HGET", K.state, "groups") or "0")
-      if groupMs > 0 and now + groupMs > held then redis.call("HSET", K.state, "groups", now + groupMs) end
-      redis.call("HDEL", K.state, "pending")
-      pending = false
+      for _, shard in ipairs(A.shardsReached or {}) do redis.call("HDEL", K.state, "groups:" .. shard) end
+      for _, shard in ipairs(A.shardsHeld or {}) do
+        local field = "groups:" .. shard
+        local held = tonumber(redis.call("HGET", K.state, field) or "0")
+        if now + A.groupMs > held then redis.call("HSET", K.state, field, now + A.groupMs) end
+      end
+      if mode == "checked" then
+        redis.call("HDEL", K.state, "pending")
+        pending = false
+      end
     end
   elseif seen < 0 or now - seen > GAP_MS then
     redis.call("HSET", K.state, "pending", now, "idle", seen < 0 and -1 or now - seen)
     pending = true
   end
-  if A.group then groupsFrom = tonumber(redis.call("HGET", K.state, "groups") or "0") end
+  if A.groupShard then groupsFrom = tonumber(redis.call("HGET", K.state, "groups:" .. A.groupShard) or "0") end
   redis.call("HSET", K.state, "at", now)
   redis.call("PEXPIRE", K.state, 86400000)
 end
@@ -98,6 +111,7 @@ if mode == "checked" then
   if pending then return unchecked_reply() end
   return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = false, at = now })
 end
+if mode == "rechecked" then return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = false, at = now }) end
 if mode == "hold" then
   windows_hold(keys, window, A.ms, now)
   return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
@@ -122,6 +136,10 @@ if mode == "past" then
   return cmsgpack.pack({ waitMs = 0, tight = false, at = now })
 end
 if pending then return unchecked_reply() end
+-- A group whose shard did not answer a check: that shard is asked alone first, or the hold waited out.
+if groupsFrom > now and not A.blanketOk then
+  return cmsgpack.pack({ waitMs = 0, tight = false, unchecked = true, at = now, idleMs = -1, shard = A.groupShard })
+end
 local soon = mode == "take" and 0 or math.min(A.ms, SEEN_AHEAD_MS)
 local own = mode == "booked" and tonumber(redis.call("ZSCORE", keys[1], member) or "-1") or -1
 -- Asked before its booking comes (a claim ahead of time): the booking stands.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ownerFailed } from "../../src/scheduler/window-fallback.js";
+import { ownerFailed } from "../../src/scheduler/cluster-nodes.js";
 
 /** CLUSTER NODES as Redis 7 prints it: the bot's slot (11289) is on the third master. */
 const nodes = (third: string) =>
