@@ -7,7 +7,7 @@ const lua = (file: string) => new URL(`./lua/${file}.lua`, import.meta.url);
 export const FALLBACK_SLOT = declareScript({
   file: lua("fallback-slot"),
   includes: [lua("windows")],
-  keys: ["back", "last", "groups", "mirrored"],
+  keys: ["back", "last", "groups", "sent", "mirrored"],
   moreKeys: true,
   args: z.object({
     windows: z.array(z.object({ windowKey: z.number(), max: z.number(), windowMs: z.number() })),
@@ -26,12 +26,13 @@ export const FALLBACK_SLOT = declareScript({
 /** fallback-check.lua: a shard told that the bot's own windows answer again, and its last fallback slot. */
 export const FALLBACK_CHECK = declareScript({
   file: lua("fallback-check"),
-  keys: ["back", "last", "groups"],
+  keys: ["back", "last", "groups", "sent"],
   args: z.object({ backMs: z.number() }),
   reply: z.object({
     kept: z.boolean(),
     agoMs: z.number(),
     groups: z.array(z.object({ scope: z.string(), ms: z.number() })),
+    sends: z.array(z.object({ scope: z.string(), member: z.string(), agoMs: z.number() })),
   }),
 });
 
@@ -44,6 +45,13 @@ export interface FallbackHolds {
   shardsHeld: number[];
   /** Shards that answered: a hold on their groups from an earlier check is lifted. */
   shardsReached: number[];
-  /** Per group scope: its window (the fallback's sends to it). */
-  groups: Map<string, number>;
+  /** Per group scope: its fallback sends (member, ms since), and how long the last still counts. */
+  groups: Map<string, GroupSends>;
+}
+
+/** A group's fallback sends, for its window in the bot's slot: see WindowFallback.check. */
+export interface GroupSends {
+  /** How long the latest still counts, ms (the window is kept that long). */
+  keepMs: number;
+  sends: { member: string; agoMs: number }[];
 }

@@ -15,7 +15,14 @@ export const RESERVE_SLOT = declareScript({
     gate: z.boolean(),
     startedAt: z.number().optional(),
     groupMs: z.number().optional(),
-    holds: z.array(z.number()).optional(),
+    imports: z
+      .array(
+        z.object({
+          keepMs: z.number(),
+          sends: z.array(z.object({ member: z.string(), agoMs: z.number() })),
+        }),
+      )
+      .optional(),
     shardsHeld: z.array(z.number()).optional(),
     shardsReached: z.array(z.number()).optional(),
     groupShard: z.number().optional(),

@@ -8,6 +8,7 @@ import type { RedisClient } from "../sessions/redis-connection.js";
 import type { SchedulerKeys } from "./scheduler-keys.js";
 import { fallbackShard, GroupMirror } from "./group-mirror.js";
 import { NoticeMarks } from "./notice-marks.js";
+import type { GroupSends } from "./fallback-scripts.js";
 import { SLOW_MS, WindowFallback } from "./window-fallback.js";
 
 /** A send to a group whose shard is held and out of reach asks again after this long. */
@@ -164,7 +165,7 @@ export class SlotCalls {
       let idleMs = reply.idleMs ?? -1;
       for (;;) {
         const hold = await this.fallback.check(bot.group, idleMs);
-        const groups = groupHolds(bot, hold.groups);
+        const groups = groupWindows(bot, hold.groups);
         const checked = await this.direct(
           [bot, ...groups.map((g) => g.window)],
           "check",
@@ -173,7 +174,7 @@ export class SlotCalls {
           {
             gate: true,
             startedAt,
-            holds: groups.map((g) => g.ms),
+            imports: groups.map((g) => g.sent),
             groupMs: hold.groupMs,
             shardsHeld: hold.shardsHeld,
             shardsReached: hold.shardsReached,
@@ -188,17 +189,17 @@ export class SlotCalls {
 
   /**
    * Checks one shard whose groups a check could not reach (window-fallback.ts) and,
-   * when it answers, lifts their hold in the bot's windows, holding each group that sent
-   * through it instead; false when it does not answer.
+   * when it answers, lifts their hold in the bot's windows, putting the group sends it
+   * let through in their windows instead; false when it does not answer.
    */
   private async recheck(bot: SendWindow, shard: number, startedAt: number): Promise<boolean> {
     const hold = await this.fallback.checkShard(bot.group, shard);
     if (hold === undefined) return false;
-    const groups = groupHolds(bot, hold.groups);
+    const groups = groupWindows(bot, hold.groups);
     await this.direct([bot, ...groups.map((g) => g.window)], "check", "rechecked", hold.botMs, {
       gate: true,
       startedAt,
-      holds: groups.map((g) => g.ms),
+      imports: groups.map((g) => g.sent),
       shardsReached: [shard],
     });
     return true;
@@ -214,14 +215,14 @@ export class SlotCalls {
       gate: boolean;
       once?: boolean;
       startedAt?: number;
-      holds?: number[];
+      imports?: GroupSends[];
       groupMs?: number;
       shardsHeld?: number[];
       shardsReached?: number[];
       blanketOk?: boolean;
     },
   ): Promise<Direct> {
-    const { gate, once = false, startedAt, holds, groupMs, shardsHeld, shardsReached, blanketOk } = options;
+    const { gate, once = false, startedAt, imports, groupMs, shardsHeld, shardsReached, blanketOk } = options;
     // A group's send waits out the fallback's group sends after an outage (reserve-slot.lua).
     const groupShard =
       gate &&
@@ -255,7 +256,7 @@ export class SlotCalls {
             mode: as,
             ms,
             gate,
-            ...(startedAt === undefined ? {} : { startedAt, holds, shardsReached }),
+            ...(startedAt === undefined ? {} : { startedAt, imports, shardsReached }),
             ...(groupMs === undefined ? {} : { groupMs, shardsHeld }),
             ...(groupShard === undefined ? {} : { groupShard, blanketOk }),
           },
@@ -288,7 +289,10 @@ export class SlotCalls {
   }
 }
 
-/** Each group that sent through the fallback as a window blocked while those sends count (its ms). */
-function groupHolds(bot: SendWindow, groups: Map<string, number>): { window: SendWindow; ms: number }[] {
-  return [...groups].map(([scope, ms]) => ({ window: { ...bot, scope, max: 1, windowMs: ms }, ms }));
+/** Each group that sent through the fallback: its window in the bot's slot, and those sends to put there. */
+function groupWindows(
+  bot: SendWindow,
+  groups: Map<string, GroupSends>,
+): { window: SendWindow; sent: GroupSends }[] {
+  return [...groups].map(([scope, sent]) => ({ window: { ...bot, scope }, sent }));
 }

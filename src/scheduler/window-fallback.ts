@@ -4,7 +4,7 @@ import type { SendWindow } from "../core/adapter.js";
 import { RoomgateError } from "../core/errors.js";
 import type { Durability } from "./durable-write.js";
 import { MoreKeys, runScript } from "./lua-script.js";
-import { FALLBACK_CHECK, FALLBACK_SLOT, type FallbackHolds } from "./fallback-scripts.js";
+import { FALLBACK_CHECK, FALLBACK_SLOT, type FallbackHolds, type GroupSends } from "./fallback-scripts.js";
 import { fallbackShard } from "./group-mirror.js";
 import { ownerFailed, within } from "./cluster-nodes.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
@@ -155,7 +155,7 @@ export class WindowFallback {
   /**
    * Marks every shard (no fallback slot is taken there from now on) and returns how
    * long the bot's window must wait for the fallback slots they took before (`botMs`)
-   * and each group that sent through them for its group sends (`groups`). A shard out
+   * and the group sends they let through (`groups`), for each group's window. A shard out
    * of reach may have taken one until now: the bot's window waits in full, and after a
    * gap of `idleMs` long enough for fallback sends (-1: not known) so do the groups
    * whose room is in it (`shardsHeld`), until that shard is checked alone (`checkShard`).
@@ -181,8 +181,15 @@ export class WindowFallback {
       }
       holds.shardsReached.push(shard);
       if (reply.botMs > holds.botMs) holds.botMs = reply.botMs;
-      for (const [scope, ms] of reply.groups)
-        holds.groups.set(scope, Math.max(holds.groups.get(scope) ?? 0, ms));
+      for (const [scope, sent] of reply.groups) {
+        const known = holds.groups.get(scope);
+        holds.groups.set(
+          scope,
+          known
+            ? { keepMs: Math.max(known.keepMs, sent.keepMs), sends: [...known.sends, ...sent.sends] }
+            : sent,
+        );
+      }
     });
     return holds;
   }
@@ -191,7 +198,7 @@ export class WindowFallback {
   async checkShard(
     group: string,
     shard: number,
-  ): Promise<{ botMs: number; groups: Map<string, number> } | undefined> {
+  ): Promise<{ botMs: number; groups: Map<string, GroupSends> } | undefined> {
     const reply = await within(
       runScript(
         this.redis,
@@ -205,17 +212,21 @@ export class WindowFallback {
       SLOW_MS,
     );
     if (reply === undefined) return undefined;
-    const groups = new Map<string, number>();
-    for (const { scope, ms } of reply.groups)
-      groups.set(scope, Math.max(groups.get(scope) ?? 0, ms + HOLD_AFTER_MS));
+    const groups = new Map<string, GroupSends>();
+    for (const { scope, ms } of reply.groups) groups.set(scope, { keepMs: ms + HOLD_AFTER_MS, sends: [] });
+    for (const { scope, member, agoMs } of reply.sends) groups.get(scope)?.sends.push({ member, agoMs });
     return { botMs: reply.kept ? Math.max(0, HOLD_AFTER_MS - reply.agoMs) : 0, groups };
   }
 
-  private shardKeys(shard: number, group: string): { back: string; last: string; groups: string } {
+  private shardKeys(
+    shard: number,
+    group: string,
+  ): { back: string; last: string; groups: string; sent: string } {
     return {
       back: this.keys.fallback(shard, group, "back"),
       last: this.keys.fallback(shard, group, "last"),
       groups: this.keys.fallback(shard, group, "groups"),
+      sent: this.keys.fallback(shard, group, "sent"),
     };
   }
 

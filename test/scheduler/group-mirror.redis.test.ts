@@ -59,6 +59,7 @@ describe("a group's sends copied for the fallback", () => {
       back: keys.fallback(shard, group, "back"),
       last: keys.fallback(shard, group, "last"),
       groups: keys.fallback(shard, group, "groups"),
+      sent: keys.fallback(shard, group, "sent"),
       mirrored: keys.fallback(shard, group, "mirrored"),
     };
     const more = new MoreKeys(FALLBACK_SLOT, named);

@@ -134,6 +134,18 @@ describe("the Cluster range holding the bot's send windows down", () => {
     for (const id of live) say(id, "after");
     await waitFor(() => answers(deadChat) === 2, 60_000, "the answer in the range back");
     await waitFor(() => live.every((id) => answers(id) === 3), 40_000, "the live rooms' next answers");
+    // The quiet group's fallback send is now in its window in the bot's slot: its third
+    // message of the minute goes at once (before round 10 it waited the minute out),
+    // and a fourth waits for room.
+    sayInGroup(quiet!, "after");
+    await waitFor(() => answers(quiet!) === 3, 20_000, "the quiet group's answer after the range is back");
+    sayInGroup(quiet!, "one too many for the minute");
+    // Two answers in one chat are a second apart: past the quiet group's own second.
+    say(live[0]!, "later");
+    await waitFor(() => answers(live[0]!) === 4, 40_000, "a later answer");
+    say(live[0]!, "later again");
+    await waitFor(() => answers(live[0]!) === 5, 40_000, "an answer a second later");
+    expect(answers(quiet!)).toBe(3);
 
     const sent = standin.callsTo("sendMessage", bot.id);
     expect(sendGaps(sent)).toEqual([]);

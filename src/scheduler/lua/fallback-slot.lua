@@ -12,9 +12,10 @@
   after it makes someone check again.
 
   A group's send (its 20 a minute) also records, in the shard's `groups`, when that
-  send stops counting in its group's window: once the bot's windows answer again, that
-  group waits until then (fallback-check.lua, reserve-slot.lua), as the fallback's
-  group sends are not in the group's window there.
+  send stops counting in its group's window, and in `sent` the send itself (its group
+  scope and member, at its slot, then its answer): once the bot's windows answer
+  again, those sends are put into the group's window there (fallback-check.lua,
+  reserve-slot.lua), which does not have them.
 
   A group's window here also holds its sends through the bot's own windows
   (group-mirror.lua) from the shard's `mirrored` mark on. Before the mark is `enterMs`
@@ -26,6 +27,7 @@
     back      the shard's mark that the bot's own windows answered again
     last      the shard's latest fallback slot time
     groups    per group scope, when its latest fallback send stops counting (zset)
+    sent      the fallback's group sends, "<scope>|<member>" at their time (zset)
     mirrored  from when every group's send through the bot's windows is in its window here
     more      the fallback windows' zsets, named in ARGS by their index in KEYS
   ARGS
@@ -50,13 +52,17 @@ local keys, max, window = windows_of(A.windows)
 -- The last fallback slot is kept as long as a check after a gap needs it: its sends
 -- count for the bot's window and a chat's (a second and a little) past it.
 local LAST_KEPT_MS = 10000
--- When a group's send at `at` stops counting, kept as long as it counts.
+-- A group's send at `at`, and when it stops counting, kept as long as it counts.
 local function group_until(at)
   if A.group == "" then return end
   redis.call("ZREMRANGEBYSCORE", K.groups, "-inf", now)
   redis.call("ZADD", K.groups, "GT", at + A.groupMs, A.group)
+  redis.call("ZREMRANGEBYSCORE", K.sent, "-inf", now - A.groupMs)
+  redis.call("ZADD", K.sent, "GT", at, A.group .. "|" .. A.member)
   local keep = at + A.groupMs - now + LAST_KEPT_MS
-  if redis.call("PTTL", K.groups) < keep then redis.call("PEXPIRE", K.groups, keep) end
+  for _, key in ipairs({ K.groups, K.sent }) do
+    if redis.call("PTTL", key) < keep then redis.call("PEXPIRE", key, keep) end
+  end
 end
 if A.mode == "hold" then
   windows_hold(keys, window, A.ms, now)

@@ -16,8 +16,8 @@
   this slot is out of reach: src/scheduler/window-fallback.ts), a call that comes after
   a gap of more than GAP_MS since the last one (the slot idle, or down) takes nothing
   until some caller has checked the shards for fallback sends ("checked"), which also
-  blocks the first window (the bot's) until those sends no longer count, each group
-  window given after it until that group's fallback sends no longer count, and, for
+  blocks the first window (the bot's) until those sends no longer count, puts each
+  group's fallback sends into its window given after it (`imports`), and, for
   each shard that could not say which groups sent (`shardsHeld`), the sends to groups
   whose room is in it (`groupShard`) for `groupMs`: such a send takes nothing until
   its caller has checked that shard alone ("rechecked", which lifts the hold), unless
@@ -43,7 +43,8 @@
               `soon` ms; "past": how long ago the send was answered
     gate      whether a gap makes the windows wait for a check
     startedAt "checked", "rechecked": the `at` of the reply that asked for the check
-    holds     "checked", "rechecked": ms to block each window after the first for (its group's fallback sends)
+    imports   "checked", "rechecked": per window after the first (a group's), its fallback
+              sends {member, agoMs} and how long the window is kept (keepMs)
     groupMs   "checked": ms to hold the groups of each of `shardsHeld` for
     shardsHeld  "checked": the shards that did not answer the check
     shardsReached  "checked", "rechecked": shards that answered: their groups' hold is lifted
@@ -81,8 +82,13 @@ if A.gate then
     if (pending or mode == "rechecked") and now - A.startedAt <= GAP_MS then
       if A.ms > 0 then windows_hold({ keys[1] }, { window[1] }, A.ms, now) end
       for i = 2, #keys do
-        local ms = A.holds and A.holds[i - 1] or 0
-        if ms > 0 then windows_hold({ keys[i] }, { window[i] }, ms, now) end
+        local import = A.imports[i - 1]
+        -- Under a name of its own: the same member's slot here, left by a call that ran
+        -- once the range was back, is released ("release") without taking this send along.
+        for _, send in ipairs(import.sends) do
+          redis.call("ZADD", keys[i], "GT", now - send.agoMs, "fallback:" .. send.member)
+        end
+        if redis.call("PTTL", keys[i]) < import.keepMs then redis.call("PEXPIRE", keys[i], import.keepMs) end
       end
       for _, shard in ipairs(A.shardsReached or {}) do redis.call("HDEL", K.state, "groups:" .. shard) end
       for _, shard in ipairs(A.shardsHeld or {}) do
