@@ -132,13 +132,21 @@ function schedule(scenario: Scenario, start: number): { plan: ScheduledMessage[]
 }
 
 /**
- * range-down: the rooms outside the range down, and the group chats among them, may go
- * without a send for at most this long while it is down (issue 24: "every other room
- * keeps being answered"; the load's backlog over the bot's 30/s makes a second or two
- * between sends to them ordinary, and the groups' share of it keeps them near their 20
- * a minute).
+ * range-down: the rooms outside the range down may go without a send for at most this
+ * long while it is down (issue 24: "every other room keeps being answered"; the load's
+ * backlog over the bot's 30/s makes a second or two between sends to them ordinary).
  */
 const LIVE_SILENT_LIMIT_MS = 5000;
+
+/**
+ * range-down: a group chat outside the range down may wait this long for a reply while
+ * it is down. The few groups take a small part of the load, so a group with nothing
+ * left to answer is no fault: the measure is each group's own wait. Longer than the
+ * rooms' silence: while the bot's windows are down each shard sends 2 a second of the
+ * bot's 30 (docs/reliability.md, round 5), and a group's reply queues behind its
+ * shard's backlog.
+ */
+const LIVE_GROUP_WAIT_LIMIT_MS = 10_000;
 
 /** The lowest port the kernel gives a connection's local end (Linux' default when unreadable). */
 function ephemeralLow(): number {
@@ -267,11 +275,12 @@ async function runScenario(scenario: Scenario): Promise<Row> {
         ranges: parseSlotRanges(marks.downSlots),
         faultAt: marks.faultAt - performance.timeOrigin,
         backAt: marks.promotedAt - performance.timeOrigin,
+        released: standin.released,
       });
       log(
         `${scenario}: ${range.deadChats} chats in the range down, ${range.liveChats} outside it; the bot's send windows ${range.botSlotDown ? "were" : "were not"} in it; ` +
           `outside it the longest time without a send while it was down ${(range.liveSilentMs / 1000).toFixed(1)} s ` +
-          `(to a group ${(range.liveGroupsSilentMs / 1000).toFixed(1)} s); ` +
+          `(a group outside it waited for a reply at most ${(range.liveGroupsStallMs / 1000).toFixed(1)} s); ` +
           `its chats got a send ${(range.deadResumedMs / 1000).toFixed(1)} s after it was back`,
       );
     }
@@ -301,7 +310,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     report.lost + causes.unexplained + report.outOfOrder + report.stray + bystanders.count === 0 &&
     report.chatGapViolations + report.botRateViolations + report.groupRateViolations === 0 &&
     (range === undefined ||
-      (range.liveSilentMs <= LIVE_SILENT_LIMIT_MS && !(range.liveGroupsSilentMs > LIVE_SILENT_LIMIT_MS)));
+      (range.liveSilentMs <= LIVE_SILENT_LIMIT_MS && !(range.liveGroupsStallMs > LIVE_GROUP_WAIT_LIMIT_MS)));
   if (!passed) log(`${scenario}: failed; its processes' logs are kept in ${dir}`);
   if (!values.keep && passed) rmSync(dir, { recursive: true, force: true });
   return {

@@ -9,6 +9,12 @@ interface Send {
   chatId: number;
 }
 
+/** A message as the stand-in made it available to the bot (performance.now() ms). */
+interface Released {
+  availableAt: number;
+  chatId: number;
+}
+
 /** What a slot range down did to the rooms in it and to the others. */
 export interface RangeReport {
   /** Chats whose room's shard slot was in the range down, and the others. */
@@ -18,8 +24,12 @@ export interface RangeReport {
   botSlotDown: boolean;
   /** The longest time, from the fault until the range was back, in which no chat outside the range got a send, ms. */
   liveSilentMs: number;
-  /** The same for the group chats outside the range (NaN when there are none). */
-  liveGroupsSilentMs: number;
+  /**
+   * The longest time a group chat outside the range had an unanswered message while
+   * the range was down and got no reply (counted from the fault at the earliest, to
+   * the reply, which may come after the range is back); NaN when there is none.
+   */
+  liveGroupsStallMs: number;
   /** From the range being back to the first send to a chat in it, ms (NaN when none had anything to get). */
   deadResumedMs: number;
 }
@@ -51,12 +61,19 @@ export function chatSlot(botId: number, chatId: number, prefix = "rg", shards = 
  */
 export function rangeReport(
   sends: Send[],
-  options: { botId: number; chats: number[]; ranges: [number, number][]; faultAt: number; backAt: number },
+  options: {
+    botId: number;
+    chats: number[];
+    ranges: [number, number][];
+    faultAt: number;
+    backAt: number;
+    released: Released[];
+  },
 ): RangeReport {
-  const { botId, chats, ranges, faultAt, backAt } = options;
+  const { botId, chats, ranges, faultAt, backAt, released } = options;
   const dead = new Set(chats.filter((c) => inRanges(chatSlot(botId, c), ranges)));
   const live = sends.filter((s) => !dead.has(s.chatId));
-  const liveGroups = chats.some((c) => c < 0 && !dead.has(c));
+  const liveGroups = chats.filter((c) => c < 0 && !dead.has(c));
   const resumed = sends
     .filter((s) => dead.has(s.chatId) && s.at >= backAt)
     .map((s) => s.at)
@@ -70,13 +87,19 @@ export function rangeReport(
       faultAt,
       backAt,
     ),
-    liveGroupsSilentMs: liveGroups
-      ? longestSilence(
-          live.filter((s) => s.chatId < 0).map((s) => s.at),
-          faultAt,
-          backAt,
-        )
-      : Number.NaN,
+    liveGroupsStallMs:
+      liveGroups.length === 0
+        ? Number.NaN
+        : Math.max(
+            ...liveGroups.map((chat) =>
+              longestWait(
+                released.filter((m) => m.chatId === chat).map((m) => m.availableAt),
+                sends.filter((s) => s.chatId === chat).map((s) => s.at),
+                faultAt,
+                backAt,
+              ),
+            ),
+          ),
     deadResumedMs: resumed === undefined ? Number.NaN : resumed - backAt,
   };
 }
@@ -87,4 +110,32 @@ function longestSilence(times: number[], faultAt: number, backAt: number): numbe
   const after = times.filter((t) => t >= backAt).sort((a, b) => a - b)[0];
   points.push(after ?? backAt);
   return points.slice(1).reduce((longest, t, i) => Math.max(longest, t - points[i]!), 0);
+}
+
+/**
+ * The longest time one chat (its messages' and its sends' times) had a message waiting
+ * and got no send: from its first waiting message, or its last send while others
+ * waited, to the next send; over the waits that began before `backAt` and ended after
+ * `faultAt`, each counted from `faultAt` at the earliest.
+ */
+function longestWait(messages: number[], replies: number[], faultAt: number, backAt: number): number {
+  const marks = [
+    ...messages.map((at) => ({ at, reply: false })),
+    ...replies.map((at) => ({ at, reply: true })),
+  ].sort((a, b) => a.at - b.at || Number(a.reply) - Number(b.reply));
+  let pending = 0;
+  let since = 0;
+  let longest = 0;
+  for (const mark of marks) {
+    if (!mark.reply) {
+      if (pending === 0) since = mark.at;
+      pending += 1;
+    } else if (pending > 0) {
+      if (since < backAt && mark.at > faultAt)
+        longest = Math.max(longest, mark.at - Math.max(since, faultAt));
+      pending -= 1;
+      since = mark.at;
+    }
+  }
+  return longest;
 }

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { rangeReport } from "../../bench/support/range-analysis.js";
+
+/**
+ * The fault script's range-down figures: how long a group chat outside the range down
+ * waited for a reply while it was down. A group with nothing left to answer is not
+ * waiting; a wait that began before the fault counts from the fault; a wait that began
+ * while the range was down counts to its reply, however late.
+ */
+describe("range-down: a live group's wait", () => {
+  const group = -1_000_001;
+  const report = (messages: number[], replies: number[]) =>
+    rangeReport(
+      replies.map((at) => ({ at, chatId: group })),
+      {
+        botId: 1,
+        chats: [group, 10_000],
+        ranges: [],
+        faultAt: 10_000,
+        backAt: 30_000,
+        released: messages.map((availableAt) => ({ availableAt, chatId: group })),
+      },
+    ).liveGroupsStallMs;
+
+  it("counts from the fault a wait that began before it, to the reply", () => {
+    expect(report([9_000], [14_000])).toBe(4_000);
+  });
+
+  it("does not count the time a group had nothing to answer", () => {
+    expect(report([9_000, 12_000], [9_500, 13_000])).toBe(1_000);
+  });
+
+  it("counts a wait to its reply after the range is back, and one reply of two ends it", () => {
+    expect(report([25_000, 26_000], [28_000, 90_000])).toBe(62_000);
+  });
+
+  it("is not a number without a group outside the range", () => {
+    const none = rangeReport([], {
+      botId: 1,
+      chats: [10_000],
+      ranges: [],
+      faultAt: 0,
+      backAt: 1,
+      released: [],
+    });
+    expect(none.liveGroupsStallMs).toBeNaN();
+  });
+});
