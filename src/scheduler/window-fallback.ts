@@ -49,8 +49,9 @@ const BACK_MS = 90_000;
 
 /**
  * Telegram's 20-a-minute group window with its slack (send-limits.ts), and HOLD_AFTER_MS:
- * how long every group waits when a shard out of reach at a check (after a gap of at
- * least ENTER_MS, long enough for fallback sends) may have let some through.
+ * how long the groups whose room is in a shard out of reach at a check (after a gap of
+ * at least ENTER_MS, long enough for fallback sends) wait, unless that shard is
+ * checked alone before: it may have let some of their sends through.
  */
 const GROUP_HOLD_MS = 61_150 + HOLD_AFTER_MS;
 
