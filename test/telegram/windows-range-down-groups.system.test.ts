@@ -20,13 +20,14 @@ import { waitFor } from "../support/wait.js";
  * Issue 24: the Cluster range that holds the bot's send windows (every send's bot,
  * chat and group windows, one slot) down, its master and only replica killed. Rooms
  * whose own slots are in that range wait; every other chat is answered through the
- * shards' fallback windows (src/scheduler/window-fallback.ts), a group once the minute
- * its window counts has passed since the range went down; once the range is back,
+ * shards' fallback windows (src/scheduler/window-fallback.ts), a group whose minute is
+ * full (its window copied there, src/scheduler/group-mirror.ts) once it has room; once
+ * the range is back,
  * sends go through the bot's windows again without a chat getting two messages within
  * a second, the bot more than 30 in one, or a group more than its limit in a minute
  * (lowered to 3 here, so that it is reached on each side of both transitions).
  *
- * A group waits out a minute on each side, so this takes over three minutes: it runs
+ * The group's minute is full on each side, so this takes over three minutes: it runs
  * with `npm run test:windows:groups` (ROOMGATE_LONG_TESTS=1), not in `npm test`, whose
  * windows-range-down.system test is the private chats' short version.
  */
@@ -119,7 +120,7 @@ describe.runIf(process.env.ROOMGATE_LONG_TESTS === "1")(
       for (const id of live) say(id, "while the bot's windows are down");
       for (let i = 0; i < GROUP_PER_MINUTE; i += 1) sayInGroup(group, `while down ${i}`);
       await waitFor(() => live.every((id) => answers(id) === 2), 40_000, "the live rooms' answers");
-      // A group is answered once its window in the range down has certainly emptied (a minute and a little).
+      // The group is answered once its minute, full as the range went down, has room (a minute and a little).
       await waitFor(() => answers(group) === 2 * GROUP_PER_MINUTE, 120_000, "the group's answers");
       expect(answers(deadChat)).toBe(1);
 
@@ -129,7 +130,7 @@ describe.runIf(process.env.ROOMGATE_LONG_TESTS === "1")(
       // Right after the range is back: the live rooms' next answers may come through
       // either windows, and must keep each chat's second and the bot's 30 a second.
       for (const id of live) say(id, "after");
-      // The group's window is full of fallback sends the bot's windows never saw.
+      // The group's window is full of fallback sends, put into the bot's windows at the check.
       for (let i = 0; i < GROUP_PER_MINUTE; i += 1) sayInGroup(group, `after ${i}`);
       await waitFor(() => answers(deadChat) === 2, 60_000, "the answer in the range back");
       await waitFor(() => live.every((id) => answers(id) === 3), 40_000, "the live rooms' next answers");
