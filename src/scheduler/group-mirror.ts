@@ -15,12 +15,12 @@ export const GROUP_MIRROR = declareScript({
   keys: ["since", "window"],
   args: z.object({
     member: z.string(),
-    mode: z.enum(["sent", "answered", "hold", "past", "start"]),
+    mode: z.enum(["sent", "answered", "hold", "past", "start", "since"]),
     ms: z.number(),
     windowMs: z.number(),
     sinceMs: z.number(),
   }),
-  reply: z.object({ ok: z.boolean() }),
+  reply: z.object({ since: z.number() }),
 });
 
 /** How long a first send waits for `mirrored` to be set in every shard. */
@@ -88,9 +88,10 @@ export class GroupMirror {
 
   /**
    * Sets `mirrored` in every shard where it is not set, before this process's first
-   * send with the bot's windows: to a day ago when those windows have no state (no
-   * send of that bot counts anywhere, and every later one is written here), else to
-   * now. A failure is tried again at the next send; meanwhile the copies set it to now.
+   * send with the bot's windows, to the bot's own mark, decided by the first process:
+   * a day ago when those windows had no state (no send of that bot counts anywhere,
+   * and every later one is written here), else the moment it decided. A failure is
+   * tried again at the next send; meanwhile the copies set it to now.
    */
   async start(bot: SendWindow): Promise<void> {
     let started = this.started.get(bot.group);
@@ -104,21 +105,27 @@ export class GroupMirror {
   }
 
   private async setSince(bot: SendWindow): Promise<void> {
-    const fresh = (await this.redis.exists(this.keys.rate(bot.group, "state"))) === 0;
+    // Decided once, in the bot's windows' slot, and copied to every shard: processes that
+    // start together must not each decide from whether another one has sent already.
+    const { since } = await runScript(
+      this.redis,
+      GROUP_MIRROR,
+      { since: this.keys.rate(bot.group, "mirrored"), window: this.keys.rate(bot.group, "state") },
+      { member: "", mode: "start", ms: 0, windowMs: 0, sinceMs: STATE_KEPT_MS },
+      { durability: this.durability },
+    );
     await Promise.all(
-      Array.from({ length: this.keys.shards }, (_, shard) =>
-        runScript(
+      Array.from({ length: this.keys.shards }, (_, shard) => {
+        const key = this.keys.fallback(shard, bot.group, "mirrored");
+        // "since" touches `since` only: it stands for `window` too.
+        return runScript(
           this.redis,
           GROUP_MIRROR,
-          // "start" touches `since` only: it stands for `window` too.
-          {
-            since: this.keys.fallback(shard, bot.group, "mirrored"),
-            window: this.keys.fallback(shard, bot.group, "mirrored"),
-          },
-          { member: "", mode: "start", ms: 0, windowMs: 0, sinceMs: fresh ? STATE_KEPT_MS : 0 },
+          { since: key, window: key },
+          { member: "", mode: "since", ms: since, windowMs: 0, sinceMs: 0 },
           { durability: this.durability },
-        ),
-      ),
+        );
+      }),
     );
   }
 

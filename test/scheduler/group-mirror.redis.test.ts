@@ -104,6 +104,18 @@ describe("a group's sends copied for the fallback", () => {
     expect(await mirrored(busy, 0)).toBe(first);
   });
 
+  it("takes the bot's mark from the first process that decided it, not from whether another has sent since", async () => {
+    const bot = (bots += 1);
+    const before = await redisNow();
+    await mirror.start(windowsOf(bot, -1)[0]!);
+    // A second process starting as the first books its first send: that first process's
+    // copy of the mark has not reached shard 0 yet, and the windows have state now.
+    await db.redis.del(db.schedulerKeys.fallback(0, `tg:${bot}`, "mirrored"));
+    await db.redis.hset(db.schedulerKeys.rate(`tg:${bot}`, "state"), "at", before);
+    await new GroupMirror(db.redis, db.schedulerKeys, NO_WAIT).start(windowsOf(bot, -1)[0]!);
+    expect(await mirrored(bot, 0)).toBeLessThanOrEqual(before - 86_000_000);
+  });
+
   it("writes a group's send at its slot, moves it to its answer, and keeps a 429's hold; nothing for a private chat", async () => {
     const bot = (bots += 1);
     const windows = windowsOf(bot, -100);

@@ -6,24 +6,33 @@
   out (src/scheduler/group-mirror.ts). Entries are what windows.lua makes of them.
 
   KEYS
-    since     from when (the shard's ms) every such send is written here
-    window    the group's window among the shard's fallback windows (zset)
+    since     from when (the shard's ms) every such send is written here; "start": the
+              same for the whole bot, in its windows' slot, decided once for every process
+    window    the group's window among the shard's fallback windows (zset); "start":
+              the bot's windows' state
   ARGS
     member    the send's member
     mode      "sent": its slot is `ms` from now; "answered": its request was answered
               now; "hold": a 429 blocks the group for `ms`; "past": a send made without
-              a slot was answered `ms` ago; "start": only `since`, when not yet set
+              a slot was answered `ms` ago; "start": decide the bot's `since` when not
+              yet decided (`sinceMs` ago when its windows have no state, else now);
+              "since": set the shard's `since` to `ms` when not yet set
     ms        see `mode`
     windowMs  the group window's length
-    sinceMs   "start": how long ago `since` is to be set when not yet set (0: now)
+    sinceMs   "start": how long ago `since` is when the bot's windows have no state
   REPLY
-    ok        true
+    since     "start": the bot's `since` (else 0)
 ]]
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if A.mode == "start" then
-  redis.call("SET", K.since, now - A.sinceMs, "NX")
-  return cmsgpack.pack({ ok = true })
+  local fresh = redis.call("EXISTS", K.window) == 0
+  redis.call("SET", K.since, fresh and now - A.sinceMs or now, "NX")
+  return cmsgpack.pack({ since = tonumber(redis.call("GET", K.since)) })
+end
+if A.mode == "since" then
+  redis.call("SET", K.since, A.ms, "NX")
+  return cmsgpack.pack({ since = 0 })
 end
 redis.call("SET", K.since, now, "NX")
 -- Kept while its latest entry and any hold still count, as windows.lua keeps a window.
@@ -43,4 +52,4 @@ elseif A.mode == "hold" then
   if not old or tonumber(old) < now + A.ms then redis.call("ZADD", K.window, now + A.ms, "hold") end
   keep(now + A.ms)
 end
-return cmsgpack.pack({ ok = true })
+return cmsgpack.pack({ since = 0 })
