@@ -91,7 +91,8 @@ export class GroupMirror {
    * send with the bot's windows, to the bot's own mark, decided by the first process:
    * a day ago when those windows had no state (no send of that bot counts anywhere,
    * and every later one is written here), else the moment it decided. A failure is
-   * tried again at the next send; meanwhile the copies set it to now.
+   * tried again at the next send; until a shard has its mark, its groups' fallback
+   * sends wait as in round 6.
    */
   async start(bot: SendWindow): Promise<void> {
     let started = this.started.get(bot.group);
@@ -100,7 +101,7 @@ export class GroupMirror {
       this.started.set(bot.group, started);
       started.catch(() => this.started.delete(bot.group));
     }
-    // Not held up by a shard out of reach: a copy sets `mirrored` itself where it is missing.
+    // Not held up by a shard out of reach: a shard without its mark is only trusted less.
     await within(started, START_WITHIN_MS);
   }
 

@@ -123,6 +123,9 @@ describe("a group's sends copied for the fallback", () => {
     await mirror.record(windows, "m1", "sent", 40);
     let entries = await copy(windows);
     expect(entries.m1).toBeGreaterThanOrEqual(before + 40);
+    // Only a process's start sets the shard's mark: a copy landing first must not make it "now".
+    const shard = fallbackShard(db.schedulerKeys, windows, "m1");
+    expect(await db.redis.exists(db.schedulerKeys.fallback(shard, `tg:${bot}`, "mirrored"))).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 60));
     await mirror.record(windows, "m1", "answered", 0);
     entries = await copy(windows);
@@ -138,8 +141,8 @@ describe("a group's sends copied for the fallback", () => {
 
     const privateChat = windowsOf(bot, 100).slice(0, 2);
     await mirror.record(privateChat, "p1", "sent", 0);
-    const shard = fallbackShard(db.schedulerKeys, privateChat, "p1");
-    expect(await db.redis.exists(db.schedulerKeys.fallback(shard, `tg:${bot}`, "group:100"))).toBe(0);
+    const privateShard = fallbackShard(db.schedulerKeys, privateChat, "p1");
+    expect(await db.redis.exists(db.schedulerKeys.fallback(privateShard, `tg:${bot}`, "group:100"))).toBe(0);
   });
 
   it("writes a copy its shard refused once the shard is back, as a send at that moment", async () => {

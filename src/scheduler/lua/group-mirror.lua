@@ -6,7 +6,9 @@
   out (src/scheduler/group-mirror.ts). Entries are what windows.lua makes of them.
 
   KEYS
-    since     from when (the shard's ms) every such send is written here; "start": the
+    since     from when (the shard's ms) every such send is written here (set by "since"
+              only: a copy that set it would make the shard's groups wait out a minute
+              whenever it landed before the process's "since"); "start": the
               same for the whole bot, in its windows' slot, decided once for every process
     window    the group's window among the shard's fallback windows (zset); "start":
               the bot's windows' state
@@ -34,7 +36,6 @@ if A.mode == "since" then
   redis.call("SET", K.since, A.ms, "NX")
   return cmsgpack.pack({ since = 0 })
 end
-redis.call("SET", K.since, now, "NX")
 -- Kept while its latest entry and any hold still count, as windows.lua keeps a window.
 local function keep(until_)
   local ms = until_ - now + A.windowMs + 1000
