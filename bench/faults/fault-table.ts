@@ -71,9 +71,12 @@ export function cells(r: Row, toleranceMs: number): string[] {
     (r.silentMs / 1000).toFixed(1),
     r.range
       ? `${(r.range.liveSilentMs / 1000).toFixed(1)}` +
-        (Number.isNaN(r.range.liveGroupsStallMs)
+        (Number.isNaN(r.range.liveChatsStallMs)
           ? ""
-          : ` (groups ${(r.range.liveGroupsStallMs / 1000).toFixed(1)})`) +
+          : ` (chats ${(r.range.liveChatsStallMs / 1000).toFixed(1)}` +
+            (Number.isNaN(r.range.liveGroupsStallMs)
+              ? ")"
+              : `, groups ${(r.range.liveGroupsStallMs / 1000).toFixed(1)})`)) +
         (r.range.botSlotDown ? " (bot slot down)" : "")
       : "-",
     (r.longestStallMs / 1000).toFixed(1),
@@ -95,7 +98,7 @@ export function printTable(rows: Row[], toleranceMs: number): void {
       "writable s: from the fault to the new master taking a write (min-replicas-to-write: once a replica follows it).",
       "silent s: the longest time the bot sent nothing at all (answers stopped flowing; target: promote + 5 s).",
       "live silent s: range-down: the longest time, while the range was down, that no chat outside it got a send",
-      "  (FAIL above 5 s); in brackets the longest a group chat outside it waited for a reply then (FAIL above 10 s).",
+      "  (FAIL above 5 s); in brackets the longest a chat outside it waited for a reply then (FAIL above 10 s), and a group.",
       "stall s: the longest time any chat had an unanswered message and got no reply (backlog included: the load is 50/s, the bot's limit 30/s).",
       "bystander err: replies to messages other than the poison ones that were not their answer (an error line).",
       "resent-unknown: replies sent again because the worker holding the room was killed after the",

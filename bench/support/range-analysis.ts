@@ -30,6 +30,8 @@ export interface RangeReport {
    * the reply, which may come after the range is back); NaN when there is none.
    */
   liveGroupsStallMs: number;
+  /** The same for every chat outside the range, private ones too (NaN when there is none). */
+  liveChatsStallMs: number;
   /** From the range being back to the first send to a chat in it, ms (NaN when none had anything to get). */
   deadResumedMs: number;
 }
@@ -73,7 +75,16 @@ export function rangeReport(
   const { botId, chats, ranges, faultAt, backAt, released } = options;
   const dead = new Set(chats.filter((c) => inRanges(chatSlot(botId, c), ranges)));
   const live = sends.filter((s) => !dead.has(s.chatId));
-  const liveGroups = chats.filter((c) => c < 0 && !dead.has(c));
+  const liveChats = chats.filter((c) => !dead.has(c));
+  const liveGroups = liveChats.filter((c) => c < 0);
+  const waitOf = (chat: number) =>
+    longestWait(
+      released.filter((m) => m.chatId === chat).map((m) => m.availableAt),
+      sends.filter((s) => s.chatId === chat).map((s) => s.at),
+      faultAt,
+      backAt,
+    );
+  const longestOf = (of: number[]) => (of.length === 0 ? Number.NaN : Math.max(...of.map(waitOf)));
   const resumed = sends
     .filter((s) => dead.has(s.chatId) && s.at >= backAt)
     .map((s) => s.at)
@@ -87,19 +98,8 @@ export function rangeReport(
       faultAt,
       backAt,
     ),
-    liveGroupsStallMs:
-      liveGroups.length === 0
-        ? Number.NaN
-        : Math.max(
-            ...liveGroups.map((chat) =>
-              longestWait(
-                released.filter((m) => m.chatId === chat).map((m) => m.availableAt),
-                sends.filter((s) => s.chatId === chat).map((s) => s.at),
-                faultAt,
-                backAt,
-              ),
-            ),
-          ),
+    liveGroupsStallMs: longestOf(liveGroups),
+    liveChatsStallMs: longestOf(liveChats),
     deadResumedMs: resumed === undefined ? Number.NaN : resumed - backAt,
   };
 }

@@ -74,8 +74,10 @@ export function fallbackShard(keys: SchedulerKeys, windows: SendWindow[], member
  * fallback is.
  */
 export class GroupMirror {
-  /** Per bot's windows' group: `mirrored` set in every shard, once per process. */
-  private readonly started = new Map<string, Promise<void>>();
+  /** Per bot's windows' group: `mirrored` set in every shard, once per process, and until when sends wait for it. */
+  private readonly started = new Map<string, { done: Promise<void>; until: number }>();
+  /** The bots' windows' groups whose `mirrored` this process has tried to set. */
+  private readonly tried = new Set<string>();
   /** Copies not written yet, by group scope and member (oldest first). */
   private readonly owed = new Map<string, Owed>();
   private paying: Promise<void> | undefined;
@@ -97,12 +99,19 @@ export class GroupMirror {
   async start(bot: SendWindow): Promise<void> {
     let started = this.started.get(bot.group);
     if (!started) {
-      started = this.setSince(bot);
+      // Only the process's first try is waited for: a try after a failure comes while
+      // the bot's windows or a shard are out of reach, where it would hold every send.
+      const until = this.tried.has(bot.group) ? 0 : Date.now() + START_WITHIN_MS;
+      this.tried.add(bot.group);
+      started = { done: this.setSince(bot), until };
       this.started.set(bot.group, started);
-      started.catch(() => this.started.delete(bot.group));
+      started.done.catch(() => this.started.delete(bot.group));
     }
     // Not held up by a shard out of reach: a shard without its mark is only trusted less.
-    await within(started, START_WITHIN_MS);
+    // Every send waits for the same second at most (not a second each): while the bot's
+    // windows are out of reach, the fallback's sends ask again every few hundred ms.
+    const leftMs = started.until - Date.now();
+    if (leftMs > 0) await within(started.done, leftMs);
   }
 
   private async setSince(bot: SendWindow): Promise<void> {

@@ -2,6 +2,7 @@ import type { Logger } from "../core/log.js";
 import type { RedisClient } from "../sessions/redis-connection.js";
 import { INACTIVE_RECHECK_MS, type LaneState } from "./lane-state.js";
 import type { SchedulerScripts } from "./scheduler-scripts.js";
+import { within } from "./cluster-nodes.js";
 
 /** Rooms of each kind one look at a shard returns. */
 const PEEK_LIMIT = 32;
@@ -53,38 +54,63 @@ export class LaneFeed {
     }
   }
 
-  /** Looks at every shard of the lane for due rooms and expired leases; sets a timer for the next due. */
+  /**
+   * Starts a look at every shard (`peek`) when one is due and none runs. It runs beside
+   * the dispatch loop's claims: a shard out of reach holds it for up to `peekEveryMs`,
+   * and what the wake-up list and the other shards gave is claimed meanwhile.
+   */
+  lookIfDue(lane: LaneState): void {
+    if (lane.peeking || Date.now() - lane.lastPeek < this.options.peekEveryMs) return;
+    lane.peeking = true;
+    void this.peek(lane).finally(() => {
+      lane.peeking = false;
+      lane.signal();
+    });
+  }
+
+  /**
+   * Looks at every shard of the lane for due rooms and expired leases, each shard's
+   * rooms made ready as soon as it answers, and sets a timer for the next due. It waits
+   * for the shards at most `peekEveryMs`: a call to a shard whose slot range is down can
+   * go unanswered for seconds (the client retrying), and neither the next look nor the
+   * claims of what the others answered may wait for it (RoomWorker runs a look beside
+   * its claims).
+   */
   async peek(lane: LaneState): Promise<void> {
     const { scripts, log, peekEveryMs } = this.options;
     lane.lastPeek = Date.now();
     let next: number | undefined;
-    // Each shard on its own: a shard whose slot range is down must not hide the others' due rooms.
-    const looks = await Promise.allSettled(
-      Array.from({ length: scripts.keys.shards }, (_, shard) =>
-        scripts.peek({ lane: lane.name, shard, limit: PEEK_LIMIT }),
+    let answered = 0;
+    let refusal: Error | undefined;
+    const looks = Array.from({ length: scripts.keys.shards }, (_, shard) =>
+      scripts.peek({ lane: lane.name, shard, limit: PEEK_LIMIT }).then(
+        (look) => {
+          answered += 1;
+          for (const room of [...look.due, ...look.expired]) lane.ready.add(room);
+          if (look.due.length + look.expired.length > 0) lane.signal();
+          // A room this process will resume on its own timer needs no look of every shard
+          // (a room waiting for its send slot costs nothing until then); the periodic look
+          // still finds anything else in that shard.
+          const { nextInMs, nextRoom } = look;
+          if (nextInMs !== undefined && !(nextRoom && lane.resuming.has(nextRoom)))
+            next = Math.min(next ?? Infinity, nextInMs);
+        },
+        (err: unknown) => {
+          refusal ??= err as Error;
+        },
       ),
     );
-    const failed = looks.filter((l) => l.status === "rejected");
-    if (failed.length === 0) this.options.answered();
-    for (const look of looks) {
-      if (look.status === "rejected") continue;
-      for (const room of [...look.value.due, ...look.value.expired]) lane.ready.add(room);
-      // A room this process will resume on its own timer needs no look of every shard
-      // (a room waiting for its send slot costs nothing until then); the periodic look
-      // still finds anything else in that shard.
-      const { nextInMs, nextRoom } = look.value;
-      if (nextInMs !== undefined && !(nextRoom && lane.resuming.has(nextRoom)))
-        next = Math.min(next ?? Infinity, nextInMs);
-    }
-    if (failed.length > 0) {
+    await within(Promise.all(looks), peekEveryMs);
+    const failed = looks.length - answered;
+    if (failed === 0) this.options.answered();
+    else {
       if (this.options.stopping()) return;
-      const err = (failed[0] as PromiseRejectedResult).reason as Error;
       log.warn(
-        { err: err.message, lane: lane.name, shards: failed.length },
+        { err: refusal?.message ?? `no answer within ${peekEveryMs} ms`, lane: lane.name, shards: failed },
         "looking for due rooms failed; retrying",
       );
       // The shards that answered are worked meanwhile; the rest are looked at again on the next look.
-      if (failed.length === looks.length) {
+      if (answered === 0) {
         await new Promise((r) => setTimeout(r, 500));
         return;
       }

@@ -24,9 +24,11 @@ export class LaneState {
    * queued just after the holder let go): tried again once the run ends.
    */
   readonly afterRun = new Set<string>();
-  /** Slots kept for claims made with an enqueue (RoomWorker.ticket), until they are answered. */
+  /** Slots kept for claims not answered yet: the dispatch loop's and those made with an enqueue (RoomWorker.ticket). */
   claiming = 0;
   lastPeek = 0;
+  /** A look at every shard (LaneFeed.peek) is running. */
+  peeking = false;
   peekTimer: NodeJS.Timeout | undefined;
   private readonly waiters = new Set<() => void>();
 

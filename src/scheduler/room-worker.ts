@@ -10,6 +10,8 @@ import type { ClaimTicket } from "./redis-inbox.js";
 import type { ClaimReply } from "./scheduler-replies.js";
 import type { TurnRunner } from "./turn-runner.js";
 import { HeldRooms } from "./held-rooms.js";
+import { ShardReach } from "./shard-reach.js";
+import { within } from "./cluster-nodes.js";
 import { takeoverGraceMs, writeRefusals } from "./write-refusals.js";
 
 type Claimed = Extract<ClaimReply, { kind: "claimed" }>;
@@ -23,13 +25,6 @@ type Claimed = Extract<ClaimReply, { kind: "claimed" }>;
 const PEEK_EVERY_MAX_MS = 5000;
 /** How long handing rooms back at shutdown may take. */
 const LET_GO_MS = 2000;
-
-/** Waits for `work`, but no longer than `ms`. */
-async function within(ms: number, work: Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
 
 /**
  * Claims rooms and runs them, `concurrency` at a time per lane. Every room has a
@@ -52,6 +47,7 @@ export class RoomWorker {
   private seq = 0;
   private readonly peekEveryMs: number;
   private readonly feed: LaneFeed;
+  private readonly reach = new ShardReach();
   /** Local time of the last claim or look answered by Redis, for health. */
   lastClaimAt = 0;
 
@@ -129,10 +125,10 @@ export class RoomWorker {
     for (const b of this.blockers) b.disconnect();
     // Running turns get the grace; a loop waiting on an unreachable Redis holds no room and
     // does not hold the shutdown (its call fails when the connections close).
-    await within(graceMs, this.held.done());
-    await within(100, Promise.all(this.loops));
+    await within(this.held.done(), graceMs);
+    await within(Promise.all(this.loops), 100);
     const left = this.held.leases();
-    await within(LET_GO_MS, Promise.all(left.map((lease) => this.held.letGo(lease))));
+    await within(Promise.all(left.map((lease) => this.held.letGo(lease))), LET_GO_MS);
     if (left.length > 0)
       this.options.log.warn({ rooms: left.length }, "shutdown grace over; rooms handed back");
   }
@@ -214,13 +210,10 @@ export class RoomWorker {
         await lane.wait(this.peekEveryMs);
         continue;
       }
-      if (Date.now() - lane.lastPeek >= this.peekEveryMs) {
-        await this.feed.peek(lane);
-        continue;
-      }
+      this.feed.lookIfDue(lane);
       const room = lane.ready.values().next().value;
       if (room === undefined) {
-        await lane.wait(this.peekEveryMs - (Date.now() - lane.lastPeek));
+        await lane.wait(lane.peeking ? this.peekEveryMs : this.peekEveryMs - (Date.now() - lane.lastPeek));
         continue;
       }
       lane.ready.delete(room);
@@ -228,11 +221,15 @@ export class RoomWorker {
         lane.afterRun.add(room);
         continue;
       }
-      await this.claim(lane, room);
+      const shard = this.options.scripts.keys.shardOf(room);
+      const awayMs = this.reach.waitMs(shard);
+      if (awayMs > 0) lane.later(room, awayMs);
+      else await this.reach.claim(lane, shard, () => this.claim(lane, room));
     }
   }
 
-  private async claim(lane: LaneState, room: string): Promise<void> {
+  /** One claim; false when Redis did not answer it (the room is tried again later). */
+  private async claim(lane: LaneState, room: string): Promise<boolean> {
     const { scripts, log, leaseMs, turnRecordMs } = this.options;
     const token = this.nextToken();
     try {
@@ -250,10 +247,12 @@ export class RoomWorker {
       } else if (reply.kind === "later") {
         lane.later(room, reply.dueInMs + 1);
       }
+      return true;
     } catch (err) {
-      if (this.stopping) return;
+      if (this.stopping) return false;
       log.warn({ err: (err as Error).message, lane: lane.name, room }, "claim failed; retrying");
       lane.later(room, 500);
+      return false;
     }
   }
 

@@ -172,6 +172,27 @@ describe("a group's sends copied for the fallback", () => {
     }
   });
 
+  it("holds a process's sends a second at most in all for a mark it cannot set, not a second each", async () => {
+    const bot = (bots += 1);
+    const { proxy, url } = await behindProxy(db.url);
+    const client = new Redis(url, { maxRetriesPerRequest: null });
+    try {
+      const away = new GroupMirror(client, db.schedulerKeys, NO_WAIT);
+      await new Promise((resolve) => client.once("ready", resolve));
+      // The bot's windows hang (their master stopped answering): the mark is never set.
+      proxy.stall();
+      const startedAt = Date.now();
+      for (let send = 0; send < 4; send++) await away.start(windowsOf(bot, -1)[0]!);
+      // Each send waited for its own second before: the fallback's sends, asked again
+      // every few hundred ms, then lost every slot to the chats of a process that had its mark.
+      expect(Date.now() - startedAt).toBeLessThan(2500);
+      expect(await mirrored(bot, 0)).toBe(0);
+    } finally {
+      client.disconnect();
+      proxy.close();
+    }
+  });
+
   it("lets a group into the fallback at once when its copy is whole, within its minute as copied", async () => {
     const bot = (bots += 1);
     await mirror.start(windowsOf(bot, -1)[0]!);
