@@ -8,6 +8,13 @@ const AWAY_MS = 1000;
 const CLAIM_WAIT_MS = 500;
 
 /**
+ * How often a room of a shard whose claim is still unanswered looks again (no call):
+ * a claim slow only on a loaded machine is answered soon after, and its shard's rooms
+ * should not wait a whole AWAY_MS for it.
+ */
+const RECHECK_MS = 250;
+
+/**
  * Which shards a lane's claims found out of reach (their Cluster slot range down): a
  * claim there can go unanswered for seconds while the client retries, and the other
  * rooms of that shard would each hold the dispatch loop as long. Their rooms wait
@@ -48,7 +55,7 @@ export class ShardReach {
   waitMs(shard: number): number {
     const until = this.away.get(shard);
     if (until === undefined) return 0;
-    if (until === Infinity) return AWAY_MS;
+    if (until === Infinity) return RECHECK_MS;
     const left = until - Date.now();
     if (left <= 0) this.away.delete(shard);
     return Math.max(0, left);
