@@ -111,9 +111,11 @@ describe("a worker claims live rooms while a Cluster range is down", () => {
       await waitFor(() => answers(chat).length === 2, 40_000, `chat ${chat}'s answer with the range down`);
       waits.push(Date.now() - sentAt);
     }
-    // A claim waits for nothing out of reach: a second or two on a loaded machine, where
-    // one that waited for the dead shards' look took seconds more.
-    expect(Math.max(...waits), `waits ${waits.join(", ")} ms`).toBeLessThan(3000);
+    // A claim waits for nothing out of reach. The first booking after the worker saw the
+    // range's errors waits for the receivers' outage-notice marks (notice-marks.ts, up
+    // to 3 s, once): about 3 s here, the rest a few ms. Waiting for the dead shards' look
+    // took 7.3 s and 12.7 s.
+    expect(Math.max(...waits), `waits ${waits.join(", ")} ms`).toBeLessThan(5000);
 
     await down!.master.start();
     await replica.start();
