@@ -3,13 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatSlot, parseSlotRanges } from "../../bench/support/range-analysis.js";
 import { RedisClusterTopology } from "../../bench/support/redis-topology.js";
 import { silentLogger } from "../../src/core/log.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
-import type { RedisServer } from "../../src/sessions/redis-server.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
+import { rangeToKill } from "../support/cluster-range.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 import { capturingLogger, telegramConfig } from "../support/telegram-fixtures.js";
@@ -78,24 +77,16 @@ describe("a worker claims live rooms while a Cluster range is down", () => {
     // The range to kill holds neither the bot's send windows nor the lane's wake-up list:
     // the live rooms' way is then all in reach, and only the look at every shard is not.
     const kept = [calculateSlot(`tg:${bot.id}`), calculateSlot("telegram")];
-    let down: { master: RedisServer; ranges: [number, number][] } | undefined;
-    for (const master of await cluster.masters()) {
-      const ranges = parseSlotRanges((await cluster.identify(master)).slots);
-      if (!kept.some((slot) => ranges.some(([from, to]) => slot >= from && slot <= to)))
-        down = { master, ranges };
-    }
-    const inDown = (id: number) => {
-      const slot = chatSlot(bot.id, id, prefix, shards);
-      return down!.ranges.some(([from, to]) => slot >= from && slot <= to);
-    };
+    const down = await rangeToKill(cluster, kept, { botId: bot.id, prefix, shards });
+    const inDown = down.holds;
     const live = candidates.filter((id) => !inDown(id)).slice(0, 6);
     expect(candidates.some(inDown)).toBe(true);
     for (const id of live) say(id, "search first");
     await waitFor(() => live.every((id) => answers(id).length === 1), 40_000, "the first answers");
 
-    const { id } = await cluster.identify(down!.master);
+    const { id } = await cluster.identify(down.master);
     const replica = await cluster.replicaOf(id);
-    await Promise.all([down!.master.kill(), replica.kill()]);
+    await Promise.all([down.master.kill(), replica.kill()]);
     // Once the worker has looked at every shard with the range down, it looks again at
     // once (its last look is long past) or after a few seconds: the rooms below come
     // while such a look waits for the dead shards, one after another.
@@ -117,7 +108,7 @@ describe("a worker claims live rooms while a Cluster range is down", () => {
     // took 7.3 s and 12.7 s.
     expect(Math.max(...waits), `waits ${waits.join(", ")} ms`).toBeLessThan(5000);
 
-    await down!.master.start();
+    await down.master.start();
     await replica.start();
     await cluster.allOk();
   }, 200_000);

@@ -3,14 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatSlot, parseSlotRanges } from "../../bench/support/range-analysis.js";
 import { RedisClusterTopology } from "../../bench/support/redis-topology.js";
 import { silentLogger } from "../../src/core/log.js";
 import { startRuntime, type Runtime } from "../../src/runtime.js";
 import { freePort } from "../../src/sessions/embedded-redis.js";
 import { RedisConnection } from "../../src/sessions/redis-connection.js";
-import type { RedisServer } from "../../src/sessions/redis-server.js";
 import { createTelegramPlatform } from "../../src/telegram/telegram-platform.js";
+import { rangeToKill } from "../support/cluster-range.js";
 import { DEMO_SERVER } from "../support/spine.js";
 import { TelegramApiStandin, type StandinBot } from "../support/telegram-api-standin.js";
 import { telegramConfig } from "../support/telegram-fixtures.js";
@@ -70,16 +69,12 @@ describe("webhook mode with a Cluster slot range down", () => {
   it("answers other chats while a dead range's update waits, and that chat in order once the range is back", async () => {
     const { prefix, shards } = runtime.deps.keys;
     // A range without the bot's send windows, and a chat whose room is in it and one whose is not.
-    const botSlot = calculateSlot(`tg:${bot.id}`);
-    let down: { master: RedisServer; ranges: [number, number][] } | undefined;
-    for (const master of await cluster.masters()) {
-      const ranges = parseSlotRanges((await cluster.identify(master)).slots);
-      if (!ranges.some(([from, to]) => botSlot >= from && botSlot <= to)) down = { master, ranges };
-    }
-    const inDown = (id: number) => {
-      const slot = chatSlot(bot.id, id, prefix, shards);
-      return down!.ranges.some(([from, to]) => slot >= from && slot <= to);
-    };
+    const down = await rangeToKill(cluster, [calculateSlot(`tg:${bot.id}`)], {
+      botId: bot.id,
+      prefix,
+      shards,
+    });
+    const inDown = down.holds;
     const deadChat = candidates.find(inDown)!;
     const liveChat = candidates.find((id) => !inDown(id))!;
     say(deadChat, "search first");
@@ -90,9 +85,9 @@ describe("webhook mode with a Cluster slot range down", () => {
       "the first answers",
     );
 
-    const { id } = await cluster.identify(down!.master);
+    const { id } = await cluster.identify(down.master);
     const replica = await cluster.replicaOf(id);
-    await Promise.all([down!.master.kill(), replica.kill()]);
+    await Promise.all([down.master.kill(), replica.kill()]);
     // Two updates of the dead range's chat first: Telegram posts the next only once one is confirmed.
     const held = [say(deadChat, "search alpha").updateId, say(deadChat, "search beta").updateId];
     const live = say(liveChat, "search gamma").updateId;
@@ -102,7 +97,7 @@ describe("webhook mode with a Cluster slot range down", () => {
     expect(confirmed(live)).toBe(true);
     expect(answers(deadChat)).toHaveLength(1);
 
-    await down!.master.start();
+    await down.master.start();
     await replica.start();
     await cluster.allOk();
     await waitFor(() => answers(deadChat).length === 3, 60_000, "the answers in the range back");
