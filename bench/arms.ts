@@ -116,6 +116,7 @@ export async function startRoomgate(
   target: ArmTarget,
   extra: Record<string, unknown>,
   workers = 0,
+  startFlags: string[] = [],
 ): Promise<Arm> {
   const fleet = new RoomgateFleet({
     dir: mkdtempSync(join(target.dir, "roomgate-")),
@@ -128,7 +129,7 @@ export async function startRoomgate(
     groups: [],
     extra,
   });
-  await fleet.launch("start", "start");
+  await fleet.launch("start", "start", startFlags);
   for (let i = 1; i <= workers; i += 1) await fleet.launch(`worker-${i}`, "worker");
   // A backlog left after the bound is not drained: the next arm starts on a flushed Redis.
   return { name, usesRedis: true, pids: () => fleet.pids(), stop: () => fleet.stop(3_000) };

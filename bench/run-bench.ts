@@ -14,7 +14,7 @@ import { parseConfig } from "../src/core/config.js";
 import { BULLMQ_ARM, startBullmq, startFloor, startRoomgate, type Arm, type ArmTarget } from "./arms.js";
 import { formatTable } from "./bench-table.js";
 import { formatTargets, targets } from "./bench-targets.js";
-import { formatAcrossRounds, formatPeerTargets, PAIR_ARM, peerTargets } from "./peer-targets.js";
+import { formatAcrossRounds, formatPeerTargets, PAIR_ARM, peerTargets, SPLIT_ARM } from "./peer-targets.js";
 import { countRoundTrips } from "./redis-counters.js";
 import { BotApiStandin } from "./support/bot-api-standin.js";
 import { cleanupOnExit, killAll, spawnTracked } from "./support/processes.js";
@@ -51,6 +51,7 @@ type ArmKind =
   | "roomgate"
   | "roomgate-raised"
   | "roomgate-pair"
+  | "roomgate-split"
   | "roomgate-cluster";
 /**
  * `--peer`: the arms each workload of issue 28's table needs: the default limits' pacing
@@ -60,9 +61,9 @@ type ArmKind =
  */
 const PEER_PLAN: Record<string, ArmKind[]> = {
   "600 at once": ["roomgate", "roomgate-raised"],
-  "200/s": ["bullmq", "roomgate-raised", "roomgate-pair"],
-  "20,000 at once": ["bullmq", "roomgate-raised", "roomgate-pair"],
-  "2,000 at once": ["bullmq", "roomgate-raised", "roomgate-pair"],
+  "200/s": ["bullmq", "roomgate-raised", "roomgate-pair", "roomgate-split"],
+  "20,000 at once": ["bullmq", "roomgate-raised", "roomgate-pair", "roomgate-split"],
+  "2,000 at once": ["bullmq", "roomgate-raised", "roomgate-pair", "roomgate-split"],
 };
 const ALL_WORKLOADS: Workload[] = [
   // A backlog every arm drains (at the default limits in about 20 s): what the default
@@ -129,6 +130,7 @@ const ARMS: ArmKind[] = (
         "roomgate",
         "roomgate-raised",
         "roomgate-pair",
+        "roomgate-split",
         "roomgate-cluster",
       ] as const)
 ).filter(
@@ -175,6 +177,7 @@ async function start(kind: ArmKind, target: ArmTarget): Promise<Arm> {
   const raised = { ...FLOOD_CONTROL_OFF, ...(raisedOk ? RAISED : {}) };
   // The same number of processes as the bullmq peer's bot + worker.
   if (kind === "roomgate-pair") return startRoomgate(PAIR_ARM, target, raised, 1);
+  if (kind === "roomgate-split") return startRoomgate(SPLIT_ARM, target, raised, 1, ["--receive-only"]);
   return startRoomgate(kind === "roomgate-cluster" ? CLUSTER_ARM : "roomgate, limits raised", target, raised);
 }
 

@@ -82,7 +82,7 @@ export class RoomgateFleet {
   }
 
   /** Starts a member and waits until it logs that it runs. */
-  async launch(name: string, role: Role): Promise<Member> {
+  async launch(name: string, role: Role, flags: string[] = []): Promise<Member> {
     const log = createWriteStream(join(this.options.dir, `${name}.${this.restarts++}.log`));
     // FAULTS_LOG_LEVEL=debug keeps every process' debug lines in its log (for a run kept with --keep).
     const level = process.env.FAULTS_LOG_LEVEL ?? "info";
@@ -93,7 +93,7 @@ export class RoomgateFleet {
     const profile = process.env.BENCH_CPU_PROF
       ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
       : [];
-    const args = [...profile, join(ROOT, "bin/roomgate"), role, "-c", this.configFile];
+    const args = [...profile, join(ROOT, "bin/roomgate"), role, ...flags, "-c", this.configFile];
     const child = spawnTracked(process.execPath, args, { cwd: ROOT, env });
     const member: Member = { role, name, child, ready: false };
     child.once("exit", () => (member.ready = false));

@@ -86,8 +86,16 @@ program
   .command("start")
   .description("Adapters and workers from a YAML configuration (Telegram bots, Matrix rooms)")
   .option("-c, --config <file>", CONFIG_HELP)
-  .action(async (opts: { config?: string }) => {
-    await runService({ ...loadConfigWithWarnings(resolveConfigFile(opts.config)), receivers: true });
+  .option(
+    "--receive-only",
+    "receive and queue only: every turn runs on `roomgate worker` processes (start at least one)",
+  )
+  .action(async (opts: { config?: string; receiveOnly?: boolean }) => {
+    await runService({
+      ...loadConfigWithWarnings(resolveConfigFile(opts.config)),
+      receivers: true,
+      workers: !opts.receiveOnly,
+    });
   });
 
 program
@@ -95,7 +103,11 @@ program
   .description("Workers only: run turns queued by `start` processes, sharing the load through Redis")
   .option("-c, --config <file>", CONFIG_HELP)
   .action(async (opts: { config?: string }) => {
-    await runService({ ...loadConfigWithWarnings(resolveConfigFile(opts.config)), receivers: false });
+    await runService({
+      ...loadConfigWithWarnings(resolveConfigFile(opts.config)),
+      receivers: false,
+      workers: true,
+    });
   });
 
 program

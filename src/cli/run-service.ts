@@ -9,11 +9,13 @@ import { resolveRedis } from "./redis-target.js";
 /**
  * Runs the configured platforms until SIGTERM/SIGINT: `start` receives and works,
  * `worker` only works (receivers: false), so any number of worker processes can
- * share the load through Redis.
+ * share the load through Redis; `start --receive-only` (workers: false) leaves every
+ * turn to them, the shape of a bot that only enqueues in front of a job queue.
  */
 export async function runService(options: {
   config: Config;
   receivers: boolean;
+  workers: boolean;
   warnings?: ConfigIssue[];
 }): Promise<void> {
   const { config } = options;
@@ -42,8 +44,10 @@ export async function runService(options: {
       redis: redis.connection,
       log,
       receivers: options.receivers,
+      workers: options.workers,
       platforms,
-      connectNamespaces: true,
+      // A process that runs no turn calls no namespace: its children would only idle.
+      connectNamespaces: options.workers,
     });
   } catch (err) {
     // Nothing outlives a failed start: the embedded redis-server goes too.
@@ -53,11 +57,14 @@ export async function runService(options: {
   log.info(
     {
       receivers: options.receivers,
+      workers: options.workers,
       telegramBots: config.telegram?.bots.length ?? 0,
       matrixRooms: config.matrix?.rooms.length ?? 0,
     },
     options.receivers ? "roomgate started" : "roomgate worker started",
   );
+  if (!options.workers)
+    log.info("receiving only: turns wait in Redis for `roomgate worker` processes to run them");
   await stopRequested;
   // A second signal means "now": rooms still held are taken over when their leases run out.
   const now = () => {

@@ -23,19 +23,21 @@ export class RoomgateProcess {
   }
 
   /**
-   * Starts the process (`start`, or `worker` for workers only). An inherited
+   * Starts the process (`start`, or `worker` for workers only; `flags` after the
+   * command, e.g. `--receive-only`). An inherited
    * `REDIS_URL` is dropped so the config (or `env`) decides which Redis it uses.
    */
   static start(
     config: Record<string, unknown>,
     env: Record<string, string> = {},
     command: "start" | "worker" = "start",
+    flags: string[] = [],
   ): RoomgateProcess {
     const file = join(mkdtempSync(join(tmpdir(), "roomgate-start-")), "config.yaml");
     writeFileSync(file, stringify(config));
     const inherited: NodeJS.ProcessEnv = { ...process.env };
     delete inherited.REDIS_URL;
-    const child = spawn(process.execPath, ["bin/roomgate", command, "-c", file], {
+    const child = spawn(process.execPath, ["bin/roomgate", command, ...flags, "-c", file], {
       env: { ...inherited, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
