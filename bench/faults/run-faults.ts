@@ -46,6 +46,8 @@ const { values } = parseArgs({
     "down-after": { type: "string", default: "1000" },
     json: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    // `start --receive-only`: the receiving process runs no turn, the two workers all of them.
+    "receive-only": { type: "boolean", default: false },
   },
 });
 
@@ -233,7 +235,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     });
   }
   try {
-    await fleet.launch("start", "start");
+    await fleet.launch("start", "start", values["receive-only"] ? ["--receive-only"] : []);
     await Promise.all([fleet.launch("worker-1", "worker"), fleet.launch("worker-2", "worker")]);
     const start = performance.now() + 500;
     const { plan, poison } = schedule(scenario, start);

@@ -211,7 +211,7 @@ function killWorkers(t: FaultTargets): RunningFault {
       await t.fleet.kill(member.name);
       restarts.push(
         sleep(1_000)
-          .then(() => t.fleet.launch(member.name, member.role))
+          .then(() => t.fleet.launch(member.name, member.role, member.flags))
           .catch((err: unknown) => t.log(`restart of ${member.name} failed: ${String(err)}`)),
       );
     }

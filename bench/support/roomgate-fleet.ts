@@ -46,6 +46,8 @@ export interface KillRecord {
 export interface Member {
   role: Role;
   name: string;
+  /** The command's flags (`start --receive-only`), kept for a restart. */
+  flags: string[];
   child: ChildProcess;
   /** True once it logged that it runs, until it exits. */
   ready: boolean;
@@ -95,7 +97,7 @@ export class RoomgateFleet {
       : [];
     const args = [...profile, join(ROOT, "bin/roomgate"), role, ...flags, "-c", this.configFile];
     const child = spawnTracked(process.execPath, args, { cwd: ROOT, env });
-    const member: Member = { role, name, child, ready: false };
+    const member: Member = { role, name, flags, child, ready: false };
     child.once("exit", () => (member.ready = false));
     this.members.set(name, member);
     // The log ends once both of the child's output streams closed, so that a reader
