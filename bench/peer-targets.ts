@@ -83,14 +83,15 @@ export function peerTargets(figures: Figures[]): TargetLine[] {
         });
       }
       if (workload === "200/s") {
+        const [a, b] = [rg.split, peer.split];
         lines.push({
           what: `${who}: p50 <= 1.2x the peer's`,
-          figure: `${rg.p50.toFixed(2)} / ${peer.p50.toFixed(2)} ms = ${x(rg.p50 / peer.p50)}`,
+          figure: `${rg.p50.toFixed(2)} / ${peer.p50.toFixed(2)} ms = ${x(rg.p50 / peer.p50)} (to the bot ${a.toBotP50.toFixed(2)} / ${b.toBotP50.toFixed(2)} ms, then in it ${a.inBotP50.toFixed(2)} / ${b.inBotP50.toFixed(2)} ms)`,
           met: met(rg.p50 / peer.p50 <= 1.2),
         });
         lines.push({
           what: `${who}: p99 <= 1.5x the peer's`,
-          figure: `${rg.p99.toFixed(2)} / ${peer.p99.toFixed(2)} ms = ${x(rg.p99 / peer.p99)}`,
+          figure: `${rg.p99.toFixed(2)} / ${peer.p99.toFixed(2)} ms = ${x(rg.p99 / peer.p99)} (in the bot ${a.inBotP99.toFixed(2)} / ${b.inBotP99.toFixed(2)} ms)`,
           met: met(rg.p99 / peer.p99 <= 1.5),
         });
       }

@@ -24,6 +24,11 @@ export interface Figures {
   /** Latency percentiles in ms; Infinity when that share was never answered within the bound. */
   p50: number;
   p99: number;
+  /**
+   * The latency's parts at p50 and p99 (see DeliveryReport): to the bot having the
+   * message, and the bot's own time from then to its reply.
+   */
+  split: { toBotP50: number; inBotP50: number; inBotP99: number };
   msgsPerSecond: number;
   cpuMsPerTurn: number;
   /**
@@ -134,6 +139,11 @@ export async function measure(
     delivered: report.delivered,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
+    split: {
+      toBotP50: percentile(report.toBot, 50),
+      inBotP50: percentile(report.inBot, 50),
+      inBotP99: percentile(report.inBot, 99),
+    },
     msgsPerSecond: report.delivered / ((last - first) / 1000),
     cpuMsPerTurn: cpuMs / delivered,
     cpuSplit: {

@@ -24,6 +24,8 @@ export interface ReleasedMessage {
   availableAt: number;
   /** The update that carried it (roomgate's turn id is `tg:<bot id>:<update id>`). */
   updateId: number;
+  /** When the bot first had it: a getUpdates answer that held it, or its first webhook post. */
+  handedAt?: number;
 }
 
 /** Faults the stand-in can inject into sendMessage. */
@@ -63,6 +65,8 @@ interface BotQueue {
   nextUpdateId: number;
   /** Updates released and not yet confirmed by an offset (polling) or a 2xx (webhook). */
   updates: { update_id: number; message: Json }[];
+  /** Released messages not yet handed to the bot, by update id (for `handedAt`). */
+  unhanded: Map<number, ReleasedMessage>;
   waiters: Set<() => void>;
   nextMessageId: number;
   /** Set by setWebhook, cleared by deleteWebhook: where and with which secret updates are posted. */
@@ -119,6 +123,7 @@ export class BotApiStandin {
       username,
       nextUpdateId: 1,
       updates: [],
+      unhanded: new Map(),
       waiters: new Set(),
       nextMessageId: 1,
     });
@@ -152,13 +157,15 @@ export class BotApiStandin {
         };
         const updateId = bot.nextUpdateId++;
         bot.updates.push({ update_id: updateId, message });
-        this.released.push({
+        const releasedMessage: ReleasedMessage = {
           token,
           chatId: m.chatId,
           text: m.text,
           availableAt: performance.now(),
           updateId,
-        });
+        };
+        this.released.push(releasedMessage);
+        bot.unhanded.set(updateId, releasedMessage);
       }
       for (const wake of bot.waiters) wake();
       if (i < sorted.length) this.later(tick, sorted[i]!.at - performance.now());
@@ -202,6 +209,7 @@ export class BotApiStandin {
           continue;
         }
         if (failedId !== update.update_id) firstPostAt = performance.now();
+        handOver(bot, [update]);
         const ok = await this.post(hook, update, delivery.timeoutMs);
         if (ok) {
           this.webhookStats.longestRetryMs = Math.max(
@@ -361,7 +369,9 @@ export class BotApiStandin {
       });
     }
     if (!this.listening || res.destroyed) return;
-    send(res, 200, { ok: true, result: bot.updates.slice(0, limit) });
+    const result = bot.updates.slice(0, limit);
+    handOver(bot, result);
+    send(res, 200, { ok: true, result });
   }
 
   private sendMessage(token: string, bot: BotQueue, body: Json, res: ServerResponse): void {
@@ -407,4 +417,15 @@ function send(res: ServerResponse, status: number, body: Json): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** Notes when the bot first had each of these updates (the latency's split in the bench). */
+function handOver(bot: BotQueue, updates: { update_id: number }[]): void {
+  const now = performance.now();
+  for (const u of updates) {
+    const m = bot.unhanded.get(u.update_id);
+    if (!m) continue;
+    m.handedAt = now;
+    bot.unhanded.delete(u.update_id);
+  }
 }

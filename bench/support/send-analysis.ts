@@ -42,6 +42,13 @@ export interface DeliveryReport {
   duplicateSample: string[];
   /** Latency from available to reply received, ms, sorted. */
   latencies: number[];
+  /**
+   * The same latency in two parts, for the messages the stand-in saw handed over:
+   * from available to the bot having it (getUpdates' answer, or the webhook post), and
+   * from then to the reply received (the bot's own time). Sorted.
+   */
+  toBot: number[];
+  inBot: number[];
 }
 
 /**
@@ -63,6 +70,8 @@ export function analyse(
   }
   const replies = new Map<string, number>();
   const latencies: number[] = [];
+  const toBot: number[] = [];
+  const inBot: number[] = [];
   const lastSeq = new Map<number, number>();
   let duplicated = 0;
   let outOfOrder = 0;
@@ -85,6 +94,10 @@ export function analyse(
       continue;
     }
     latencies.push(s.at - message.availableAt);
+    if (message.handedAt !== undefined) {
+      toBot.push(message.handedAt - message.availableAt);
+      inBot.push(s.at - message.handedAt);
+    }
     const seq = Number(mark[2]);
     if (seq < (lastSeq.get(s.chatId) ?? -1)) outOfOrder += 1;
     lastSeq.set(s.chatId, Math.max(seq, lastSeq.get(s.chatId) ?? -1));
@@ -120,6 +133,8 @@ export function analyse(
       .map(([k]) => k)
       .slice(0, 10),
     latencies: latencies.sort((a, b) => a - b),
+    toBot: toBot.sort((a, b) => a - b),
+    inBot: inBot.sort((a, b) => a - b),
   };
 }
 
